@@ -1,0 +1,80 @@
+#include "sparkctl.h"
+
+#include "cmd/cmd.h"
+#include "inventory/inventory_json.h"
+#include "probe/probe.h"
+
+void cmd_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "sparkctl %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "sparkctl %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'sparkctl %s --help'.\n", cmd);
+	return SPARKCTL_EXIT_USAGE;
+}
+
+int cmd_parse_options(const struct opt *opts, const char *const *usage, const char *description,
+		      bool *help, int argc, char **argv)
+{
+	struct strbuf err = STRBUF_INIT;
+	int n = options_parse(opts, argc, argv, &err);
+
+	if (n < 0) {
+		cmd_usage_error(argv[0], "%s", err.buf);
+		strbuf_release(&err);
+		return -1;
+	}
+	if (*help) {
+		struct strbuf out = STRBUF_INIT;
+		options_help(&out, usage, description, opts);
+		fputs(out.buf, stdout);
+		strbuf_release(&out);
+		return -2;
+	}
+	return n;
+}
+
+int inventory_source_load(const char *cmd, const struct inventory_source *src,
+			  struct inventory *inv)
+{
+	struct strbuf err = STRBUF_INIT;
+	const char *root = src->root;
+	int r;
+
+	/* The environment may redirect the probe, but never for a set-uid caller. */
+	if (!root && !src->from)
+		root = secure_getenv("SPARKCTL_ROOT");
+	if (root && !*root)
+		root = NULL;
+	if (src->root && src->from) {
+		cmd_usage_error(cmd, "--root and --from cannot be used together");
+		return SPARKCTL_EXIT_USAGE;
+	}
+	if (src->from) {
+		r = inventory_load(inv, src->from, &err);
+	} else {
+		struct probe_options opts = { .root = root ? root : "/" };
+		r = probe_inventory(&opts, inv, &err);
+	}
+	if (r < 0) {
+		cmd_error(cmd, "%s", err.buf);
+		strbuf_release(&err);
+		return SPARKCTL_EXIT_ERROR;
+	}
+	strbuf_release(&err);
+	return SPARKCTL_EXIT_OK;
+}

@@ -1,0 +1,59 @@
+/*
+ * sparkctl topo - this node's fabric: RDMA ports, twins, netdevs,
+ * addresses, GPUs and the software that matters.
+ */
+#include "sparkctl.h"
+
+#include "cmd/cmd.h"
+#include "inventory/inventory_json.h"
+#include "view/topo_view.h"
+
+static const char *const topo_usage[] = {
+	"sparkctl topo [--json] [--root DIR | --from FILE]",
+	NULL,
+};
+
+static const char topo_description[] =
+	"Show this node's RDMA ports with their state, rate, netdev, carrier, MTU,\n"
+	"IPv4 address, the RoCE v2 GID index NCCL will pick and the twin (the other\n"
+	"PCIe half of the same physical port); then the GPUs and one line of\n"
+	"driver, CUDA, NCCL and kernel facts.  --json prints the whole inventory\n"
+	"(schema: docs/inventory.md), which --from loads back on any machine.";
+
+int cmd_topo(int argc, char **argv)
+{
+	struct inventory_source src = { 0 };
+	bool json = false, help = false;
+	const struct opt opts[] = {
+		OPT_BOOL(0, "json", &json, "print the inventory as JSON"),
+		OPT_INVENTORY_SOURCE(&src),
+		OPT_HELP(&help),
+		OPT_END(),
+	};
+	struct inventory inv;
+	int n, ret;
+
+	n = cmd_parse_options(opts, topo_usage, topo_description, &help, argc, argv);
+	if (n < 0)
+		return cmd_parse_exit(n);
+	if (n > 0)
+		return cmd_usage_error("topo", "unexpected argument '%s'", argv[1]);
+
+	inventory_init(&inv);
+	ret = inventory_source_load("topo", &src, &inv);
+	if (ret != SPARKCTL_EXIT_OK)
+		return ret;
+	if (json) {
+		json_t *doc = inventory_to_json(&inv);
+		if (json_write(stdout, doc) < 0)
+			ret = SPARKCTL_EXIT_ERROR;
+		json_decref(doc);
+	} else {
+		struct strbuf out = STRBUF_INIT;
+		topo_render(&inv, 80, &out);
+		fputs(out.buf, stdout);
+		strbuf_release(&out);
+	}
+	inventory_release(&inv);
+	return ret;
+}

@@ -1,0 +1,264 @@
+#include "sparkctl.h"
+
+#include "lib/json.h"
+#include "lib/xalloc.h"
+
+ATTR_NORETURN static void json_oom(void)
+{
+	fprintf(stderr, "sparkctl: out of memory building JSON\n");
+	abort();
+}
+
+static json_t *checked(json_t *j)
+{
+	if (!j)
+		json_oom();
+	return j;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if invalid. */
+static size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = s[0] & 0x1fu;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = s[0] & 0x0fu;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = s[0] & 0x07u;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3fu);
+	}
+	/* Reject overlong forms, surrogates and values past U+10FFFF. */
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+json_t *jstr(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n;
+
+	if (!s)
+		return checked(json_null());
+	n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq_len((const unsigned char *)s + i, n - i);
+		if (len) {
+			strbuf_add(&sb, s + i, len);
+			i += len;
+		} else {
+			strbuf_addstr(&sb, "\xef\xbf\xbd");
+			i++;
+		}
+	}
+	json_t *j = checked(json_stringn(sb.buf, sb.len));
+	strbuf_release(&sb);
+	return j;
+}
+
+json_t *jint_known(int64_t v)
+{
+	return checked(v < 0 ? json_null() : json_integer((json_int_t)v));
+}
+
+json_t *jint(int64_t v)
+{
+	return checked(json_integer((json_int_t)v));
+}
+
+json_t *jtri(int t)
+{
+	return checked(t < 0 ? json_null() : json_boolean(t));
+}
+
+json_t *jbool(bool b)
+{
+	return checked(json_boolean(b));
+}
+
+void jset(json_t *obj, const char *key, json_t *value)
+{
+	if (!value || json_object_set_new(obj, key, value) < 0)
+		json_oom();
+}
+
+void jpush(json_t *arr, json_t *value)
+{
+	if (!value || json_array_append_new(arr, value) < 0)
+		json_oom();
+}
+
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+
+int json_write(FILE *f, const json_t *j)
+{
+	if (json_dumpf(j, f, DUMP_FLAGS) < 0 || fputc('\n', f) == EOF)
+		return -EIO;
+	return 0;
+}
+
+void json_to_strbuf(const json_t *j, struct strbuf *out)
+{
+	char *s = json_dumps(j, DUMP_FLAGS);
+
+	if (!s)
+		json_oom();
+	strbuf_addstr(out, s);
+	strbuf_addch(out, '\n');
+	free(s);
+}
+
+int json_load_buffer(const char *buf, size_t len, const char *name, json_t **ret,
+		     struct strbuf *err)
+{
+	json_error_t jerr;
+	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (!j) {
+		strbuf_addf(err, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+		return -EINVAL;
+	}
+	if (!json_is_object(j)) {
+		strbuf_addf(err, "%s: expected a JSON object at the top level", name);
+		json_decref(j);
+		return -EINVAL;
+	}
+	*ret = j;
+	return 0;
+}
+
+static int read_stream(int fd, struct strbuf *out)
+{
+	for (;;) {
+		strbuf_grow(out, 65536);
+		ssize_t n = read(fd, out->buf + out->len, out->alloc - out->len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		out->len += (size_t)n;
+		out->buf[out->len] = '\0';
+		if (out->len > JSON_INPUT_MAX)
+			return -EFBIG;
+	}
+}
+
+int json_load_path(const char *path, json_t **ret, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	bool is_stdin = streq(path, "-");
+	const char *name = is_stdin ? "<stdin>" : path;
+	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int r;
+
+	if (fd < 0) {
+		r = -errno;
+		strbuf_addf(err, "cannot open '%s': %s", path, strerror(-r));
+		return r;
+	}
+	r = read_stream(fd, &text);
+	if (!is_stdin)
+		close(fd);
+	if (r == -EFBIG)
+		strbuf_addf(err, "%s: larger than %zu MiB", name, JSON_INPUT_MAX >> 20);
+	else if (r < 0)
+		strbuf_addf(err, "cannot read '%s': %s", name, strerror(-r));
+	else
+		r = json_load_buffer(text.buf, text.len, name, ret, err);
+	strbuf_release(&text);
+	return r;
+}
+
+static int type_error(const char *ctx, const char *key, const char *what, struct strbuf *err)
+{
+	strbuf_addf(err, "%s%s%s: expected %s", ctx ? ctx : "", ctx && *ctx ? "." : "", key, what);
+	return -EINVAL;
+}
+
+int jget_str(const json_t *obj, const char *ctx, const char *key, char **ret, struct strbuf *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*ret = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return type_error(ctx, key, "a string", err);
+	*ret = xstrdup(json_string_value(v));
+	return 0;
+}
+
+int jget_int(const json_t *obj, const char *ctx, const char *key, int64_t *ret,
+	     struct strbuf *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*ret = -1;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return type_error(ctx, key, "a non-negative integer", err);
+	*ret = (int64_t)json_integer_value(v);
+	return 0;
+}
+
+int jget_tri(const json_t *obj, const char *ctx, const char *key, int *ret, struct strbuf *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*ret = -1;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return type_error(ctx, key, "true, false or null", err);
+	*ret = json_is_true(v) ? 1 : 0;
+	return 0;
+}
+
+int jget_array(const json_t *obj, const char *ctx, const char *key, const json_t **ret,
+	       struct strbuf *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*ret = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v))
+		return type_error(ctx, key, "an array", err);
+	*ret = v;
+	return 0;
+}
+
+int jget_object(const json_t *obj, const char *ctx, const char *key, const json_t **ret,
+		struct strbuf *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*ret = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return type_error(ctx, key, "an object", err);
+	*ret = v;
+	return 0;
+}

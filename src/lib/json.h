@@ -1,0 +1,68 @@
+/*
+ * json.h - sparkctl's one way of writing and reading JSON, on jansson.
+ *
+ * Writing: build a json_t tree with the j*() constructors (which map
+ * sparkctl's "unknown" conventions to null and never produce invalid
+ * UTF-8), then json_write().  Never build JSON text by hand.
+ *
+ * Reading: json_load_path() parses a file or standard input with a size
+ * limit and reports syntax errors as "FILE:LINE:COLUMN: message"; the
+ * jget_*() accessors check types and name the offending field by path.
+ */
+#ifndef SPARKCTL_JSON_H
+#define SPARKCTL_JSON_H
+
+#include <jansson.h>
+
+#include "sparkctl.h"
+#include "lib/strbuf.h"
+
+/* The largest JSON document sparkctl reads. */
+#define JSON_INPUT_MAX ((size_t)64 * 1024 * 1024)
+
+/* A string, or null when s is NULL.  Invalid UTF-8 bytes become U+FFFD. */
+json_t *jstr(const char *s);
+/* An integer, or null when v is negative (sparkctl's "unknown"). */
+json_t *jint_known(int64_t v);
+/* An integer. */
+json_t *jint(int64_t v);
+/* true/false, or null when t is negative (unknown). */
+json_t *jtri(int t);
+json_t *jbool(bool b);
+/* obj[key] = value; takes the reference.  Aborts on allocation failure. */
+void jset(json_t *obj, const char *key, json_t *value);
+/* Append value to arr; takes the reference. */
+void jpush(json_t *arr, json_t *value);
+
+/* Write j to f, indented by two spaces, with a final newline.  -EIO on failure. */
+int json_write(FILE *f, const json_t *j);
+/* The text of j, indented, with a final newline. */
+void json_to_strbuf(const json_t *j, struct strbuf *out);
+
+/*
+ * Parse the JSON object in file path ("-" is standard input), at most
+ * JSON_INPUT_MAX bytes.  On failure returns a negative errno and a
+ * one-line message in err.
+ */
+int json_load_path(const char *path, json_t **ret, struct strbuf *err);
+/* Parse the JSON object in buf; name is used in messages. */
+int json_load_buffer(const char *buf, size_t len, const char *name, json_t **ret,
+		     struct strbuf *err);
+
+/*
+ * Typed accessors.  ctx names the object for messages ("rdma_devices[2]").
+ * A missing key or a null value is "unknown": strings become NULL,
+ * integers -1, tri-states -1.  A value of the wrong type is an error:
+ * -EINVAL with "ctx.key: expected ..." in err.
+ */
+int jget_str(const json_t *obj, const char *ctx, const char *key, char **ret, struct strbuf *err);
+int jget_int(const json_t *obj, const char *ctx, const char *key, int64_t *ret,
+	     struct strbuf *err);
+int jget_tri(const json_t *obj, const char *ctx, const char *key, int *ret, struct strbuf *err);
+/* An array or object member; *ret is NULL when missing or null. */
+int jget_array(const json_t *obj, const char *ctx, const char *key, const json_t **ret,
+	       struct strbuf *err);
+int jget_object(const json_t *obj, const char *ctx, const char *key, const json_t **ret,
+		struct strbuf *err);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * options.h - declarative command-line options.
+ *
+ * Each command describes its options in one table and calls
+ * options_parse(); help text is generated from the same table, so the
+ * two cannot drift.  Options and operands may be mixed (like GNU getopt);
+ * "--" ends the options.  Long options take "--name=value" or
+ * "--name value"; short ones "-x value", "-xvalue", and boolean short
+ * options can be bundled ("-ab").
+ */
+#ifndef SPARKCTL_OPTIONS_H
+#define SPARKCTL_OPTIONS_H
+
+#include "sparkctl.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+
+enum opt_type {
+	OPT_TYPE_END = 0,
+	OPT_TYPE_BOOL,	 /* value: bool *, set to true */
+	OPT_TYPE_STRING, /* value: const char **, the argument */
+	OPT_TYPE_UINT,	 /* value: unsigned *, a decimal argument */
+	OPT_TYPE_LIST,	 /* value: struct strvec *, one entry per use */
+	OPT_TYPE_HELP,	 /* value: bool *, -h/--help */
+};
+
+struct opt {
+	enum opt_type type;
+	int short_name;	       /* single character, or 0 */
+	const char *long_name; /* without the dashes, or NULL */
+	void *value;	       /* where the result goes (see enum opt_type) */
+	const char *arg_name;  /* shown in help for options with an argument */
+	const char *help;      /* one line */
+};
+
+#define OPT_BOOL(s, l, v, h)	    { OPT_TYPE_BOOL, (s), (l), (v), NULL, (h) }
+#define OPT_STRING(s, l, v, a, h)   { OPT_TYPE_STRING, (s), (l), (v), (a), (h) }
+#define OPT_UINT(s, l, v, a, h)	    { OPT_TYPE_UINT, (s), (l), (v), (a), (h) }
+#define OPT_LIST(s, l, v, a, h)	    { OPT_TYPE_LIST, (s), (l), (v), (a), (h) }
+#define OPT_HELP(v)		    { OPT_TYPE_HELP, 'h', "help", (v), NULL, "show this help" }
+#define OPT_END()		    { OPT_TYPE_END, 0, NULL, NULL, NULL, NULL }
+
+/*
+ * Parse argv[1..argc) against opts (argv[0] is the command's name).
+ * Operands are moved, in order, to argv[1..]; the number of operands is
+ * returned.  On a bad option returns -EINVAL with a one-line message
+ * (no trailing newline) in err.
+ */
+int options_parse(const struct opt *opts, int argc, char **argv, struct strbuf *err);
+
+/*
+ * Append the help text: the usage lines, a blank line, the description
+ * (may be NULL), and the option table.
+ */
+void options_help(struct strbuf *out, const char *const *usage, const char *description,
+		  const struct opt *opts);
+
+#endif

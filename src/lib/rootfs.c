@@ -1,0 +1,306 @@
+#include "sparkctl.h"
+
+#include <dirent.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+
+#include "lib/rootfs.h"
+#include "lib/xalloc.h"
+
+int rootfs_open(struct rootfs *root, const char *path)
+{
+	struct stat st, host;
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	root->dirfd = -1;
+	root->path = NULL;
+	root->recorder = NULL;
+	root->is_host_root = false;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || stat("/", &host) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	root->dirfd = fd;
+	root->path = xstrdup(path);
+	root->is_host_root = st.st_dev == host.st_dev && st.st_ino == host.st_ino;
+	return 0;
+}
+
+void rootfs_close(struct rootfs *root)
+{
+	if (root->dirfd >= 0)
+		close(root->dirfd);
+	root->dirfd = -1;
+	free(root->path);
+	root->path = NULL;
+}
+
+static const char *strip_slashes(const char *rel)
+{
+	while (*rel == '/')
+		rel++;
+	return *rel ? rel : ".";
+}
+
+/*
+ * openat2() with RESOLVE_IN_ROOT keeps every path inside the root.  Where
+ * the kernel lacks it (before 5.6, or a seccomp filter answers ENOSYS),
+ * fall back to openat(), which is exact for the live root and for trees
+ * whose symlinks are relative, as sysfs's are.
+ */
+static int open_in_root(const struct rootfs *root, const char *rel, int flags)
+{
+	static int have_openat2 = 1;
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = (uint64_t)(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS),
+	};
+
+	rel = strip_slashes(rel);
+	if (have_openat2) {
+		for (int tries = 0; tries < 8; tries++) {
+			long fd = syscall(SYS_openat2, root->dirfd, rel, &how, sizeof(how));
+			if (fd >= 0)
+				return (int)fd;
+			if (errno == EAGAIN) /* a concurrent rename; retry */
+				continue;
+			if (errno != ENOSYS)
+				return -errno;
+			have_openat2 = 0;
+			break;
+		}
+		if (have_openat2)
+			return -EAGAIN;
+	}
+	int fd = openat(root->dirfd, rel, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void record(const struct rootfs *root, enum rootfs_record_kind kind, const char *rel,
+		   const char *data, size_t len)
+{
+	struct rootfs_recorder *rec = root->recorder;
+
+	if (!rec)
+		return;
+	/* Duplicates are harmless: a capture writes the same thing twice. */
+	rel = strip_slashes(rel);
+	struct rootfs_record *r = ARRAY_PUSH(rec->records, rec->nr);
+	r->kind = kind;
+	r->path = xstrdup(rel);
+	r->data = data ? xstrndup(data, len) : NULL;
+	r->len = data ? len : 0;
+}
+
+int rootfs_read_file(const struct rootfs *root, const char *rel, size_t max, struct strbuf *out)
+{
+	struct stat st;
+	int fd = open_in_root(root, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	int r = 0;
+
+	strbuf_reset(out);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		r = -EISDIR;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		goto out;
+	}
+	for (;;) {
+		strbuf_grow(out, 4096);
+		size_t room = out->alloc - out->len - 1;
+		if (out->len + room > max + 1)
+			room = max + 1 - out->len;
+		ssize_t n = read(fd, out->buf + out->len, room);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		out->len += (size_t)n;
+		out->buf[out->len] = '\0';
+		if (out->len > max) {
+			r = -EFBIG;
+			goto out;
+		}
+	}
+	record(root, ROOTFS_RECORD_FILE, rel, out->buf, out->len);
+out:
+	if (r < 0)
+		strbuf_reset(out);
+	close(fd);
+	return r;
+}
+
+int rootfs_read_value(const struct rootfs *root, const char *rel, struct strbuf *out)
+{
+	int r = rootfs_read_file(root, rel, ROOTFS_VALUE_MAX, out);
+
+	if (r < 0)
+		return r;
+	strbuf_rtrim(out);
+	return 0;
+}
+
+int rootfs_read_valuef(const struct rootfs *root, struct strbuf *out, const char *fmt, ...)
+{
+	struct strbuf path = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&path, fmt, ap);
+	va_end(ap);
+	int r = rootfs_read_value(root, path.buf, out);
+	strbuf_release(&path);
+	return r;
+}
+
+/* Split rel into an open descriptor of its parent directory and its last component. */
+static int open_parent(const struct rootfs *root, const char *rel, const char **ret_base)
+{
+	struct strbuf dir = STRBUF_INIT;
+	const char *slash;
+
+	rel = strip_slashes(rel);
+	slash = strrchr(rel, '/');
+	if (slash) {
+		strbuf_add(&dir, rel, (size_t)(slash - rel));
+		*ret_base = slash + 1;
+	} else {
+		strbuf_addch(&dir, '.');
+		*ret_base = rel;
+	}
+	int fd = open_in_root(root, dir.buf, O_PATH | O_DIRECTORY);
+	strbuf_release(&dir);
+	return fd;
+}
+
+static int readlink_at(int dirfd, const char *name, struct strbuf *out)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlinkat(dirfd, name, buf, sizeof(buf));
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strbuf_reset(out);
+	strbuf_add(out, buf, (size_t)n);
+	return 0;
+}
+
+int rootfs_readlink(const struct rootfs *root, const char *rel, struct strbuf *out)
+{
+	const char *base;
+	int fd = open_parent(root, rel, &base);
+
+	if (fd < 0)
+		return fd;
+	int r = readlink_at(fd, base, out);
+	close(fd);
+	if (r == 0)
+		record(root, ROOTFS_RECORD_LINK, rel, out->buf, out->len);
+	return r;
+}
+
+/* For the recorder: note what a listed entry is, so a capture can recreate it. */
+static void record_entry(const struct rootfs *root, int dirfd, const char *rel,
+			 const struct dirent *de)
+{
+	struct strbuf path = STRBUF_INIT, target = STRBUF_INIT;
+	unsigned char type = de->d_type;
+
+	if (type == DT_UNKNOWN) {
+		struct stat st;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return;
+		type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+	}
+	strbuf_addf(&path, "%s/%s", strip_slashes(rel), de->d_name);
+	if (type == DT_LNK && readlink_at(dirfd, de->d_name, &target) == 0)
+		record(root, ROOTFS_RECORD_LINK, path.buf, target.buf, target.len);
+	else if (type == DT_DIR)
+		record(root, ROOTFS_RECORD_DIR, path.buf, NULL, 0);
+	strbuf_release(&path);
+	strbuf_release(&target);
+}
+
+int rootfs_list(const struct rootfs *root, const char *rel, struct strvec *names)
+{
+	int fd = open_in_root(root, rel, O_RDONLY | O_DIRECTORY);
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	strvec_clear(names);
+	if (fd < 0)
+		return fd;
+	d = fdopendir(fd);
+	if (!d) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	record(root, ROOTFS_RECORD_DIR, rel, NULL, 0);
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			r = errno ? -errno : 0;
+			break;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (names->nr >= ROOTFS_LIST_MAX) {
+			r = -E2BIG;
+			break;
+		}
+		strvec_push(names, de->d_name);
+		if (root->recorder)
+			record_entry(root, dirfd(d), rel, de);
+	}
+	closedir(d);
+	if (r < 0) {
+		strvec_clear(names);
+		return r;
+	}
+	strvec_sort(names);
+	return (int)names->nr;
+}
+
+bool rootfs_exists(const struct rootfs *root, const char *rel)
+{
+	struct stat st;
+	int fd = open_in_root(root, rel, O_PATH);
+
+	if (fd < 0)
+		return false;
+	if (root->recorder && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		record(root, ROOTFS_RECORD_DIR, rel, NULL, 0);
+	close(fd);
+	return true;
+}
+
+void rootfs_recorder_release(struct rootfs_recorder *rec)
+{
+	for (size_t i = 0; i < rec->nr; i++) {
+		free(rec->records[i].path);
+		free(rec->records[i].data);
+	}
+	free(rec->records);
+	rec->records = NULL;
+	rec->nr = 0;
+}

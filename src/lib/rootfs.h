@@ -1,0 +1,85 @@
+/*
+ * rootfs.h - reading the host's files below a root directory.
+ *
+ * Every file sparkctl reads from sysfs, procfs or /etc goes through these
+ * functions, relative to a root: "/" for the live host, or a directory
+ * holding a captured tree (sparkctl capture, tests/fixtures/).  Paths are
+ * resolved inside the root (openat2 RESOLVE_IN_ROOT), so an absolute
+ * symlink or ".." in a captured tree cannot reach the real host.
+ *
+ * Functions return 0 (or a count) on success and a negative errno on
+ * failure; they never print.  Reads are bounded: a file larger than the
+ * limit fails with -EFBIG rather than filling memory, and anything that
+ * is not a regular file (a FIFO, a device) fails with -EINVAL rather than
+ * blocking.
+ *
+ * When a recorder is attached, every successful read, readlink and
+ * listing is recorded, so that 'sparkctl capture' can write exactly the
+ * files that sparkctl reads.
+ */
+#ifndef SPARKCTL_ROOTFS_H
+#define SPARKCTL_ROOTFS_H
+
+#include "sparkctl.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+
+/* The most a single sysfs/procfs value may hold (sysfs attributes are <= one page). */
+#define ROOTFS_VALUE_MAX ((size_t)64 * 1024)
+/* The most a whole file read with rootfs_read_file() by the probe may hold. */
+#define ROOTFS_FILE_MAX ((size_t)4 * 1024 * 1024)
+/* The most entries one directory listing may return. */
+#define ROOTFS_LIST_MAX 100000
+
+enum rootfs_record_kind {
+	ROOTFS_RECORD_FILE, /* data: the file's content */
+	ROOTFS_RECORD_LINK, /* data: the symlink's target */
+	ROOTFS_RECORD_DIR,  /* a directory that was listed; data unused */
+};
+
+struct rootfs_record {
+	enum rootfs_record_kind kind;
+	char *path; /* relative to the root, without a leading '/' */
+	char *data;
+	size_t len;
+};
+
+struct rootfs_recorder {
+	struct rootfs_record *records;
+	size_t nr;
+};
+
+struct rootfs {
+	int dirfd;		   /* O_PATH descriptor of the root directory */
+	char *path;		   /* the root as given, for messages */
+	bool is_host_root;	   /* the root is the host's "/" (a live probe) */
+	struct rootfs_recorder *recorder; /* optional, see above */
+};
+
+/* Open path as a root.  -ENOTDIR, -ENOENT, ... when it cannot be used. */
+int rootfs_open(struct rootfs *root, const char *path);
+void rootfs_close(struct rootfs *root);
+
+/* Read the whole file rel (at most max bytes) into out (replacing its content). */
+int rootfs_read_file(const struct rootfs *root, const char *rel, size_t max, struct strbuf *out);
+/*
+ * Read a one-value file such as a sysfs attribute: at most
+ * ROOTFS_VALUE_MAX bytes, trailing whitespace removed.
+ */
+int rootfs_read_value(const struct rootfs *root, const char *rel, struct strbuf *out);
+/* Format the path from fmt and read it with rootfs_read_value(). */
+int rootfs_read_valuef(const struct rootfs *root, struct strbuf *out, const char *fmt, ...)
+	ATTR_PRINTF(3, 4);
+/* The target of the symlink rel, as stored (not resolved). */
+int rootfs_readlink(const struct rootfs *root, const char *rel, struct strbuf *out);
+/*
+ * The names in directory rel, without "." and "..", sorted with strcmp.
+ * Returns the number of names.
+ */
+int rootfs_list(const struct rootfs *root, const char *rel, struct strvec *names);
+/* True when rel exists (following symlinks inside the root). */
+bool rootfs_exists(const struct rootfs *root, const char *rel);
+
+void rootfs_recorder_release(struct rootfs_recorder *rec);
+
+#endif

@@ -1,0 +1,152 @@
+#include "sparkctl.h"
+
+#include <ctype.h>
+
+#include "lib/strbuf.h"
+#include "lib/xalloc.h"
+
+char strbuf_empty[1];
+
+void strbuf_init(struct strbuf *sb, size_t hint)
+{
+	sb->alloc = 0;
+	sb->len = 0;
+	sb->buf = strbuf_empty;
+	if (hint)
+		strbuf_grow(sb, hint);
+}
+
+void strbuf_release(struct strbuf *sb)
+{
+	if (sb->alloc)
+		free(sb->buf);
+	strbuf_init(sb, 0);
+}
+
+char *strbuf_detach(struct strbuf *sb, size_t *ret_len)
+{
+	char *res;
+
+	strbuf_grow(sb, 0);
+	res = sb->buf;
+	if (ret_len)
+		*ret_len = sb->len;
+	strbuf_init(sb, 0);
+	return res;
+}
+
+void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	size_t need = sb->len + extra + 1;
+
+	if (need < sb->len)
+		abort(); /* size_t overflow: a bug, not a condition */
+	if (need <= sb->alloc)
+		return;
+	size_t alloc = sb->alloc ? sb->alloc : 64;
+	while (alloc < need)
+		alloc = alloc > SIZE_MAX / 2 ? need : alloc * 2;
+	if (sb->alloc) {
+		sb->buf = xrealloc(sb->buf, alloc);
+	} else {
+		sb->buf = xmalloc(alloc);
+		sb->buf[0] = '\0';
+	}
+	sb->alloc = alloc;
+}
+
+void strbuf_setlen(struct strbuf *sb, size_t len)
+{
+	if (!sb->alloc) {
+		if (len)
+			abort();
+		return;
+	}
+	if (len >= sb->alloc)
+		abort();
+	sb->len = len;
+	sb->buf[len] = '\0';
+}
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t len)
+{
+	if (!len)
+		return;
+	strbuf_grow(sb, len);
+	memcpy(sb->buf + sb->len, data, len);
+	sb->len += len;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_addstr(struct strbuf *sb, const char *s)
+{
+	strbuf_add(sb, s, strlen(s));
+}
+
+void strbuf_addch(struct strbuf *sb, int c)
+{
+	strbuf_grow(sb, 1);
+	sb->buf[sb->len++] = (char)c;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_addchars(struct strbuf *sb, int c, size_t n)
+{
+	if (!n)
+		return;
+	strbuf_grow(sb, n);
+	memset(sb->buf + sb->len, c, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(sb->buf + sb->len, sb->alloc ? sb->alloc - sb->len : 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		abort(); /* an invalid format: a bug */
+	if ((size_t)n >= (sb->alloc ? sb->alloc - sb->len : 0)) {
+		strbuf_grow(sb, (size_t)n);
+		n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
+		if (n < 0)
+			abort();
+	}
+	sb->len += (size_t)n;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void strbuf_rtrim(struct strbuf *sb)
+{
+	size_t len = sb->len;
+
+	while (len && isspace((unsigned char)sb->buf[len - 1]))
+		len--;
+	if (sb->alloc)
+		strbuf_setlen(sb, len);
+}
+
+void strbuf_trim(struct strbuf *sb)
+{
+	size_t start = 0;
+
+	strbuf_rtrim(sb);
+	while (start < sb->len && isspace((unsigned char)sb->buf[start]))
+		start++;
+	if (start) {
+		memmove(sb->buf, sb->buf + start, sb->len - start);
+		strbuf_setlen(sb, sb->len - start);
+	}
+}

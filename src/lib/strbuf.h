@@ -1,0 +1,50 @@
+/*
+ * strbuf.h - a growable string.
+ *
+ * Invariants: buf is never NULL and always NUL-terminated, so it can be
+ * passed to any C string function; len is the length without the NUL.
+ * A strbuf must be initialised with STRBUF_INIT or strbuf_init() before
+ * use and released with strbuf_release().  strbuf_detach() hands the
+ * buffer to the caller, who frees it with free().  Functions that append
+ * never fail (allocation failure aborts, see xalloc.h).
+ */
+#ifndef SPARKCTL_STRBUF_H
+#define SPARKCTL_STRBUF_H
+
+#include "sparkctl.h"
+
+struct strbuf {
+	size_t alloc; /* bytes allocated for buf; 0 while buf is the shared empty string */
+	size_t len;   /* length of the string, not counting the NUL */
+	char *buf;    /* the string */
+};
+
+extern char strbuf_empty[];
+#define STRBUF_INIT { 0, 0, strbuf_empty }
+
+void strbuf_init(struct strbuf *sb, size_t hint);
+void strbuf_release(struct strbuf *sb);
+/* Return the string (always heap-allocated) and reset sb to empty. */
+char *strbuf_detach(struct strbuf *sb, size_t *ret_len);
+/* Make room for at least extra more bytes. */
+void strbuf_grow(struct strbuf *sb, size_t extra);
+void strbuf_setlen(struct strbuf *sb, size_t len);
+static inline void strbuf_reset(struct strbuf *sb)
+{
+	strbuf_setlen(sb, 0);
+}
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addch(struct strbuf *sb, int c);
+/* Append c n times. */
+void strbuf_addchars(struct strbuf *sb, int c, size_t n);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) ATTR_PRINTF(2, 3);
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) ATTR_PRINTF(2, 0);
+
+/* Remove trailing whitespace (spaces, tabs, newlines). */
+void strbuf_rtrim(struct strbuf *sb);
+/* Remove leading and trailing whitespace. */
+void strbuf_trim(struct strbuf *sb);
+
+#endif

@@ -1,0 +1,56 @@
+#include "sparkctl.h"
+
+#include <dlfcn.h>
+
+#include "lib/dl.h"
+#include "nv/cuda.h"
+
+int cuda_open(struct cuda *cuda, struct strbuf *err)
+{
+	const struct dl_symbol syms[] = {
+		{ { "cuInit" }, (void **)&cuda->init, true },
+		{ { "cuDriverGetVersion" }, (void **)&cuda->driver_get_version, true },
+		{ { "cuDeviceGetCount" }, (void **)&cuda->device_get_count, true },
+		{ { "cuDeviceGet" }, (void **)&cuda->device_get, true },
+		{ { "cuDeviceGetAttribute" }, (void **)&cuda->device_get_attribute, true },
+		{ { "cuDeviceGetName" }, (void **)&cuda->device_get_name, false },
+		{ { "cuDeviceGetPCIBusId" }, (void **)&cuda->device_get_pci_bus_id, false },
+		{ { "cuGetErrorString" }, (void **)&cuda->get_error_string, false },
+	};
+	int r;
+
+	memset(cuda, 0, sizeof(*cuda));
+	r = dl_open(CUDA_SONAME, &cuda->handle, err);
+	if (r < 0)
+		return r;
+	r = dl_resolve(cuda->handle, syms, ARRAY_SIZE(syms), err);
+	if (r < 0)
+		goto fail;
+	cu_result cr = cuda->init(0);
+	if (cr != CUDA_SUCCESS) {
+		strbuf_addf(err, "cuInit failed: %s", cuda_strerror(cuda, cr));
+		r = -EIO;
+		goto fail;
+	}
+	return 0;
+fail:
+	dlclose(cuda->handle);
+	memset(cuda, 0, sizeof(*cuda));
+	return r;
+}
+
+void cuda_close(struct cuda *cuda)
+{
+	if (cuda->handle)
+		dlclose(cuda->handle);
+	memset(cuda, 0, sizeof(*cuda));
+}
+
+const char *cuda_strerror(const struct cuda *cuda, cu_result r)
+{
+	const char *s = NULL;
+
+	if (cuda->get_error_string && cuda->get_error_string(r, &s) == CUDA_SUCCESS && s)
+		return s;
+	return r == CUDA_ERROR_NO_DEVICE ? "no CUDA-capable device" : "unknown CUDA error";
+}

@@ -1,0 +1,205 @@
+#include "sparkctl.h"
+
+#include "lib/dl.h"
+#include "lib/parse.h"
+#include "lib/xalloc.h"
+#include "nv/cuda.h"
+#include "nv/nccl.h"
+#include "nv/nvml.h"
+#include "probe/probe_internal.h"
+
+/* A PCI bus id as NVML ("00000000:01:00.0") or CUDA ("0000:01:00.0") writes it. */
+static bool parse_bus_id(const char *s, uint64_t ret[4])
+{
+	char buf[64];
+	char *parts[4];
+	size_t n = 0;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return false;
+	snprintf(buf, sizeof(buf), "%s", s);
+	parts[n++] = buf;
+	for (char *p = buf; *p && n < 4; p++) {
+		if (*p == ':' || *p == '.') {
+			*p = '\0';
+			parts[n++] = p + 1;
+		}
+	}
+	if (n != 4)
+		return false;
+	for (size_t i = 0; i < 4; i++)
+		if (parse_u64_hex(parts[i], &ret[i]) < 0)
+			return false;
+	return true;
+}
+
+static bool same_bus_id(const char *a, const char *b)
+{
+	uint64_t x[4], y[4];
+
+	return parse_bus_id(a, x) && parse_bus_id(b, y) && !memcmp(x, y, sizeof(x));
+}
+
+static void probe_nvml_devices(struct nvml *nvml, struct inv_gpu_info *gi)
+{
+	unsigned count = 0;
+	char buf[NVML_NAME_SIZE];
+
+	if (nvml->system_get_driver_version &&
+	    nvml->system_get_driver_version(buf, sizeof(buf)) == NVML_SUCCESS)
+		gi->driver_version = xstrdup(buf);
+	int cuda_version;
+	if (nvml->system_get_cuda_driver_version &&
+	    nvml->system_get_cuda_driver_version(&cuda_version) == NVML_SUCCESS && cuda_version > 0)
+		gi->cuda_driver_version = cuda_version;
+	if (nvml->device_get_count(&count) != NVML_SUCCESS)
+		return;
+	for (unsigned i = 0; i < count && i < 1024; i++) {
+		nvml_device dev;
+		struct inv_gpu *g = ARRAY_PUSH(gi->gpus, gi->nr_gpus);
+		g->index = i;
+		g->memory_total_bytes = INV_UNKNOWN;
+		g->unified_memory = TRI_UNKNOWN;
+		g->cc_major = g->cc_minor = -1;
+		g->gpudirect_rdma = g->dma_buf = TRI_UNKNOWN;
+		if (nvml->device_get_handle_by_index(i, &dev) != NVML_SUCCESS)
+			continue;
+		if (nvml->device_get_name && nvml->device_get_name(dev, buf, sizeof(buf)) == NVML_SUCCESS)
+			g->name = xstrdup(buf);
+		if (nvml->device_get_uuid && nvml->device_get_uuid(dev, buf, sizeof(buf)) == NVML_SUCCESS)
+			g->uuid = xstrdup(buf);
+		struct nvml_pci_info pci;
+		memset(&pci, 0, sizeof(pci));
+		if (nvml->device_get_pci_info && nvml->device_get_pci_info(dev, &pci) == NVML_SUCCESS) {
+			pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
+			g->pci_bus_id = xstrdup(pci.bus_id);
+		}
+		struct nvml_memory mem;
+		if (nvml->device_get_memory_info) {
+			nvml_return r = nvml->device_get_memory_info(dev, &mem);
+			if (r == NVML_SUCCESS) {
+				g->memory_total_bytes =
+					mem.total > INT64_MAX ? INT64_MAX : (int64_t)mem.total;
+				g->unified_memory = TRI_NO;
+			} else if (r == NVML_ERROR_NOT_SUPPORTED) {
+				/* An integrated GPU sharing system memory (GB10): no framebuffer. */
+				g->unified_memory = TRI_YES;
+			}
+		}
+		int major, minor;
+		if (nvml->device_get_cuda_compute_capability &&
+		    nvml->device_get_cuda_compute_capability(dev, &major, &minor) == NVML_SUCCESS) {
+			g->cc_major = major;
+			g->cc_minor = minor;
+		}
+	}
+}
+
+static int cuda_attr(const struct cuda *cuda, cu_device dev, int attr)
+{
+	int v;
+
+	if (cuda->device_get_attribute(&v, attr, dev) != CUDA_SUCCESS)
+		return TRI_UNKNOWN;
+	return v ? TRI_YES : TRI_NO;
+}
+
+/* Add what only CUDA knows (GPUDirect RDMA and DMA-BUF support) to the NVML GPUs. */
+static void probe_cuda_devices(struct cuda *cuda, struct inv_gpu_info *gi)
+{
+	int count = 0, version = 0;
+
+	if (cuda->driver_get_version(&version) == CUDA_SUCCESS && version > 0) {
+		gi->cuda.version = xasprintf("%d.%d", version / 1000, version % 1000 / 10);
+		if (gi->cuda_driver_version < 0)
+			gi->cuda_driver_version = version;
+	}
+	if (cuda->device_get_count(&count) != CUDA_SUCCESS)
+		return;
+	for (int i = 0; i < count && i < 1024; i++) {
+		cu_device dev;
+		char bus[64] = "", name[256] = "";
+		struct inv_gpu *g = NULL;
+
+		if (cuda->device_get(&dev, i) != CUDA_SUCCESS)
+			continue;
+		if (cuda->device_get_pci_bus_id)
+			cuda->device_get_pci_bus_id(bus, (int)sizeof(bus), dev);
+		for (size_t k = 0; k < gi->nr_gpus && !g; k++)
+			if (same_bus_id(gi->gpus[k].pci_bus_id, bus))
+				g = &gi->gpus[k];
+		if (!g) {
+			/* NVML missed it (or is absent): record the CUDA view. */
+			g = ARRAY_PUSH(gi->gpus, gi->nr_gpus);
+			g->index = (unsigned)(gi->nr_gpus - 1);
+			g->memory_total_bytes = INV_UNKNOWN;
+			g->unified_memory = TRI_UNKNOWN;
+			g->cc_major = g->cc_minor = -1;
+			if (cuda->device_get_name && cuda->device_get_name(name, (int)sizeof(name), dev) ==
+							     CUDA_SUCCESS)
+				g->name = xstrdup(name);
+			g->pci_bus_id = *bus ? xstrdup(bus) : NULL;
+		}
+		if (g->cc_major < 0) {
+			int major, minor;
+			if (cuda->device_get_attribute(&major, CU_ATTR_COMPUTE_CAPABILITY_MAJOR, dev) ==
+				    CUDA_SUCCESS &&
+			    cuda->device_get_attribute(&minor, CU_ATTR_COMPUTE_CAPABILITY_MINOR, dev) ==
+				    CUDA_SUCCESS) {
+				g->cc_major = major;
+				g->cc_minor = minor;
+			}
+		}
+		g->gpudirect_rdma = cuda_attr(cuda, dev, CU_ATTR_GPU_DIRECT_RDMA_SUPPORTED);
+		g->dma_buf = cuda_attr(cuda, dev, CU_ATTR_DMA_BUF_SUPPORTED);
+	}
+}
+
+void probe_gpus_live(struct probe_ctx *ctx)
+{
+	struct inv_gpu_info *gi = &ctx->inv->gpu;
+	struct strbuf err = STRBUF_INIT;
+	struct nvml nvml;
+	struct cuda cuda;
+
+	if (nvml_open(&nvml, &err) < 0) {
+		gi->nvml.available = TRI_NO;
+		gi->nvml.reason = strbuf_detach(&err, NULL);
+	} else {
+		gi->nvml.available = TRI_YES;
+		gi->nvml.path = dl_path(nvml.handle);
+		probe_nvml_devices(&nvml, gi);
+		gi->nvml.version = xstrdup_or_null(gi->driver_version);
+		nvml_close(&nvml);
+	}
+	strbuf_reset(&err);
+	if (cuda_open(&cuda, &err) < 0) {
+		gi->cuda.available = TRI_NO;
+		gi->cuda.reason = strbuf_detach(&err, NULL);
+	} else {
+		gi->cuda.available = TRI_YES;
+		gi->cuda.path = dl_path(cuda.handle);
+		probe_cuda_devices(&cuda, gi);
+		cuda_close(&cuda);
+	}
+	strbuf_release(&err);
+}
+
+void probe_nccl_live(struct probe_ctx *ctx)
+{
+	struct inv_system *s = &ctx->inv->sys;
+	struct strbuf err = STRBUF_INIT, version = STRBUF_INIT;
+	int code;
+
+	if (nccl_probe_version(&code, &s->nccl.path, &err) < 0) {
+		s->nccl.available = TRI_NO;
+		s->nccl.reason = strbuf_detach(&err, NULL);
+	} else {
+		s->nccl.available = TRI_YES;
+		s->nccl_version_code = code;
+		nccl_version_string(code, &version);
+		s->nccl.version = strbuf_detach(&version, NULL);
+	}
+	strbuf_release(&err);
+	strbuf_release(&version);
+}

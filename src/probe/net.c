@@ -1,0 +1,272 @@
+#include "sparkctl.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "inventory/derive.h"
+#include "lib/json.h"
+#include "lib/xalloc.h"
+#include "probe/parsers.h"
+#include "probe/probe.h"
+#include "probe/probe_internal.h"
+
+/* The PCI address a device link points at, or NULL for virtual and non-PCI devices. */
+static char *pci_address_of(struct probe_ctx *ctx, const char *link)
+{
+	char *base = probe_read_link_base(ctx, link);
+	struct pci_bdf bdf;
+
+	if (base && parse_bdf(base, &bdf) < 0)
+		free_and_null(&base);
+	return base;
+}
+
+static int64_t read_speed(struct probe_ctx *ctx, const char *name)
+{
+	char *path = xasprintf("sys/class/net/%s/speed", name);
+	char *s = probe_read_str(ctx, path);
+	int64_t v = INV_UNKNOWN;
+
+	/* Drivers print SPEED_UNKNOWN as "-1". */
+	if (s && !streq(s, "-1")) {
+		free(s);
+		v = probe_read_int(ctx, path);
+	} else {
+		free(s);
+	}
+	free(path);
+	return v;
+}
+
+static int read_carrier(struct probe_ctx *ctx, const char *name)
+{
+	char *path = xasprintf("sys/class/net/%s/carrier", name);
+	char *s = probe_read_str(ctx, path);
+	int v = TRI_UNKNOWN;
+
+	if (streq(s, "1"))
+		v = TRI_YES;
+	else if (streq(s, "0"))
+		v = TRI_NO;
+	else if (s)
+		probe_bad_content(ctx, path, s);
+	free(s);
+	free(path);
+	return v;
+}
+
+static void probe_netdev(struct probe_ctx *ctx, const char *name)
+{
+	struct inventory *inv = ctx->inv;
+	struct inv_netdev *n = ARRAY_PUSH(inv->netdevs, inv->nr_netdevs);
+	struct strbuf p = STRBUF_INIT;
+
+	n->name = xstrdup(name);
+	n->carrier = TRI_UNKNOWN;
+	n->default_route = TRI_UNKNOWN;
+	strbuf_addf(&p, "sys/class/net/%s/ifindex", name);
+	n->ifindex = probe_read_int(ctx, p.buf);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "sys/class/net/%s/mtu", name);
+	n->mtu = probe_read_int(ctx, p.buf);
+	n->operstate = probe_read_strf(ctx, "sys/class/net/%s/operstate", name);
+	n->carrier = read_carrier(ctx, name);
+	n->speed_mbps = read_speed(ctx, name);
+	n->address = probe_read_strf(ctx, "sys/class/net/%s/address", name);
+	n->phys_port_name = probe_read_strf(ctx, "sys/class/net/%s/phys_port_name", name);
+	n->phys_switch_id = probe_read_strf(ctx, "sys/class/net/%s/phys_switch_id", name);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "sys/class/net/%s/device", name);
+	n->pci_address = pci_address_of(ctx, p.buf);
+	strbuf_addstr(&p, "/driver");
+	n->driver = probe_read_link_base(ctx, p.buf);
+	strbuf_release(&p);
+}
+
+static void mark_default_route(const char *ifname, void *data)
+{
+	struct inventory *inv = data;
+
+	for (size_t i = 0; i < inv->nr_netdevs; i++)
+		if (streq(inv->netdevs[i].name, ifname))
+			inv->netdevs[i].default_route = TRI_YES;
+}
+
+void probe_netdevs(struct probe_ctx *ctx)
+{
+	struct strvec names = STRVEC_INIT;
+	struct strbuf text = STRBUF_INIT;
+	int r = rootfs_list(ctx->root, "sys/class/net", &names);
+
+	if (r < 0)
+		probe_read_failed(ctx, "sys/class/net", r);
+	for (size_t i = 0; i < names.nr; i++)
+		probe_netdev(ctx, names.v[i]);
+	strvec_clear(&names);
+
+	r = rootfs_read_file(ctx->root, "proc/net/route", ROOTFS_FILE_MAX, &text);
+	if (r < 0) {
+		probe_read_failed(ctx, "proc/net/route", r);
+	} else {
+		for (size_t i = 0; i < ctx->inv->nr_netdevs; i++)
+			ctx->inv->netdevs[i].default_route = TRI_NO;
+		if (parse_default_routes(text.buf, mark_default_route, ctx->inv) < 0)
+			probe_bad_content(ctx, "proc/net/route", text.buf);
+	}
+	strbuf_release(&text);
+}
+
+static struct inv_netdev *find_netdev(struct inventory *inv, const char *name, size_t len)
+{
+	for (size_t i = 0; i < inv->nr_netdevs; i++)
+		if (strlen(inv->netdevs[i].name) == len && !strncmp(inv->netdevs[i].name, name, len))
+			return &inv->netdevs[i];
+	return NULL;
+}
+
+static void add_address(struct inv_netdev *n, int family, const char *addr, unsigned prefix)
+{
+	struct inv_addr *a = ARRAY_PUSH(n->addrs, n->nr_addrs);
+
+	a->family = family;
+	a->address = xstrdup(addr);
+	a->prefix_len = prefix;
+}
+
+/* Order each netdev's addresses IPv4 first, keeping the kernel's order within a family. */
+static void order_addresses(struct inventory *inv)
+{
+	for (size_t i = 0; i < inv->nr_netdevs; i++) {
+		struct inv_netdev *n = &inv->netdevs[i];
+		size_t k = 0;
+		for (size_t j = 0; j < n->nr_addrs; j++) {
+			if (n->addrs[j].family != AF_INET)
+				continue;
+			struct inv_addr a = n->addrs[j];
+			memmove(&n->addrs[k + 1], &n->addrs[k], (j - k) * sizeof(a));
+			n->addrs[k++] = a;
+		}
+	}
+}
+
+static unsigned prefix_len_of(const struct sockaddr *mask)
+{
+	const uint8_t *b;
+	size_t len;
+	unsigned bits = 0;
+
+	if (!mask)
+		return 0;
+	if (mask->sa_family == AF_INET) {
+		b = (const uint8_t *)&((const struct sockaddr_in *)(const void *)mask)->sin_addr;
+		len = 4;
+	} else {
+		b = ((const struct sockaddr_in6 *)(const void *)mask)->sin6_addr.s6_addr;
+		len = 16;
+	}
+	for (size_t i = 0; i < len; i++)
+		for (int bit = 7; bit >= 0 && (b[i] >> bit) & 1; bit--)
+			bits++;
+	return bits;
+}
+
+void probe_addresses_live(struct probe_ctx *ctx)
+{
+	struct ifaddrs *list, *ifa;
+	char buf[INET6_ADDRSTRLEN];
+
+	if (getifaddrs(&list) < 0) {
+		inventory_add_problem(ctx->inv, "getifaddrs", "%s", strerror(errno));
+		return;
+	}
+	for (ifa = list; ifa; ifa = ifa->ifa_next) {
+		if (!ifa->ifa_addr || !ifa->ifa_name)
+			continue;
+		int fam = ifa->ifa_addr->sa_family;
+		const void *src;
+		if (fam == AF_INET)
+			src = &((const struct sockaddr_in *)(const void *)ifa->ifa_addr)->sin_addr;
+		else if (fam == AF_INET6)
+			src = &((const struct sockaddr_in6 *)(const void *)ifa->ifa_addr)->sin6_addr;
+		else
+			continue;
+		/* An IPv4 alias is reported under its label "name:N". */
+		size_t len = strcspn(ifa->ifa_name, ":");
+		struct inv_netdev *n = find_netdev(ctx->inv, ifa->ifa_name, len);
+		if (n && inet_ntop(fam, src, buf, sizeof(buf)))
+			add_address(n, fam, buf, prefix_len_of(ifa->ifa_netmask));
+	}
+	freeifaddrs(list);
+	order_addresses(ctx->inv);
+}
+
+/* One addr_info entry of 'ip -j address show'. */
+static void captured_address(struct probe_ctx *ctx, struct inv_netdev *n, const json_t *ai)
+{
+	const char *fam = json_string_value(json_object_get(ai, "family"));
+	const char *local = json_string_value(json_object_get(ai, "local"));
+	const json_t *plen = json_object_get(ai, "prefixlen");
+	int family = streq(fam, "inet") ? AF_INET : streq(fam, "inet6") ? AF_INET6 : 0;
+	unsigned char bin[16];
+
+	if (!family)
+		return; /* other families (e.g. none) carry no IP address */
+	if (!local || !json_is_integer(plen) || json_integer_value(plen) < 0 ||
+	    json_integer_value(plen) > (family == AF_INET ? 32 : 128) ||
+	    inet_pton(family, local, bin) != 1) {
+		inventory_add_problem(ctx->inv, CAPTURE_ADDRESS_JSON,
+				      "malformed address entry of '%s'", n->name);
+		return;
+	}
+	add_address(n, family, local, (unsigned)json_integer_value(plen));
+}
+
+void probe_addresses_captured(struct probe_ctx *ctx)
+{
+	struct strbuf text = STRBUF_INIT;
+	json_t *doc = NULL;
+	int r = rootfs_read_file(ctx->root, CAPTURE_ADDRESS_JSON, JSON_INPUT_MAX, &text);
+
+	if (r < 0) {
+		if (r == -ENOENT)
+			inventory_add_problem(ctx->inv, CAPTURE_ADDRESS_JSON,
+					      "not in the tree: interface addresses are unknown");
+		else
+			probe_read_failed(ctx, CAPTURE_ADDRESS_JSON, r);
+		goto out;
+	}
+	json_error_t jerr;
+	doc = json_loadb(text.buf, text.len, 0, &jerr);
+	if (!doc || !json_is_array(doc)) {
+		if (doc)
+			inventory_add_problem(ctx->inv, CAPTURE_ADDRESS_JSON,
+					      "expected the array of 'ip -j address show'");
+		else
+			inventory_add_problem(ctx->inv, CAPTURE_ADDRESS_JSON,
+					      "invalid JSON at line %d column %d: %s", jerr.line,
+					      jerr.column, jerr.text);
+		goto out;
+	}
+	size_t i;
+	json_t *link;
+	json_array_foreach(doc, i, link)
+	{
+		const char *name = json_string_value(json_object_get(link, "ifname"));
+		const json_t *infos = json_object_get(link, "addr_info");
+		struct inv_netdev *n = name ? find_netdev(ctx->inv, name, strlen(name)) : NULL;
+		size_t k;
+		json_t *ai;
+		if (!n || !json_is_array(infos))
+			continue;
+		json_array_foreach(infos, k, ai)
+		{
+			captured_address(ctx, n, ai);
+		}
+	}
+	order_addresses(ctx->inv);
+out:
+	json_decref(doc);
+	strbuf_release(&text);
+}

@@ -1,0 +1,41 @@
+/*
+ * probe.h - build an inventory from a host.
+ *
+ * The probe is the only code that reads the host.  Files come from the
+ * root (lib/rootfs.h): "/" for the live host or a captured tree.  Facts
+ * that are not files - the machine architecture, the process environment
+ * and limits, the answers of NVML, CUDA and NCCL, the interface addresses -
+ * come from system calls and dlopen() on the live host, and from the
+ * tree's .sparkctl/ directory when replaying a capture
+ * (docs/capture.md).
+ *
+ * A fact that cannot be read is left unknown and, unless it is simply
+ * absent, explained in inventory.problems; the probe fails as a whole
+ * only when the root itself cannot be used.
+ */
+#ifndef SPARKCTL_PROBE_H
+#define SPARKCTL_PROBE_H
+
+#include "sparkctl.h"
+#include "inventory/inventory.h"
+#include "lib/rootfs.h"
+#include "lib/strbuf.h"
+
+/* Where a capture keeps what is not a file of the host. */
+#define CAPTURE_META_DIR     ".sparkctl"
+#define CAPTURE_HOST_JSON    ".sparkctl/host.json"
+#define CAPTURE_ADDRESS_JSON ".sparkctl/ip-address.json"
+
+struct probe_options {
+	const char *root;		  /* "/" for the live host */
+	struct rootfs_recorder *recorder; /* record every file read (capture), or NULL */
+};
+
+/*
+ * Probe the host below opts->root into inv (initialised by the caller).
+ * Returns 0, or a negative errno with a message in err when the root
+ * cannot be opened.
+ */
+int probe_inventory(const struct probe_options *opts, struct inventory *inv, struct strbuf *err);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * probe_internal.h - shared by the probe's source files only.
+ */
+#ifndef SPARKCTL_PROBE_INTERNAL_H
+#define SPARKCTL_PROBE_INTERNAL_H
+
+#include "sparkctl.h"
+#include "inventory/inventory.h"
+#include "lib/rootfs.h"
+#include "lib/strbuf.h"
+
+struct probe_ctx {
+	const struct rootfs *root;
+	struct inventory *inv;
+};
+
+/*
+ * Read a one-value file.  Returns the value (allocated) or NULL.  Absence
+ * (ENOENT, and the EINVAL/ENODEV/EOPNOTSUPP sysfs gives for a value that
+ * does not apply, such as the speed of a link that is down) is silent;
+ * other failures are recorded as problems.
+ */
+char *probe_read_str(struct probe_ctx *ctx, const char *path);
+char *probe_read_strf(struct probe_ctx *ctx, const char *fmt, ...) ATTR_PRINTF(2, 3);
+/* A non-negative decimal integer value, or INV_UNKNOWN; bad text is a problem. */
+int64_t probe_read_int(struct probe_ctx *ctx, const char *path);
+/* The last component of a symlink's target ("0000:01:00.1" for a device link), or NULL. */
+char *probe_read_link_base(struct probe_ctx *ctx, const char *path);
+/* Record that the content of path is not in the expected format. */
+void probe_bad_content(struct probe_ctx *ctx, const char *path, const char *content);
+/* Record a failed read of path, unless err means "absent". */
+void probe_read_failed(struct probe_ctx *ctx, const char *path, int err);
+
+void probe_system(struct probe_ctx *ctx);
+void probe_nccl_conf(struct probe_ctx *ctx);
+void probe_netdevs(struct probe_ctx *ctx);
+void probe_rdma(struct probe_ctx *ctx);
+void probe_pci(struct probe_ctx *ctx);
+/* Architecture, environment, limits, GPUs and NCCL of the running host. */
+void probe_host_live(struct probe_ctx *ctx);
+/* The same facts from a capture's .sparkctl/host.json. */
+void probe_host_captured(struct probe_ctx *ctx);
+/* Interface addresses: getifaddrs() live, .sparkctl/ip-address.json captured. */
+void probe_addresses_live(struct probe_ctx *ctx);
+void probe_addresses_captured(struct probe_ctx *ctx);
+/* NVML, CUDA and NCCL through dlopen (live only). */
+void probe_gpus_live(struct probe_ctx *ctx);
+void probe_nccl_live(struct probe_ctx *ctx);
+
+#endif

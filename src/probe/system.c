@@ -1,0 +1,145 @@
+#include "sparkctl.h"
+
+#include "lib/xalloc.h"
+#include "probe/parsers.h"
+#include "probe/probe_internal.h"
+
+static void probe_os_release(struct probe_ctx *ctx)
+{
+	struct strbuf text = STRBUF_INIT;
+	const char *path = "etc/os-release";
+	int r = rootfs_read_file(ctx->root, path, ROOTFS_VALUE_MAX, &text);
+
+	if (r == -ENOENT) {
+		path = "usr/lib/os-release";
+		r = rootfs_read_file(ctx->root, path, ROOTFS_VALUE_MAX, &text);
+	}
+	if (r < 0) {
+		probe_read_failed(ctx, path, r);
+	} else {
+		struct inv_system *s = &ctx->inv->sys;
+		parse_os_release(text.buf, "ID", &s->os_id);
+		parse_os_release(text.buf, "VERSION_ID", &s->os_version_id);
+		parse_os_release(text.buf, "PRETTY_NAME", &s->os_pretty_name);
+	}
+	strbuf_release(&text);
+}
+
+static void probe_nvidia_driver(struct probe_ctx *ctx)
+{
+	const char *path = "proc/driver/nvidia/version";
+	struct strbuf text = STRBUF_INIT;
+	int r = rootfs_read_file(ctx->root, path, ROOTFS_VALUE_MAX, &text);
+
+	if (r < 0) {
+		probe_read_failed(ctx, path, r);
+	} else if (parse_nvidia_version(text.buf, &ctx->inv->sys.nvidia_driver,
+					&ctx->inv->sys.nvidia_open_module) < 0) {
+		probe_bad_content(ctx, path, text.buf);
+	}
+	strbuf_release(&text);
+}
+
+static void probe_modules(struct probe_ctx *ctx)
+{
+	const char *path = "proc/modules";
+	struct strbuf text = STRBUF_INIT, sysmod = STRBUF_INIT;
+	struct inv_system *s = &ctx->inv->sys;
+	int r = rootfs_read_file(ctx->root, path, ROOTFS_FILE_MAX, &text);
+
+	if (r < 0)
+		probe_read_failed(ctx, path, r);
+	for (size_t i = 0; inventory_watched_modules[i]; i++) {
+		const char *name = inventory_watched_modules[i];
+		struct inv_module *m = ARRAY_PUSH(s->modules, s->nr_modules);
+		m->name = name;
+		if (r < 0) {
+			m->state = MODULE_UNKNOWN;
+		} else if (modules_contains(text.buf, name)) {
+			m->state = MODULE_LOADED;
+		} else {
+			/* Built into the kernel: not in /proc/modules, but in /sys/module. */
+			strbuf_reset(&sysmod);
+			strbuf_addf(&sysmod, "sys/module/%s", name);
+			m->state = rootfs_exists(ctx->root, sysmod.buf) ? MODULE_BUILTIN : MODULE_ABSENT;
+		}
+	}
+	strbuf_release(&text);
+	strbuf_release(&sysmod);
+}
+
+static void probe_meminfo(struct probe_ctx *ctx)
+{
+	const char *path = "proc/meminfo";
+	struct strbuf text = STRBUF_INIT;
+	struct inv_system *s = &ctx->inv->sys;
+	int r = rootfs_read_file(ctx->root, path, ROOTFS_FILE_MAX, &text);
+
+	if (r < 0) {
+		probe_read_failed(ctx, path, r);
+	} else {
+		if (parse_meminfo(text.buf, "MemTotal", &s->mem_total) < 0)
+			probe_bad_content(ctx, path, text.buf);
+		parse_meminfo(text.buf, "MemAvailable", &s->mem_available);
+		/* CmaTotal is absent when the kernel has no CMA: that is 0, not unknown. */
+		if (parse_meminfo(text.buf, "CmaTotal", &s->cma_total) < 0)
+			s->cma_total = 0;
+	}
+	strbuf_release(&text);
+}
+
+void probe_system(struct probe_ctx *ctx)
+{
+	struct inv_system *s = &ctx->inv->sys;
+
+	s->hostname = probe_read_str(ctx, "proc/sys/kernel/hostname");
+	s->kernel = probe_read_str(ctx, "proc/sys/kernel/osrelease");
+	probe_os_release(ctx);
+	probe_nvidia_driver(ctx);
+	probe_modules(ctx);
+	s->rmem_max = probe_read_int(ctx, "proc/sys/net/core/rmem_max");
+	s->wmem_max = probe_read_int(ctx, "proc/sys/net/core/wmem_max");
+	probe_meminfo(ctx);
+}
+
+static void read_conf_file(struct probe_ctx *ctx, const char *file)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct inv_system *s = &ctx->inv->sys;
+	int r = rootfs_read_file(ctx->root, file, ROOTFS_FILE_MAX, &text);
+
+	if (r < 0) {
+		probe_read_failed(ctx, file, r);
+		strbuf_release(&text);
+		return;
+	}
+	for (char *line = text.buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		char *key, *value;
+		if (nl)
+			*nl = '\0';
+		if (parse_nccl_conf_line(line, &key, &value) == 0) {
+			struct inv_setting *set = ARRAY_PUSH(s->nccl_conf, s->nr_nccl_conf);
+			set->key = key;
+			set->value = value;
+			set->file = xasprintf("/%s", file[0] == '/' ? file + 1 : file);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	strbuf_release(&text);
+}
+
+void probe_nccl_conf(struct probe_ctx *ctx)
+{
+	const char *user = inventory_env(ctx->inv, "NCCL_CONF_FILE");
+
+	/* NCCL's order: $NCCL_CONF_FILE, else ~/.nccl.conf; then /etc/nccl.conf. */
+	if (user && *user) {
+		read_conf_file(ctx, user);
+	} else if (ctx->inv->sys.home && *ctx->inv->sys.home) {
+		char *path = xasprintf("%s/.nccl.conf", ctx->inv->sys.home);
+		read_conf_file(ctx, path);
+		free(path);
+	}
+	read_conf_file(ctx, "etc/nccl.conf");
+}
