@@ -272,7 +272,8 @@ int cmd_capture(int argc, char **argv)
 	const char *root = "/";
 	bool help = false;
 	const struct opt opts[] = {
-		OPT_STRING(0, "root", &root, "DIR", "capture the tree below DIR instead of this host"),
+		OPT_STRING(0, "root", &root, "DIR",
+			   "capture the tree below DIR instead of this host"),
 		OPT_HELP(&help),
 		OPT_END(),
 	};

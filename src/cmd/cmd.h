@@ -68,7 +68,7 @@ struct inventory_source {
 };
 #define OPT_INVENTORY_SOURCE(src)                                                                  \
 	OPT_STRING(0, "root", &(src)->root, "DIR",                                                 \
-		   "read the host below DIR, e.g. a 'sparkctl capture' tree (env SPARKCTL_ROOT)"),   \
+		   "read the host below DIR, e.g. a 'sparkctl capture' tree (env SPARKCTL_ROOT)"), \
 		OPT_STRING(0, "from", &(src)->from, "FILE",                                        \
 			   "load a saved inventory ('sparkctl topo --json'; '-' is stdin)")
 

@@ -14,14 +14,15 @@ static const char *const help_usage[] = {
 void cmd_help_overview(FILE *f)
 {
 	fprintf(f, "usage: sparkctl [--version] [--help] COMMAND [ARGS]\n\n"
-	       "sparkctl turns DGX Spark machines (and any GPU nodes joined by RoCE or\n"
-	       "InfiniBand) into a working cluster: it reads the fabric, checks it and\n"
-	       "says how to fix what is wrong.\n\n"
-	       "commands:\n");
+		   "sparkctl turns DGX Spark machines (and any GPU nodes joined by RoCE or\n"
+		   "InfiniBand) into a working cluster: it reads the fabric, checks it and\n"
+		   "says how to fix what is wrong.\n\n"
+		   "commands:\n");
 	for (size_t i = 0; i < sparkctl_nr_commands; i++)
 		fprintf(f, "  %-10s %s\n", sparkctl_commands[i].name, sparkctl_commands[i].summary);
-	fprintf(f, "\n'sparkctl help COMMAND' or 'sparkctl COMMAND --help' shows a command's options.\n"
-	       "Exit statuses are listed in docs/exit-codes.md.\n");
+	fprintf(f, "\n'sparkctl help COMMAND' or 'sparkctl COMMAND --help' shows a command's "
+		   "options.\n"
+		   "Exit statuses are listed in docs/exit-codes.md.\n");
 }
 
 int cmd_help(int argc, char **argv)
@@ -50,8 +51,8 @@ int cmd_help(int argc, char **argv)
 			names[k] = sparkctl_commands[k].name;
 		const char *near = suggest_nearest(argv[1], names, k);
 		if (near)
-			return cmd_usage_error("help", "no command '%s'; did you mean '%s'?", argv[1],
-					       near);
+			return cmd_usage_error("help", "no command '%s'; did you mean '%s'?",
+					       argv[1], near);
 		return cmd_usage_error("help", "no command '%s'", argv[1]);
 	}
 	char *sub_argv[] = { (char *)c->name, (char *)"--help", NULL };

@@ -25,6 +25,6 @@ int cmd_version(int argc, char **argv)
 		return cmd_parse_exit(n);
 	if (n > 0)
 		return cmd_usage_error("version", "unexpected argument '%s'", argv[1]);
-	printf("sparkctl %s\n", SPARKCTL_VERSION);
+	printf("sparkctl %s (git %s)\n", SPARKCTL_VERSION, SPARKCTL_GIT_REVISION);
 	return SPARKCTL_EXIT_OK;
 }

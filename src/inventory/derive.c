@@ -88,8 +88,7 @@ const struct inv_rdma_dev *rdma_twin(const struct inventory *inv, const struct i
 	return t && unique_candidate(inv, t) == d ? t : NULL;
 }
 
-const char *rdma_twin_label(const struct inventory *inv, const struct inv_rdma_dev *d,
-			    char buf[16])
+const char *rdma_twin_label(const struct inventory *inv, const struct inv_rdma_dev *d, char buf[16])
 {
 	struct pci_bdf bdf;
 
@@ -124,8 +123,8 @@ const char *rdma_port_netdev_name(const struct inv_rdma_dev *d, const struct inv
 	return d->netdevs.nr ? d->netdevs.v[0] : NULL;
 }
 
-const struct inv_netdev *rdma_port_netdev(const struct inventory *inv,
-					  const struct inv_rdma_dev *d, const struct inv_port *p)
+const struct inv_netdev *rdma_port_netdev(const struct inventory *inv, const struct inv_rdma_dev *d,
+					  const struct inv_port *p)
 {
 	const char *name = rdma_port_netdev_name(d, p);
 
@@ -297,8 +296,8 @@ static bool gid_in_range(const struct nccl_gid_params *p, const uint8_t *raw)
 }
 
 /* One step of NCCL's scan: should the candidate replace the current index? */
-static bool gid_better(const struct inv_port *port, const struct nccl_gid_params *p,
-		       unsigned cur, unsigned cand)
+static bool gid_better(const struct inv_port *port, const struct nccl_gid_params *p, unsigned cur,
+		       unsigned cand)
 {
 	const uint8_t *g = gid_raw(port, cur), *c = gid_raw(port, cand);
 	int fam_g = gid_family(g), fam_c = gid_family(c);

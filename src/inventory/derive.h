@@ -39,8 +39,8 @@ const char *rdma_twin_label(const struct inventory *inv, const struct inv_rdma_d
  * ibdev2netdev reads it), else the device's netdev for that port number.
  */
 const char *rdma_port_netdev_name(const struct inv_rdma_dev *d, const struct inv_port *p);
-const struct inv_netdev *rdma_port_netdev(const struct inventory *inv,
-					  const struct inv_rdma_dev *d, const struct inv_port *p);
+const struct inv_netdev *rdma_port_netdev(const struct inventory *inv, const struct inv_rdma_dev *d,
+					  const struct inv_port *p);
 
 /* The port's rate in Mb/s from its rate text, or INV_UNKNOWN. */
 int64_t port_rate_mbps(const struct inv_port *p);

@@ -5,10 +5,9 @@
 #include "lib/xalloc.h"
 
 const char *const inventory_watched_modules[] = {
-	"mlx5_core",	  "mlx5_ib",	  "ib_core",	    "ib_uverbs",   "rdma_ucm",
-	"rdma_cm",	  "ib_umad",	  "ib_ipoib",	    "nvidia",	   "nvidia_uvm",
-	"nvidia_drm",	  "nvidia_peermem", "nvme_tcp",	    "nvme_rdma",   "nvme_fabrics",
-	NULL,
+	"mlx5_core", "mlx5_ib",	  "ib_core",	  "ib_uverbs",	"rdma_ucm",   "rdma_cm",
+	"ib_umad",   "ib_ipoib",  "nvidia",	  "nvidia_uvm", "nvidia_drm", "nvidia_peermem",
+	"nvme_tcp",  "nvme_rdma", "nvme_fabrics", NULL,
 };
 
 /* Exact names and, ending in '_', prefixes of the variables worth recording. */

@@ -47,15 +47,15 @@ struct inv_counter {
 };
 
 struct inv_port {
-	unsigned num;		 /* port number, 1 on mlx5 */
-	int state;		 /* ports/P/state code: 4 = ACTIVE; INV_UNKNOWN */
-	char *state_name;	 /* "ACTIVE" */
-	int phys_state;		 /* ports/P/phys_state code: 5 = LinkUp */
-	char *phys_state_name;	 /* "LinkUp" */
-	char *rate;		 /* ports/P/rate as read: "200 Gb/sec (2X NDR)" */
-	char *link_layer;	 /* "Ethernet", "InfiniBand" */
-	int64_t lid;		 /* ports/P/lid */
-	struct inv_gid *gids;	 /* sorted by index; empty slots are left out */
+	unsigned num;	       /* port number, 1 on mlx5 */
+	int state;	       /* ports/P/state code: 4 = ACTIVE; INV_UNKNOWN */
+	char *state_name;      /* "ACTIVE" */
+	int phys_state;	       /* ports/P/phys_state code: 5 = LinkUp */
+	char *phys_state_name; /* "LinkUp" */
+	char *rate;	       /* ports/P/rate as read: "200 Gb/sec (2X NDR)" */
+	char *link_layer;      /* "Ethernet", "InfiniBand" */
+	int64_t lid;	       /* ports/P/lid */
+	struct inv_gid *gids;  /* sorted by index; empty slots are left out */
 	size_t nr_gids;
 	struct inv_counter *counters; /* ports/P/counters/, sorted by name */
 	size_t nr_counters;
@@ -90,17 +90,17 @@ struct inv_netdev {
 	char *name;
 	int64_t ifindex;
 	int64_t mtu;
-	char *operstate;	/* "up", "down", "unknown", ... */
-	int carrier;		/* tri-state */
-	int64_t speed_mbps;	/* INV_UNKNOWN when the link is down */
-	char *address;		/* MAC */
-	char *driver;		/* "mlx5_core", from device/driver */
-	char *pci_address;	/* from the device link, NULL for virtual devices */
+	char *operstate;    /* "up", "down", "unknown", ... */
+	int carrier;	    /* tri-state */
+	int64_t speed_mbps; /* INV_UNKNOWN when the link is down */
+	char *address;	    /* MAC */
+	char *driver;	    /* "mlx5_core", from device/driver */
+	char *pci_address;  /* from the device link, NULL for virtual devices */
 	char *phys_port_name;
 	char *phys_switch_id;
 	struct inv_addr *addrs; /* IPv4 first, then IPv6, each in kernel order */
 	size_t nr_addrs;
-	int default_route;	/* tri-state: the IPv4 default route leaves through it */
+	int default_route; /* tri-state: the IPv4 default route leaves through it */
 };
 
 /* A PCI function of a NIC (/sys/bus/pci/devices/BDF). */
@@ -127,14 +127,14 @@ struct inv_library {
 
 struct inv_gpu {
 	unsigned index;
-	char *name;		   /* "NVIDIA GB10" */
-	char *uuid;		   /* "GPU-..." */
-	char *pci_bus_id;	   /* "0000000F:01:00.0" as NVML reports it */
+	char *name;		    /* "NVIDIA GB10" */
+	char *uuid;		    /* "GPU-..." */
+	char *pci_bus_id;	    /* "0000000F:01:00.0" as NVML reports it */
 	int64_t memory_total_bytes; /* INV_UNKNOWN on unified memory */
-	int unified_memory;	   /* tri-state: NVML answered NOT_SUPPORTED for memory */
-	int cc_major, cc_minor;	   /* compute capability, INV_UNKNOWN (-1) if unknown */
-	int gpudirect_rdma;	   /* tri-state: CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED */
-	int dma_buf;		   /* tri-state: CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
+	int unified_memory;	    /* tri-state: NVML answered NOT_SUPPORTED for memory */
+	int cc_major, cc_minor;	    /* compute capability, INV_UNKNOWN (-1) if unknown */
+	int gpudirect_rdma;	    /* tri-state: CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED */
+	int dma_buf;		    /* tri-state: CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
 };
 
 struct inv_gpu_info {
@@ -167,27 +167,27 @@ struct inv_setting {
 
 struct inv_system {
 	char *hostname;
-	char *kernel;		   /* /proc/sys/kernel/osrelease */
-	char *arch;		   /* uname machine: "aarch64" */
-	char *home;		   /* home of the probing user (where ~/.nccl.conf is) */
-	char *os_id;		   /* os-release ID: "ubuntu" */
-	char *os_version_id;	   /* "24.04" */
-	char *os_pretty_name;	   /* "Ubuntu 24.04.3 LTS" */
-	char *nvidia_driver;	   /* version from /proc/driver/nvidia/version */
-	int nvidia_open_module;	   /* tri-state: "Open Kernel Module" */
+	char *kernel;		    /* /proc/sys/kernel/osrelease */
+	char *arch;		    /* uname machine: "aarch64" */
+	char *home;		    /* home of the probing user (where ~/.nccl.conf is) */
+	char *os_id;		    /* os-release ID: "ubuntu" */
+	char *os_version_id;	    /* "24.04" */
+	char *os_pretty_name;	    /* "Ubuntu 24.04.3 LTS" */
+	char *nvidia_driver;	    /* version from /proc/driver/nvidia/version */
+	int nvidia_open_module;	    /* tri-state: "Open Kernel Module" */
 	struct inv_module *modules; /* one per watched module, in that order */
 	size_t nr_modules;
 	struct inv_library nccl;
-	int64_t nccl_version_code; /* ncclGetVersion(): 22809 */
+	int64_t nccl_version_code;     /* ncclGetVersion(): 22809 */
 	struct inv_setting *nccl_conf; /* /etc/nccl.conf then $NCCL_CONF_FILE, file order */
 	size_t nr_nccl_conf;
 	struct inv_setting *environment; /* NCCL_*, UCX_*, ... of the probing process, sorted */
 	size_t nr_environment;
 	int64_t memlock_soft; /* RLIMIT_MEMLOCK bytes, INV_UNLIMITED or INV_UNKNOWN */
 	int64_t memlock_hard;
-	int64_t rmem_max;     /* net.core.rmem_max */
-	int64_t wmem_max;     /* net.core.wmem_max */
-	int64_t mem_total;    /* bytes, from /proc/meminfo */
+	int64_t rmem_max;  /* net.core.rmem_max */
+	int64_t wmem_max;  /* net.core.wmem_max */
+	int64_t mem_total; /* bytes, from /proc/meminfo */
 	int64_t mem_available;
 	int64_t cma_total;
 };

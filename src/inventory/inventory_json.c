@@ -174,7 +174,8 @@ static json_t *port_to_json(const struct inventory *inv, const struct inv_rdma_d
 	jset(o, "netdev", jstr(rdma_port_netdev_name(d, p)));
 	jset(o, "fabric", jbool(port_is_fabric(inv, d, p)));
 	jset(o, "roce_mtu",
-	     port_is_infiniband(p) || !nd ? json_null() : jint_known(roce_mtu_for_netdev_mtu(nd->mtu)));
+	     port_is_infiniband(p) || !nd ? json_null()
+					  : jint_known(roce_mtu_for_netdev_mtu(nd->mtu)));
 	jset(o, "nccl_gid_index", pick >= 0 ? jint(pick) : json_null());
 
 	for (size_t i = 0; i < p->nr_gids; i++)
@@ -492,8 +493,7 @@ static int gpu_device_from_json(struct reader *rd, const json_t *o, struct inv_g
 	if ((r = jget_str(o, at(rd), "name", &g->name, rd->err)) < 0 ||
 	    (r = jget_str(o, at(rd), "uuid", &g->uuid, rd->err)) < 0 ||
 	    (r = jget_str(o, at(rd), "pci_bus_id", &g->pci_bus_id, rd->err)) < 0 ||
-	    (r = jget_int(o, at(rd), "memory_total_bytes", &g->memory_total_bytes, rd->err)) <
-		    0 ||
+	    (r = jget_int(o, at(rd), "memory_total_bytes", &g->memory_total_bytes, rd->err)) < 0 ||
 	    (r = jget_tri(o, at(rd), "unified_memory", &g->unified_memory, rd->err)) < 0 ||
 	    (r = get_small_int(rd, o, "cc_major", &g->cc_major)) < 0 ||
 	    (r = get_small_int(rd, o, "cc_minor", &g->cc_minor)) < 0 ||
@@ -523,14 +523,16 @@ static int gpu_from_json(struct reader *rd, const json_t *parent, struct inv_gpu
 	m2 = enter(rd, "cuda");
 	r = library_from_json(rd, lib, &gi->cuda);
 	leave(rd, m2);
-	if (r < 0 || (r = jget_str(o, at(rd), "driver_version", &gi->driver_version, rd->err)) < 0 ||
+	if (r < 0 ||
+	    (r = jget_str(o, at(rd), "driver_version", &gi->driver_version, rd->err)) < 0 ||
 	    (r = jget_int(o, at(rd), "cuda_driver_version", &gi->cuda_driver_version, rd->err)) <
 		    0 ||
 	    (r = sub_array(rd, o, "devices", &devs)) < 0)
 		goto out;
 	for (size_t i = 0; devs && i < json_array_size(devs); i++) {
 		m2 = enter(rd, "devices[%zu]", i);
-		r = gpu_device_from_json(rd, json_array_get(devs, i), ARRAY_PUSH(gi->gpus, gi->nr_gpus));
+		r = gpu_device_from_json(rd, json_array_get(devs, i),
+					 ARRAY_PUSH(gi->gpus, gi->nr_gpus));
 		leave(rd, m2);
 		if (r < 0)
 			goto out;
@@ -558,7 +560,8 @@ static int modules_from_json(struct reader *rd, const json_t *o, struct inv_syst
 		else if (streq(st, "absent"))
 			m->state = MODULE_ABSENT;
 		else
-			return bad(rd, name, "expected \"loaded\", \"builtin\", \"absent\" or null");
+			return bad(rd, name,
+				   "expected \"loaded\", \"builtin\", \"absent\" or null");
 	}
 	return 0;
 }
@@ -592,7 +595,8 @@ static int system_from_json(struct reader *rd, const json_t *o, struct inv_syste
 	    (r = jget_str(o, at(rd), "kernel", &s->kernel, rd->err)) < 0 ||
 	    (r = jget_str(o, at(rd), "arch", &s->arch, rd->err)) < 0 ||
 	    (r = jget_str(o, at(rd), "home", &s->home, rd->err)) < 0 ||
-	    (r = sub_object(rd, o, "os", &os)) < 0 || (r = sub_object(rd, o, "nvidia_driver", &drv)) < 0 ||
+	    (r = sub_object(rd, o, "os", &os)) < 0 ||
+	    (r = sub_object(rd, o, "nvidia_driver", &drv)) < 0 ||
 	    (r = sub_object(rd, o, "modules", &mods)) < 0 ||
 	    (r = sub_array(rd, o, "nccl_conf", &conf)) < 0 ||
 	    (r = sub_object(rd, o, "sysctl", &sysctl)) < 0 ||
@@ -619,7 +623,8 @@ static int system_from_json(struct reader *rd, const json_t *o, struct inv_syste
 	mark = enter(rd, "modules");
 	r = modules_from_json(rd, mods, s);
 	leave(rd, mark);
-	if (r < 0 || (r = nccl_from_json(rd, o, s)) < 0 || (r = nccl_conf_from_json(rd, conf, s)) < 0 ||
+	if (r < 0 || (r = nccl_from_json(rd, o, s)) < 0 ||
+	    (r = nccl_conf_from_json(rd, conf, s)) < 0 ||
 	    (r = environment_from_json(rd, o, s)) < 0 || (r = limits_from_json(rd, o, s)) < 0)
 		return r;
 	if (sysctl) {
@@ -633,8 +638,8 @@ static int system_from_json(struct reader *rd, const json_t *o, struct inv_syste
 	if (mem) {
 		mark = enter(rd, "memory");
 		if ((r = jget_int(mem, at(rd), "mem_total_bytes", &s->mem_total, rd->err)) == 0 &&
-		    (r = jget_int(mem, at(rd), "mem_available_bytes", &s->mem_available, rd->err)) ==
-			    0)
+		    (r = jget_int(mem, at(rd), "mem_available_bytes", &s->mem_available,
+				  rd->err)) == 0)
 			r = jget_int(mem, at(rd), "cma_total_bytes", &s->cma_total, rd->err);
 		leave(rd, mark);
 	}
@@ -677,7 +682,8 @@ static int gid_from_json(struct reader *rd, const json_t *o, struct inv_gid *g)
 		return r;
 	if (!text || parse_gid(text, g->raw) < 0) {
 		free(text);
-		return bad(rd, "gid", "expected a GID such as fe80:0000:0000:0000:0000:0000:0000:0001");
+		return bad(rd, "gid",
+			   "expected a GID such as fe80:0000:0000:0000:0000:0000:0000:0001");
 	}
 	free(text);
 	if ((r = jget_str(o, at(rd), "type", &g->type, rd->err)) < 0)
@@ -748,7 +754,8 @@ static int rdma_from_json(struct reader *rd, const json_t *o, struct inv_rdma_de
 	    (r = jget_str(o, at(rd), "pci_address", &d->pci_address, rd->err)) < 0 ||
 	    (r = jget_str(o, at(rd), "phys_port_name", &d->phys_port_name, rd->err)) < 0 ||
 	    (r = jget_str(o, at(rd), "phys_switch_id", &d->phys_switch_id, rd->err)) < 0 ||
-	    (r = sub_array(rd, o, "netdevs", &nds)) < 0 || (r = sub_array(rd, o, "ports", &ports)) < 0)
+	    (r = sub_array(rd, o, "netdevs", &nds)) < 0 ||
+	    (r = sub_array(rd, o, "ports", &ports)) < 0)
 		return r;
 	for (size_t i = 0; nds && i < json_array_size(nds); i++) {
 		const char *s = json_string_value(json_array_get(nds, i));
@@ -778,7 +785,8 @@ static int addrs_from_json(struct reader *rd, const json_t *arr, int family, str
 		if (!a || inet_pton(family, a, bin) != 1 || !json_is_integer(plen) ||
 		    json_integer_value(plen) < 0 ||
 		    json_integer_value(plen) > (family == AF_INET ? 32 : 128))
-			return bad(rd, key, "expected entries {\"address\": ..., \"prefix_len\": ...}");
+			return bad(rd, key,
+				   "expected entries {\"address\": ..., \"prefix_len\": ...}");
 		struct inv_addr *ad = ARRAY_PUSH(n->addrs, n->nr_addrs);
 		ad->family = family;
 		ad->address = xstrdup(a);
@@ -845,8 +853,8 @@ static int pci_from_json(struct reader *rd, const json_t *o, struct inv_pci *p)
 		const json_t *a_;                                                                  \
 		if ((r = sub_array((rd), (doc), (key), &a_)) < 0)                                  \
 			goto out;                                                                  \
-		for (size_t i_ = 0; a_ && i_ < json_array_size(a_); i_++) {                         \
-			size_t m_ = enter((rd), "%s[%zu]", (key), i_);                            \
+		for (size_t i_ = 0; a_ && i_ < json_array_size(a_); i_++) {                        \
+			size_t m_ = enter((rd), "%s[%zu]", (key), i_);                             \
 			r = fn((rd), json_array_get(a_, i_), ARRAY_PUSH((arr), (nr)));             \
 			leave((rd), m_);                                                           \
 			if (r < 0)                                                                 \
@@ -883,7 +891,8 @@ int inventory_from_json(struct inventory *inv, const json_t *doc, struct strbuf 
 		goto out;
 	}
 	if (version > INVENTORY_SCHEMA_VERSION) {
-		strbuf_addf(err, "schema_version %" PRId64 " is newer than this sparkctl reads (%d)",
+		strbuf_addf(err,
+			    "schema_version %" PRId64 " is newer than this sparkctl reads (%d)",
 			    version, INVENTORY_SCHEMA_VERSION);
 		r = -EINVAL;
 		goto out;
@@ -923,8 +932,9 @@ int host_facts_from_json(struct inventory *inv, const json_t *doc, struct strbuf
 
 	if ((r = jget_str(doc, "", "arch", &s->arch, err)) < 0 ||
 	    (r = jget_str(doc, "", "home", &s->home, err)) < 0 ||
-	    (r = environment_from_json(&rd, doc, s)) < 0 || (r = limits_from_json(&rd, doc, s)) < 0 ||
-	    (r = nccl_from_json(&rd, doc, s)) < 0 || (r = gpu_from_json(&rd, doc, &inv->gpu)) < 0)
+	    (r = environment_from_json(&rd, doc, s)) < 0 ||
+	    (r = limits_from_json(&rd, doc, s)) < 0 || (r = nccl_from_json(&rd, doc, s)) < 0 ||
+	    (r = gpu_from_json(&rd, doc, &inv->gpu)) < 0)
 		goto out;
 out:
 	strbuf_release(&rd.path);

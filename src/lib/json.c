@@ -208,8 +208,7 @@ int jget_str(const json_t *obj, const char *ctx, const char *key, char **ret, st
 	return 0;
 }
 
-int jget_int(const json_t *obj, const char *ctx, const char *key, int64_t *ret,
-	     struct strbuf *err)
+int jget_int(const json_t *obj, const char *ctx, const char *key, int64_t *ret, struct strbuf *err)
 {
 	const json_t *v = json_object_get(obj, key);
 

@@ -56,8 +56,7 @@ int json_load_buffer(const char *buf, size_t len, const char *name, json_t **ret
  * -EINVAL with "ctx.key: expected ..." in err.
  */
 int jget_str(const json_t *obj, const char *ctx, const char *key, char **ret, struct strbuf *err);
-int jget_int(const json_t *obj, const char *ctx, const char *key, int64_t *ret,
-	     struct strbuf *err);
+int jget_int(const json_t *obj, const char *ctx, const char *key, int64_t *ret, struct strbuf *err);
 int jget_tri(const json_t *obj, const char *ctx, const char *key, int *ret, struct strbuf *err);
 /* An array or object member; *ret is NULL when missing or null. */
 int jget_array(const json_t *obj, const char *ctx, const char *key, const json_t **ret,

@@ -52,7 +52,8 @@ static int opt_apply(const struct opt *o, const char *arg, struct strbuf *err)
 static const struct opt *find_long(const struct opt *opts, const char *name, size_t len)
 {
 	for (const struct opt *o = opts; o->type != OPT_TYPE_END; o++)
-		if (o->long_name && strlen(o->long_name) == len && !strncmp(o->long_name, name, len))
+		if (o->long_name && strlen(o->long_name) == len &&
+		    !strncmp(o->long_name, name, len))
 			return o;
 	return NULL;
 }

@@ -33,12 +33,30 @@ struct opt {
 	const char *help;      /* one line */
 };
 
-#define OPT_BOOL(s, l, v, h)	    { OPT_TYPE_BOOL, (s), (l), (v), NULL, (h) }
-#define OPT_STRING(s, l, v, a, h)   { OPT_TYPE_STRING, (s), (l), (v), (a), (h) }
-#define OPT_UINT(s, l, v, a, h)	    { OPT_TYPE_UINT, (s), (l), (v), (a), (h) }
-#define OPT_LIST(s, l, v, a, h)	    { OPT_TYPE_LIST, (s), (l), (v), (a), (h) }
-#define OPT_HELP(v)		    { OPT_TYPE_HELP, 'h', "help", (v), NULL, "show this help" }
-#define OPT_END()		    { OPT_TYPE_END, 0, NULL, NULL, NULL, NULL }
+#define OPT_BOOL(s, l, v, h)                                                                       \
+	{                                                                                          \
+		OPT_TYPE_BOOL, (s), (l), (v), NULL, (h)                                            \
+	}
+#define OPT_STRING(s, l, v, a, h)                                                                  \
+	{                                                                                          \
+		OPT_TYPE_STRING, (s), (l), (v), (a), (h)                                           \
+	}
+#define OPT_UINT(s, l, v, a, h)                                                                    \
+	{                                                                                          \
+		OPT_TYPE_UINT, (s), (l), (v), (a), (h)                                             \
+	}
+#define OPT_LIST(s, l, v, a, h)                                                                    \
+	{                                                                                          \
+		OPT_TYPE_LIST, (s), (l), (v), (a), (h)                                             \
+	}
+#define OPT_HELP(v)                                                                                \
+	{                                                                                          \
+		OPT_TYPE_HELP, 'h', "help", (v), NULL, "show this help"                            \
+	}
+#define OPT_END()                                                                                  \
+	{                                                                                          \
+		OPT_TYPE_END, 0, NULL, NULL, NULL, NULL                                            \
+	}
 
 /*
  * Parse argv[1..argc) against opts (argv[0] is the command's name).

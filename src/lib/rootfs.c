@@ -55,7 +55,7 @@ static int open_in_root(const struct rootfs *root, const char *rel, int flags)
 {
 	static int have_openat2 = 1;
 	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.flags = (uint64_t)(unsigned int)(flags | O_CLOEXEC),
 		.resolve = (uint64_t)(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS),
 	};
 
@@ -113,7 +113,7 @@ int rootfs_read_file(const struct rootfs *root, const char *rel, size_t max, str
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		r = -EINVAL;
+		r = -ESPIPE;
 		goto out;
 	}
 	for (;;) {

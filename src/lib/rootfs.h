@@ -10,8 +10,8 @@
  * Functions return 0 (or a count) on success and a negative errno on
  * failure; they never print.  Reads are bounded: a file larger than the
  * limit fails with -EFBIG rather than filling memory, and anything that
- * is not a regular file (a FIFO, a device) fails with -EINVAL rather than
- * blocking.
+ * is not a regular file or directory (a FIFO, a socket, a device) fails
+ * with -ESPIPE rather than blocking.
  *
  * When a recorder is attached, every successful read, readlink and
  * listing is recorded, so that 'sparkctl capture' can write exactly the
@@ -27,9 +27,9 @@
 /* The most a single sysfs/procfs value may hold (sysfs attributes are <= one page). */
 #define ROOTFS_VALUE_MAX ((size_t)64 * 1024)
 /* The most a whole file read with rootfs_read_file() by the probe may hold. */
-#define ROOTFS_FILE_MAX ((size_t)4 * 1024 * 1024)
+#define ROOTFS_FILE_MAX	 ((size_t)4 * 1024 * 1024)
 /* The most entries one directory listing may return. */
-#define ROOTFS_LIST_MAX 100000
+#define ROOTFS_LIST_MAX	 100000
 
 enum rootfs_record_kind {
 	ROOTFS_RECORD_FILE, /* data: the file's content */
@@ -50,9 +50,9 @@ struct rootfs_recorder {
 };
 
 struct rootfs {
-	int dirfd;		   /* O_PATH descriptor of the root directory */
-	char *path;		   /* the root as given, for messages */
-	bool is_host_root;	   /* the root is the host's "/" (a live probe) */
+	int dirfd;			  /* O_PATH descriptor of the root directory */
+	char *path;			  /* the root as given, for messages */
+	bool is_host_root;		  /* the root is the host's "/" (a live probe) */
 	struct rootfs_recorder *recorder; /* optional, see above */
 };
 

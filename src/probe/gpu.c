@@ -64,13 +64,16 @@ static void probe_nvml_devices(struct nvml *nvml, struct inv_gpu_info *gi)
 		g->gpudirect_rdma = g->dma_buf = TRI_UNKNOWN;
 		if (nvml->device_get_handle_by_index(i, &dev) != NVML_SUCCESS)
 			continue;
-		if (nvml->device_get_name && nvml->device_get_name(dev, buf, sizeof(buf)) == NVML_SUCCESS)
+		if (nvml->device_get_name &&
+		    nvml->device_get_name(dev, buf, sizeof(buf)) == NVML_SUCCESS)
 			g->name = xstrdup(buf);
-		if (nvml->device_get_uuid && nvml->device_get_uuid(dev, buf, sizeof(buf)) == NVML_SUCCESS)
+		if (nvml->device_get_uuid &&
+		    nvml->device_get_uuid(dev, buf, sizeof(buf)) == NVML_SUCCESS)
 			g->uuid = xstrdup(buf);
 		struct nvml_pci_info pci;
 		memset(&pci, 0, sizeof(pci));
-		if (nvml->device_get_pci_info && nvml->device_get_pci_info(dev, &pci) == NVML_SUCCESS) {
+		if (nvml->device_get_pci_info &&
+		    nvml->device_get_pci_info(dev, &pci) == NVML_SUCCESS) {
 			pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
 			g->pci_bus_id = xstrdup(pci.bus_id);
 		}
@@ -82,7 +85,8 @@ static void probe_nvml_devices(struct nvml *nvml, struct inv_gpu_info *gi)
 					mem.total > INT64_MAX ? INT64_MAX : (int64_t)mem.total;
 				g->unified_memory = TRI_NO;
 			} else if (r == NVML_ERROR_NOT_SUPPORTED) {
-				/* An integrated GPU sharing system memory (GB10): no framebuffer. */
+				/* An integrated GPU sharing system memory (GB10): no framebuffer.
+				 */
 				g->unified_memory = TRI_YES;
 			}
 		}
@@ -135,17 +139,17 @@ static void probe_cuda_devices(struct cuda *cuda, struct inv_gpu_info *gi)
 			g->memory_total_bytes = INV_UNKNOWN;
 			g->unified_memory = TRI_UNKNOWN;
 			g->cc_major = g->cc_minor = -1;
-			if (cuda->device_get_name && cuda->device_get_name(name, (int)sizeof(name), dev) ==
-							     CUDA_SUCCESS)
+			if (cuda->device_get_name &&
+			    cuda->device_get_name(name, (int)sizeof(name), dev) == CUDA_SUCCESS)
 				g->name = xstrdup(name);
 			g->pci_bus_id = *bus ? xstrdup(bus) : NULL;
 		}
 		if (g->cc_major < 0) {
 			int major, minor;
-			if (cuda->device_get_attribute(&major, CU_ATTR_COMPUTE_CAPABILITY_MAJOR, dev) ==
-				    CUDA_SUCCESS &&
-			    cuda->device_get_attribute(&minor, CU_ATTR_COMPUTE_CAPABILITY_MINOR, dev) ==
-				    CUDA_SUCCESS) {
+			if (cuda->device_get_attribute(&major, CU_ATTR_COMPUTE_CAPABILITY_MAJOR,
+						       dev) == CUDA_SUCCESS &&
+			    cuda->device_get_attribute(&minor, CU_ATTR_COMPUTE_CAPABILITY_MINOR,
+						       dev) == CUDA_SUCCESS) {
 				g->cc_major = major;
 				g->cc_minor = minor;
 			}

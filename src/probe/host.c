@@ -71,8 +71,9 @@ void probe_host_captured(struct probe_ctx *ctx)
 	int r = rootfs_read_file(ctx->root, CAPTURE_HOST_JSON, JSON_INPUT_MAX, &text);
 
 	if (r == -ENOENT) {
-		inventory_add_problem(ctx->inv, CAPTURE_HOST_JSON,
-				      "not in the tree: GPUs, NCCL, environment and limits are unknown");
+		inventory_add_problem(
+			ctx->inv, CAPTURE_HOST_JSON,
+			"not in the tree: GPUs, NCCL, environment and limits are unknown");
 		goto out;
 	}
 	if (r < 0) {

@@ -121,7 +121,8 @@ void probe_netdevs(struct probe_ctx *ctx)
 static struct inv_netdev *find_netdev(struct inventory *inv, const char *name, size_t len)
 {
 	for (size_t i = 0; i < inv->nr_netdevs; i++)
-		if (strlen(inv->netdevs[i].name) == len && !strncmp(inv->netdevs[i].name, name, len))
+		if (strlen(inv->netdevs[i].name) == len &&
+		    !strncmp(inv->netdevs[i].name, name, len))
 			return &inv->netdevs[i];
 	return NULL;
 }
@@ -189,7 +190,8 @@ void probe_addresses_live(struct probe_ctx *ctx)
 		if (fam == AF_INET)
 			src = &((const struct sockaddr_in *)(const void *)ifa->ifa_addr)->sin_addr;
 		else if (fam == AF_INET6)
-			src = &((const struct sockaddr_in6 *)(const void *)ifa->ifa_addr)->sin6_addr;
+			src = &((const struct sockaddr_in6 *)(const void *)ifa->ifa_addr)
+				       ->sin6_addr;
 		else
 			continue;
 		/* An IPv4 alias is reported under its label "name:N". */

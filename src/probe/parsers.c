@@ -279,8 +279,7 @@ int parse_nccl_conf_line(const char *line, char **ret_key, char **ret_value)
 	return 0;
 }
 
-int parse_default_routes(const char *text, void (*fn)(const char *ifname, void *data),
-			 void *data)
+int parse_default_routes(const char *text, void (*fn)(const char *ifname, void *data), void *data)
 {
 	const char *line = strchr(text, '\n'); /* skip the header line */
 

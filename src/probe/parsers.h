@@ -75,7 +75,6 @@ int parse_nccl_conf_line(const char *line, char **ret_key, char **ret_value);
  * The interfaces that carry an IPv4 default route, from /proc/net/route:
  * calls fn(ifname, data) for each.
  */
-int parse_default_routes(const char *text, void (*fn)(const char *ifname, void *data),
-			 void *data);
+int parse_default_routes(const char *text, void (*fn)(const char *ifname, void *data), void *data);
 
 #endif

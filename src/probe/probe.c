@@ -29,8 +29,9 @@ void probe_read_failed(struct probe_ctx *ctx, const char *path, int err)
 	if (is_absence(err))
 		return;
 	if (err == -EFBIG)
-		inventory_add_problem(ctx->inv, path, "larger than %zu bytes; not read",
-				      ROOTFS_VALUE_MAX);
+		inventory_add_problem(ctx->inv, path, "larger than the size limit; not read");
+	else if (err == -ESPIPE)
+		inventory_add_problem(ctx->inv, path, "not a regular file; not read");
 	else
 		inventory_add_problem(ctx->inv, path, "%s", strerror(-err));
 }

@@ -195,10 +195,10 @@ static void probe_rdma_dev(struct probe_ctx *ctx, const char *name)
 			d->phys_switch_id = xstrdup_or_null(n->phys_switch_id);
 		} else {
 			/* The netdev is not in this network namespace; read it via the device. */
-			d->phys_port_name =
-				probe_read_strf(ctx, IB "/%s/device/net/%s/phys_port_name", name, nd);
-			d->phys_switch_id =
-				probe_read_strf(ctx, IB "/%s/device/net/%s/phys_switch_id", name, nd);
+			d->phys_port_name = probe_read_strf(
+				ctx, IB "/%s/device/net/%s/phys_port_name", name, nd);
+			d->phys_switch_id = probe_read_strf(
+				ctx, IB "/%s/device/net/%s/phys_switch_id", name, nd);
 		}
 	}
 	probe_ports(ctx, d);

@@ -61,7 +61,8 @@ static void probe_modules(struct probe_ctx *ctx)
 			/* Built into the kernel: not in /proc/modules, but in /sys/module. */
 			strbuf_reset(&sysmod);
 			strbuf_addf(&sysmod, "sys/module/%s", name);
-			m->state = rootfs_exists(ctx->root, sysmod.buf) ? MODULE_BUILTIN : MODULE_ABSENT;
+			m->state = rootfs_exists(ctx->root, sysmod.buf) ? MODULE_BUILTIN
+									: MODULE_ABSENT;
 		}
 	}
 	strbuf_release(&text);

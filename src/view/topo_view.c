@@ -84,7 +84,8 @@ static int cmp_pci(const void *a, const void *b)
 {
 	const struct inv_rdma_dev *x = *(const struct inv_rdma_dev *const *)a;
 	const struct inv_rdma_dev *y = *(const struct inv_rdma_dev *const *)b;
-	int c = strcmp(x->pci_address ? x->pci_address : "~", y->pci_address ? y->pci_address : "~");
+	int c = strcmp(x->pci_address ? x->pci_address : "~",
+		       y->pci_address ? y->pci_address : "~");
 	return c ? c : strcmp(x->name, y->name);
 }
 
@@ -161,12 +162,13 @@ static void render_ports(const struct inventory *inv, size_t width, struct strbu
 		const struct inv_rdma_dev *d = order[i], *tw = rdma_twin(inv, d);
 		char label[16];
 		if (tw && cmp_pci(&d, &tw) < 0)
-			strbuf_addf(out, "twins %s: %s + %s\n", rdma_twin_label(inv, d, label), d->name,
-				    tw->name);
+			strbuf_addf(out, "twins %s: %s + %s\n", rdma_twin_label(inv, d, label),
+				    d->name, tw->name);
 	}
 	if (flagged)
-		strbuf_addstr(out, "! NCCL would pick a GID that is not an IPv4 RoCE v2 GID: the port "
-				   "needs an IPv4 address\n");
+		strbuf_addstr(out,
+			      "! NCCL would pick a GID that is not an IPv4 RoCE v2 GID: the port "
+			      "needs an IPv4 address\n");
 	free(order);
 	strbuf_release(&cell);
 }
@@ -178,8 +180,8 @@ static const char *tri_text(int t)
 
 static void render_gpus(const struct inventory *inv, size_t width, struct strbuf *out)
 {
-	static const char *const headers[] = { ">GPU", "NAME", "MEMORY", "CC", "GPUDIRECT",
-					       "DMA-BUF", "PCI" };
+	static const char *const headers[] = { ">GPU",	    "NAME",    "MEMORY", "CC",
+					       "GPUDIRECT", "DMA-BUF", "PCI" };
 	const struct inv_gpu_info *gi = &inv->gpu;
 	struct table t;
 
@@ -201,7 +203,8 @@ static void render_gpus(const struct inventory *inv, size_t width, struct strbuf
 		if (g->unified_memory == TRI_YES)
 			table_cell(&t, "unified");
 		else if (g->memory_total_bytes >= 0)
-			table_cellf(&t, "%" PRId64 " GiB", (g->memory_total_bytes + (1 << 29)) >> 30);
+			table_cellf(&t, "%" PRId64 " GiB",
+				    (g->memory_total_bytes + (1 << 29)) >> 30);
 		else
 			table_cell(&t, NULL);
 		if (g->cc_major >= 0)

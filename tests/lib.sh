@@ -1,0 +1,90 @@
+# tests/lib.sh - sourced by every shell test.
+#
+# Provides a private temporary directory ($TMP, removed on exit however the
+# test ends) and small assertion helpers.  A test fails on the first
+# failed assertion (exit 1) and is skipped with exit 77.
+set -eu
+
+: "${SPARKCTL:?run the tests with 'meson test', which sets SPARKCTL}"
+: "${SRCDIR:?}"
+FIXTURES=$SRCDIR/tests/fixtures
+GOLDEN=$SRCDIR/tests/golden
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sparkctl-test.XXXXXX")
+_cleanups=""
+# at_exit CMD: run CMD when the test ends (last registered runs first).
+at_exit() { _cleanups="$1; $_cleanups"; }
+_on_exit() {
+  local rc=$?
+  set +e
+  eval "$_cleanups"
+  rm -rf "$TMP"
+  exit $rc
+}
+trap _on_exit EXIT
+trap 'exit 130' INT TERM
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+note() { echo "# $*"; }
+
+# run CMD...: run it, keeping stdout in $TMP/out, stderr in $TMP/err and the
+# exit status in $status; never fails by itself.
+run() {
+  set +e
+  "$@" > "$TMP/out" 2> "$TMP/err"
+  status=$?
+  set -e
+}
+
+# expect STATUS CMD...: run CMD and require that exit status.
+expect() {
+  local want=$1; shift
+  run "$@"
+  if [ "$status" != "$want" ]; then
+    echo "--- stdout:" >&2; cat "$TMP/out" >&2
+    echo "--- stderr:" >&2; cat "$TMP/err" >&2
+    fail "'$*' exited $status, expected $want"
+  fi
+}
+
+# contains FILE TEXT: FILE has a line containing TEXT (fixed string).
+contains() {
+  grep -qF -- "$2" "$1" || { echo "--- $1:" >&2; cat "$1" >&2; fail "'$2' not found in $1"; }
+}
+lacks() {
+  ! grep -qF -- "$2" "$1" || { echo "--- $1:" >&2; cat "$1" >&2; fail "'$2' found in $1"; }
+}
+
+# same FILE1 FILE2: identical content (shows a diff otherwise).
+same() {
+  diff -u "$1" "$2" >&2 || fail "$1 and $2 differ"
+}
+
+# golden NAME FILE: FILE equals tests/golden/NAME.  With SPARKCTL_UPDATE_GOLDEN=1
+# the golden file is rewritten instead (then review the diff).
+golden() {
+  if [ "${SPARKCTL_UPDATE_GOLDEN:-}" = 1 ]; then
+    cp "$2" "$GOLDEN/$1"
+    return
+  fi
+  [ -f "$GOLDEN/$1" ] || fail "no golden file tests/golden/$1 (run with SPARKCTL_UPDATE_GOLDEN=1)"
+  diff -u "$GOLDEN/$1" "$2" >&2 || fail "output differs from tests/golden/$1"
+}
+
+# json_get FILE EXPR: evaluate a Python expression on the JSON document 'd'.
+json_get() {
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# require_root: tests that change network namespaces need root.  In CI
+# (SPARKCTL_REQUIRE_ROOT_TESTS=1) a missing privilege is a failure, not a skip.
+require_root() {
+  local why=""
+  [ "$(id -u)" = 0 ] || why="not root"
+  command -v ip > /dev/null 2>&1 || why="no 'ip' command"
+  if [ -n "$why" ]; then
+    [ "${SPARKCTL_REQUIRE_ROOT_TESTS:-}" = 1 ] && fail "$why, and this run requires root tests"
+    skip "$why"
+  fi
+}

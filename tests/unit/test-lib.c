@@ -1,0 +1,273 @@
+/* Unit tests of src/lib: strbuf, strvec, numbers, options, suggestions, JSON helpers. */
+#include "sparkctl.h"
+
+#include "test_util.h"
+
+#include "lib/json.h"
+#include "lib/options.h"
+#include "lib/parse.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+#include "lib/suggest.h"
+#include "lib/xalloc.h"
+
+static void strbuf_basics(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	assert_string_equal(sb.buf, "");
+	assert_int_equal(sb.len, 0);
+	strbuf_addstr(&sb, "abc");
+	strbuf_addch(&sb, 'd');
+	strbuf_addf(&sb, "-%d-%s", 42, "x");
+	assert_string_equal(sb.buf, "abcd-42-x");
+	assert_int_equal(sb.len, 9);
+	/* Growth across many appends keeps the content. */
+	for (int i = 0; i < 1000; i++)
+		strbuf_addf(&sb, "%04d", i);
+	assert_int_equal(sb.len, 9 + 4000);
+	assert_memory_equal(sb.buf + 9 + 4 * 999, "0999", 4);
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "  x y \n\t");
+	strbuf_trim(&sb);
+	assert_string_equal(sb.buf, "x y");
+	size_t len;
+	char *s = strbuf_detach(&sb, &len);
+	assert_string_equal(s, "x y");
+	assert_int_equal(len, 3);
+	assert_string_equal(sb.buf, "");
+	free(s);
+	/* Detaching an empty strbuf still returns an allocated string. */
+	s = strbuf_detach(&sb, NULL);
+	assert_string_equal(s, "");
+	free(s);
+	strbuf_addchars(&sb, '-', 3);
+	assert_string_equal(sb.buf, "---");
+	strbuf_release(&sb);
+}
+
+static void strvec_basics(void **state)
+{
+	struct strvec sv = STRVEC_INIT;
+
+	(void)state;
+	assert_null(sv.v[0]);
+	strvec_push(&sv, "b");
+	strvec_pushf(&sv, "%s", "c");
+	strvec_push(&sv, "a");
+	strvec_sort(&sv);
+	assert_string_equal(sv.v[0], "a");
+	assert_string_equal(sv.v[2], "c");
+	assert_null(sv.v[3]);
+	assert_true(strvec_contains(&sv, "b"));
+	assert_false(strvec_contains(&sv, "d"));
+	for (int i = 0; i < 100; i++)
+		strvec_pushf(&sv, "%d", i);
+	assert_int_equal(sv.nr, 103);
+	assert_null(sv.v[103]);
+	strvec_clear(&sv);
+	assert_int_equal(sv.nr, 0);
+}
+
+static void array_growth(void **state)
+{
+	int *arr = NULL;
+	size_t nr = 0;
+
+	(void)state;
+	for (int i = 0; i < 1000; i++)
+		*ARRAY_PUSH(arr, nr) = i;
+	assert_int_equal(nr, 1000);
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(arr[i], i);
+	free(arr);
+}
+
+static void numbers(void **state)
+{
+	uint64_t u;
+	int64_t i;
+	int n;
+	uint32_t u32;
+
+	(void)state;
+	assert_int_equal(parse_u64("18446744073709551615", &u), 0);
+	assert_true(u == UINT64_MAX);
+	assert_int_equal(parse_u64("18446744073709551616", &u), -ERANGE);
+	assert_int_equal(parse_u64("", &u), -EINVAL);
+	assert_int_equal(parse_u64(" 1", &u), -EINVAL);
+	assert_int_equal(parse_u64("1 ", &u), -EINVAL);
+	assert_int_equal(parse_u64("-1", &u), -EINVAL);
+	assert_int_equal(parse_u64("+1", &u), -EINVAL);
+	assert_int_equal(parse_i64("-9223372036854775808", &i), 0);
+	assert_true(i == INT64_MIN);
+	assert_int_equal(parse_i64("9223372036854775808", &i), -ERANGE);
+	assert_int_equal(parse_int("-5", &n), 0);
+	assert_int_equal(n, -5);
+	assert_int_equal(parse_int("2147483648", &n), -ERANGE);
+	assert_int_equal(parse_u32("4294967296", &u32), -ERANGE);
+	assert_int_equal(parse_u64_hex("0x15b3", &u), 0);
+	assert_int_equal(u, 0x15b3);
+	assert_int_equal(parse_u64_hex("ffffffffffffffff", &u), 0);
+	assert_int_equal(parse_u64_hex("1ffffffffffffffff", &u), -ERANGE);
+	assert_int_equal(parse_u64_hex("0x", &u), -EINVAL);
+	assert_int_equal(parse_u64_hex("0xg", &u), -EINVAL);
+	assert_int_equal(parse_milli("32.0", &u), 0);
+	assert_int_equal(u, 32000);
+	assert_int_equal(parse_milli("2.5", &u), 0);
+	assert_int_equal(u, 2500);
+	assert_int_equal(parse_milli("0.125", &u), 0);
+	assert_int_equal(u, 125);
+	assert_int_equal(parse_milli("1.", &u), -EINVAL);
+	assert_int_equal(parse_milli(".5", &u), -EINVAL);
+	assert_int_equal(parse_milli("1.0001", &u), -EINVAL);
+}
+
+/*
+ * A mutable argv from string literals.  options_parse() reorders the
+ * pointers, so it gets a copy of the array; sv keeps owning the strings.
+ */
+static char **argv_copy;
+
+static char **make_argv(struct strvec *sv, int *argc, ...)
+{
+	va_list ap;
+	const char *s;
+
+	strvec_clear(sv);
+	va_start(ap, argc);
+	while ((s = va_arg(ap, const char *)))
+		strvec_push(sv, s);
+	va_end(ap);
+	*argc = (int)sv->nr;
+	free(argv_copy);
+	argv_copy = xcalloc(sv->nr + 1, sizeof(char *));
+	memcpy(argv_copy, sv->v, sv->nr * sizeof(char *));
+	return argv_copy;
+}
+
+static void options(void **state)
+{
+	bool json = false, help = false, verbose = false;
+	const char *root = NULL;
+	unsigned count = 0;
+	struct strvec envs = STRVEC_INIT;
+	const struct opt opts[] = {
+		OPT_BOOL(0, "json", &json, "json"),
+		OPT_BOOL('v', "verbose", &verbose, "more"),
+		OPT_STRING(0, "root", &root, "DIR", "root"),
+		OPT_UINT('n', "count", &count, "N", "count"),
+		OPT_LIST('e', "env", &envs, "K=V", "env"),
+		OPT_HELP(&help),
+		OPT_END(),
+	};
+	struct strbuf err = STRBUF_INIT;
+	struct strvec sv = STRVEC_INIT;
+	int argc;
+	char **argv = make_argv(&sv, &argc, "cmd", "a", "--json", "-vn3", "--root=/x", "-e", "A=1",
+				"b", "--env", "B=2", "--", "--json", NULL);
+
+	(void)state;
+	int n = options_parse(opts, argc, argv, &err);
+	assert_int_equal(argc, 12);
+	assert_int_equal(n, 3);
+	assert_string_equal(argv[1], "a");
+	assert_string_equal(argv[2], "b");
+	assert_string_equal(argv[3], "--json");
+	assert_true(json);
+	assert_true(verbose);
+	assert_int_equal(count, 3);
+	assert_string_equal(root, "/x");
+	assert_int_equal(envs.nr, 2);
+	assert_string_equal(envs.v[1], "B=2");
+
+	argv = make_argv(&sv, &argc, "cmd", "--jsn", NULL);
+	assert_int_equal(options_parse(opts, argc, argv, &err), -EINVAL);
+	assert_string_equal(err.buf, "unknown option '--jsn'; did you mean '--json'?");
+	strbuf_reset(&err);
+	argv = make_argv(&sv, &argc, "cmd", "--root", NULL);
+	assert_int_equal(options_parse(opts, argc, argv, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "requires a value"));
+	strbuf_reset(&err);
+	argv = make_argv(&sv, &argc, "cmd", "-n", "x", NULL);
+	assert_int_equal(options_parse(opts, argc, argv, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "expects a non-negative integer"));
+	strbuf_reset(&err);
+	argv = make_argv(&sv, &argc, "cmd", "--json=yes", NULL);
+	assert_int_equal(options_parse(opts, argc, argv, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "takes no value"));
+	strbuf_reset(&err);
+	argv = make_argv(&sv, &argc, "cmd", "-z", NULL);
+	assert_int_equal(options_parse(opts, argc, argv, &err), -EINVAL);
+	strbuf_reset(&err);
+
+	struct strbuf help_text = STRBUF_INIT;
+	const char *const usage[] = { "cmd [--json]", NULL };
+	options_help(&help_text, usage, "Does things.", opts);
+	assert_non_null(strstr(help_text.buf, "usage: cmd [--json]\n"));
+	assert_non_null(strstr(help_text.buf, "  -n, --count N"));
+	assert_non_null(strstr(help_text.buf, "  -h, --help"));
+	strbuf_release(&help_text);
+	strvec_clear(&envs);
+	strvec_clear(&sv);
+	free(argv_copy);
+	argv_copy = NULL;
+	strbuf_release(&err);
+}
+
+static void suggestions(void **state)
+{
+	const char *const names[] = { "topo", "capture", "help", "version" };
+
+	(void)state;
+	assert_int_equal(edit_distance("kitten", "sitting"), 3);
+	assert_int_equal(edit_distance("", "abc"), 3);
+	assert_int_equal(edit_distance("same", "same"), 0);
+	assert_string_equal(suggest_nearest("tpo", names, 4), "topo");
+	assert_string_equal(suggest_nearest("captur", names, 4), "capture");
+	assert_string_equal(suggest_nearest("vers", names, 4), "version");
+	assert_null(suggest_nearest("launchpad", names, 4));
+}
+
+static void json_helpers(void **state)
+{
+	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT;
+	json_t *o = json_object(), *doc = NULL;
+
+	(void)state;
+	jset(o, "s", jstr("t\"ab\n"));
+	jset(o, "null", jstr(NULL));
+	jset(o, "unknown", jint_known(-1));
+	jset(o, "n", jint_known(7));
+	jset(o, "tri", jtri(-1));
+	json_to_strbuf(o, &sb);
+	assert_non_null(strstr(sb.buf, "\"s\": \"t\\\"ab\\n\""));
+	assert_non_null(strstr(sb.buf, "\"unknown\": null"));
+	assert_non_null(strstr(sb.buf, "\"tri\": null"));
+	json_decref(o);
+
+	/* Syntax errors name the line and column. */
+	const char *text = "{\n  \"a\": 1,\n  \"b\": ]\n}";
+	assert_int_equal(json_load_buffer(text, strlen(text), "f.json", &doc, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "f.json:3:"));
+	strbuf_reset(&err);
+	assert_int_equal(json_load_buffer("", 0, "empty.json", &doc, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "empty.json:"));
+	strbuf_reset(&err);
+	assert_int_equal(json_load_path("/nonexistent/x.json", &doc, &err), -ENOENT);
+	assert_non_null(strstr(err.buf, "cannot open '/nonexistent/x.json'"));
+	strbuf_release(&sb);
+	strbuf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(strbuf_basics), cmocka_unit_test(strvec_basics),
+		cmocka_unit_test(array_growth),	 cmocka_unit_test(numbers),
+		cmocka_unit_test(options),	 cmocka_unit_test(suggestions),
+		cmocka_unit_test(json_helpers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

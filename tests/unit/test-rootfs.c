@@ -1,0 +1,182 @@
+/* Unit tests of lib/rootfs.c: bounded, contained reads of hostile trees. */
+#include "sparkctl.h"
+
+#include <sys/stat.h>
+
+#include "test_util.h"
+
+#include "lib/rootfs.h"
+#include "lib/xalloc.h"
+
+static char tree[] = "/tmp/sparkctl-rootfs-XXXXXX";
+
+static void sh(const char *cmd)
+{
+	if (system(cmd) != 0)
+		fail_msg("command failed: %s", cmd);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(tree))
+		return -1;
+	char *cmd = xasprintf(
+		"cd %s && mkdir -p a/b etc outside && printf '4: ACTIVE\\n' > a/b/state && "
+		": > a/empty && printf 'x' > a/nonl && ln -s loop2 a/loop1 && ln -s loop1 a/loop2 "
+		"&& "
+		"ln -s b a/blink && ln -s /etc/passwd a/abs && ln -s ../../../../../../etc/passwd "
+		"a/dotdot && printf 'root-of-tree\\n' > etc/passwd && truncate -s 1G a/huge && "
+		"mkfifo a/fifo && printf '1234567890' > a/ten",
+		tree);
+	sh(cmd);
+	free(cmd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char *cmd = xasprintf("rm -rf %s", tree);
+	sh(cmd);
+	free(cmd);
+	return 0;
+}
+
+static void reads(void **state)
+{
+	struct rootfs root;
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	assert_false(root.is_host_root);
+	assert_int_equal(rootfs_read_value(&root, "a/b/state", &sb), 0);
+	assert_string_equal(sb.buf, "4: ACTIVE");
+	assert_int_equal(rootfs_read_value(&root, "/a/blink/state", &sb), 0); /* leading '/' */
+	assert_string_equal(sb.buf, "4: ACTIVE");
+	assert_int_equal(rootfs_read_value(&root, "a/empty", &sb), 0);
+	assert_string_equal(sb.buf, "");
+	assert_int_equal(rootfs_read_value(&root, "a/nonl", &sb), 0);
+	assert_string_equal(sb.buf, "x");
+	assert_int_equal(rootfs_read_value(&root, "a/missing", &sb), -ENOENT);
+	assert_int_equal(rootfs_read_value(&root, "a/nodir/x", &sb), -ENOENT);
+	assert_int_equal(rootfs_read_value(&root, "a/b/state/x", &sb), -ENOTDIR);
+	assert_int_equal(rootfs_read_value(&root, "a/loop1", &sb), -ELOOP);
+	assert_int_equal(rootfs_read_value(&root, "a/b", &sb), -EISDIR);
+	/* A FIFO is refused at once, never waited on. */
+	assert_int_equal(rootfs_read_value(&root, "a/fifo", &sb), -ESPIPE);
+	/* A 1 GiB file where a value is expected: refused after the limit. */
+	assert_int_equal(rootfs_read_value(&root, "a/huge", &sb), -EFBIG);
+	assert_int_equal(sb.len, 0);
+	assert_int_equal(rootfs_read_file(&root, "a/ten", 10, &sb), 0);
+	assert_int_equal(rootfs_read_file(&root, "a/ten", 9, &sb), -EFBIG);
+	rootfs_close(&root);
+	strbuf_release(&sb);
+}
+
+/* Absolute symlinks and ".." stay inside the root. */
+static void containment(void **state)
+{
+	struct rootfs root;
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	assert_int_equal(rootfs_read_value(&root, "a/abs", &sb), 0);
+	assert_string_equal(sb.buf, "root-of-tree");
+	assert_int_equal(rootfs_read_value(&root, "a/dotdot", &sb), 0);
+	assert_string_equal(sb.buf, "root-of-tree");
+	assert_int_equal(rootfs_read_value(&root, "../../../../etc/passwd", &sb), 0);
+	assert_string_equal(sb.buf, "root-of-tree");
+	rootfs_close(&root);
+	strbuf_release(&sb);
+}
+
+static void links_and_lists(void **state)
+{
+	struct rootfs root;
+	struct strbuf sb = STRBUF_INIT;
+	struct strvec names = STRVEC_INIT;
+
+	(void)state;
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	assert_int_equal(rootfs_readlink(&root, "a/abs", &sb), 0);
+	assert_string_equal(sb.buf, "/etc/passwd");
+	assert_int_equal(rootfs_readlink(&root, "a/b/state", &sb), -EINVAL);
+	assert_int_equal(rootfs_readlink(&root, "a/none", &sb), -ENOENT);
+	assert_int_equal(rootfs_list(&root, "a/b", &names), 1);
+	assert_string_equal(names.v[0], "state");
+	assert_true(rootfs_list(&root, "a", &names) > 5);
+	for (size_t i = 1; i < names.nr; i++)
+		assert_true(strcmp(names.v[i - 1], names.v[i]) < 0);
+	assert_int_equal(rootfs_list(&root, "a/missing", &names), -ENOENT);
+	assert_int_equal(rootfs_list(&root, "a/ten", &names), -ENOTDIR);
+	assert_true(rootfs_exists(&root, "a/blink"));
+	assert_false(rootfs_exists(&root, "a/loop1"));
+	rootfs_close(&root);
+	strvec_clear(&names);
+	strbuf_release(&sb);
+}
+
+static void recorder(void **state)
+{
+	struct rootfs root;
+	struct rootfs_recorder rec = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	struct strvec names = STRVEC_INIT;
+
+	(void)state;
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	root.recorder = &rec;
+	assert_int_equal(rootfs_read_value(&root, "a/b/state", &sb), 0);
+	assert_int_equal(rootfs_readlink(&root, "a/abs", &sb), 0);
+	int n = rootfs_list(&root, "a", &names);
+	assert_int_equal(n, (int)names.nr);
+	rootfs_read_value(&root, "a/missing", &sb); /* failures are not recorded */
+	bool file = false, link = false, dir = false, listed_link = false;
+	for (size_t i = 0; i < rec.nr; i++) {
+		const struct rootfs_record *r = &rec.records[i];
+		if (r->kind == ROOTFS_RECORD_FILE && streq(r->path, "a/b/state"))
+			file = streq(r->data, "4: ACTIVE\n");
+		if (r->kind == ROOTFS_RECORD_LINK && streq(r->path, "a/abs"))
+			link = streq(r->data, "/etc/passwd");
+		if (r->kind == ROOTFS_RECORD_LINK && streq(r->path, "a/blink"))
+			listed_link = streq(r->data, "b");
+		if (r->kind == ROOTFS_RECORD_DIR && streq(r->path, "a"))
+			dir = true;
+		assert_false(streq(r->path, "a/missing"));
+	}
+	assert_true(file);
+	assert_true(link);
+	assert_true(listed_link);
+	assert_true(dir);
+	rootfs_recorder_release(&rec);
+	rootfs_close(&root);
+	strvec_clear(&names);
+	strbuf_release(&sb);
+}
+
+static void open_errors(void **state)
+{
+	struct rootfs root;
+
+	(void)state;
+	assert_int_equal(rootfs_open(&root, "/nonexistent/root"), -ENOENT);
+	char *file = xasprintf("%s/a/ten", tree);
+	assert_int_equal(rootfs_open(&root, file), -ENOTDIR);
+	free(file);
+	assert_int_equal(rootfs_open(&root, "/"), 0);
+	assert_true(root.is_host_root);
+	rootfs_close(&root);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(reads),	   cmocka_unit_test(containment),
+		cmocka_unit_test(links_and_lists), cmocka_unit_test(recorder),
+		cmocka_unit_test(open_errors),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
