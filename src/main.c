@@ -9,6 +9,8 @@
 const struct cmd sparkctl_commands[] = {
 	{ "topo", cmd_topo, "show this node's RDMA ports, twins, netdevs, GPUs and software" },
 	{ "capture", cmd_capture, "write a replayable copy of the files sparkctl reads here" },
+	{ "env", cmd_env, "print the NCCL/UCX/Gloo/MPI environment for this node" },
+	{ "netplan", cmd_netplan, "generate (and --write) the fabric addresses of a plan" },
 	{ "help", cmd_help, "show the commands, or one command's help" },
 	{ "version", cmd_version, "print the version of sparkctl" },
 };

@@ -51,11 +51,28 @@ static int mirror_dir(const struct mirror *m, const char *rel)
 	return 0;
 }
 
+/*
+ * Recreate the symlink rel.  An absolute target is rewritten relative to the
+ * link, so that the tree never points outside itself (/usr/lib/os-release
+ * from etc/os-release becomes ../usr/lib/os-release).
+ */
 static int mirror_link(const struct mirror *m, const char *rel, const char *target)
 {
+	struct strbuf t = STRBUF_INIT;
+	int r = 0;
+
+	if (target[0] == '/') {
+		for (const char *p = strchr(rel, '/'); p; p = strchr(p + 1, '/'))
+			strbuf_addstr(&t, "../");
+		while (*target == '/')
+			target++;
+		strbuf_addstr(&t, *target ? target : ".");
+		target = t.buf;
+	}
 	if (symlinkat(target, m->dst, rel) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+		r = -errno;
+	strbuf_release(&t);
+	return r;
 }
 
 /*
@@ -279,7 +296,7 @@ int cmd_capture(int argc, char **argv)
 	};
 	struct rootfs_recorder rec = { 0 };
 	struct probe_options popts = { .recorder = &rec };
-	struct strbuf err = STRBUF_INIT, tmp = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, tmp = STRBUF_INIT, outdir = STRBUF_INIT;
 	struct inventory inv;
 	struct mirror m = { -1, -1 };
 	int n, r, ret = SPARKCTL_EXIT_ERROR;
@@ -292,13 +309,17 @@ int cmd_capture(int argc, char **argv)
 		return cmd_usage_error("capture", "missing the output directory");
 	if (n > 1)
 		return cmd_usage_error("capture", "expected one output directory, not %d", n);
-	out = argv[1];
+	/* "DIR/" names DIR: the temporary tree goes beside it, not inside. */
+	strbuf_addstr(&outdir, argv[1]);
+	while (outdir.len > 1 && outdir.buf[outdir.len - 1] == '/')
+		strbuf_setlen(&outdir, outdir.len - 1);
+	out = outdir.buf;
+	inventory_init(&inv);
 	if (access(out, F_OK) == 0 && !is_empty_dir(out)) {
 		cmd_error("capture", "'%s' already exists; choose a new directory", out);
-		return SPARKCTL_EXIT_ERROR;
+		goto out;
 	}
 
-	inventory_init(&inv);
 	popts.root = root;
 	if (probe_inventory(&popts, &inv, &err) < 0) {
 		cmd_error("capture", "%s", err.buf);
@@ -327,8 +348,11 @@ int cmd_capture(int argc, char **argv)
 		cmd_error("capture", "cannot write %s: %s", CAPTURE_META_DIR, strerror(-r));
 		goto fail;
 	}
+	/* mkdtemp() made it 0700; the tree is as readable as its files. */
+	mode_t mask = umask(0);
+	umask(mask);
 	/* rename() also replaces an empty directory, atomically. */
-	if (fsync(m.dst) < 0 || rename(tmp.buf, out) < 0) {
+	if (fchmod(m.dst, 0755 & ~mask) < 0 || fsync(m.dst) < 0 || rename(tmp.buf, out) < 0) {
 		cmd_error("capture", "cannot move the capture to '%s': %s", out, strerror(errno));
 		goto fail;
 	}
@@ -346,5 +370,6 @@ out:
 	rootfs_recorder_release(&rec);
 	strbuf_release(&err);
 	strbuf_release(&tmp);
+	strbuf_release(&outdir);
 	return ret;
 }

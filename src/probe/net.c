@@ -1,7 +1,9 @@
 #include "sparkctl.h"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
+#include <linux/if_addr.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -152,55 +154,90 @@ static void order_addresses(struct inventory *inv)
 	}
 }
 
-static unsigned prefix_len_of(const struct sockaddr *mask)
+/*
+ * The kernel's addresses, as 'ip address show' lists them: an RTM_GETADDR
+ * dump over rtnetlink.  getifaddrs() names IPv4 addresses by their label,
+ * which may be any string, so addresses are matched by interface index.
+ */
+static int dump_addresses(struct probe_ctx *ctx)
 {
-	const uint8_t *b;
-	size_t len;
-	unsigned bits = 0;
+	struct {
+		struct nlmsghdr nh;
+		struct ifaddrmsg ifa;
+	} req;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	static char buf[65536] __attribute__((aligned(NLMSG_ALIGNTO)));
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	int r = 0;
 
-	if (!mask)
-		return 0;
-	if (mask->sa_family == AF_INET) {
-		b = (const uint8_t *)&((const struct sockaddr_in *)(const void *)mask)->sin_addr;
-		len = 4;
-	} else {
-		b = ((const struct sockaddr_in6 *)(const void *)mask)->sin6_addr.s6_addr;
-		len = 16;
+	if (fd < 0)
+		return -errno;
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifaddrmsg));
+	req.nh.nlmsg_type = RTM_GETADDR;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.nh.nlmsg_seq = 1;
+	req.ifa.ifa_family = AF_UNSPEC;
+	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		goto out;
 	}
-	for (size_t i = 0; i < len; i++)
-		for (int bit = 7; bit >= 0 && (b[i] >> bit) & 1; bit--)
-			bits++;
-	return bits;
+	for (bool done = false; !done;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out;
+		}
+		size_t left = (size_t)n;
+		for (struct nlmsghdr *nh = (struct nlmsghdr *)(void *)buf; NLMSG_OK(nh, left);
+		     nh = NLMSG_NEXT(nh, left)) {
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(nh);
+				r = e->error < 0 ? e->error : -EIO;
+				goto out;
+			}
+			if (nh->nlmsg_type != RTM_NEWADDR)
+				continue;
+			const struct ifaddrmsg *ifa = NLMSG_DATA(nh);
+			const void *local = NULL, *address = NULL;
+			size_t alen = IFA_PAYLOAD(nh);
+			for (const struct rtattr *rta = IFA_RTA(ifa); RTA_OK(rta, alen);
+			     rta = RTA_NEXT(rta, alen)) {
+				if (rta->rta_type == IFA_LOCAL)
+					local = RTA_DATA(rta);
+				else if (rta->rta_type == IFA_ADDRESS)
+					address = RTA_DATA(rta);
+			}
+			/* IPv4: IFA_LOCAL is the address (IFA_ADDRESS is the peer on point-to-point
+			 * links). */
+			const void *a = ifa->ifa_family == AF_INET && local ? local : address;
+			char text[INET6_ADDRSTRLEN];
+			if ((ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6) || !a ||
+			    !inet_ntop(ifa->ifa_family, a, text, sizeof(text)))
+				continue;
+			for (size_t i = 0; i < ctx->inv->nr_netdevs; i++)
+				if (ctx->inv->netdevs[i].ifindex == (int64_t)ifa->ifa_index)
+					add_address(&ctx->inv->netdevs[i], ifa->ifa_family, text,
+						    ifa->ifa_prefixlen);
+		}
+	}
+out:
+	close(fd);
+	return r;
 }
 
 void probe_addresses_live(struct probe_ctx *ctx)
 {
-	struct ifaddrs *list, *ifa;
-	char buf[INET6_ADDRSTRLEN];
+	int r = dump_addresses(ctx);
 
-	if (getifaddrs(&list) < 0) {
-		inventory_add_problem(ctx->inv, "getifaddrs", "%s", strerror(errno));
-		return;
-	}
-	for (ifa = list; ifa; ifa = ifa->ifa_next) {
-		if (!ifa->ifa_addr || !ifa->ifa_name)
-			continue;
-		int fam = ifa->ifa_addr->sa_family;
-		const void *src;
-		if (fam == AF_INET)
-			src = &((const struct sockaddr_in *)(const void *)ifa->ifa_addr)->sin_addr;
-		else if (fam == AF_INET6)
-			src = &((const struct sockaddr_in6 *)(const void *)ifa->ifa_addr)
-				       ->sin6_addr;
-		else
-			continue;
-		/* An IPv4 alias is reported under its label "name:N". */
-		size_t len = strcspn(ifa->ifa_name, ":");
-		struct inv_netdev *n = find_netdev(ctx->inv, ifa->ifa_name, len);
-		if (n && inet_ntop(fam, src, buf, sizeof(buf)))
-			add_address(n, fam, buf, prefix_len_of(ifa->ifa_netmask));
-	}
-	freeifaddrs(list);
+	if (r < 0)
+		inventory_add_problem(ctx->inv, "netlink RTM_GETADDR", "%s", strerror(-r));
 	order_addresses(ctx->inv);
 }
 

@@ -1,0 +1,177 @@
+/*
+ * sparkctl env - the NCCL/UCX/Gloo/MPI environment a distributed job on
+ * this node needs, derived from what the node has (config/nccl_env.h).
+ */
+#include "sparkctl.h"
+
+#include "cmd/cmd.h"
+#include "config/nccl_env.h"
+#include "inventory/inventory_json.h"
+#include "lib/xalloc.h"
+
+static const char *const env_usage[] = {
+	"sparkctl env [--topology auto|pair|switch|ring] [--nodes N] [--socket-if IF]\n"
+	"                    [--pin-gid] [--mode auto|safe|dmabuf [--force]] [--set KEY=VALUE]...\n"
+	"                    [--format sh|env|docker|json] [--explain]\n"
+	"                    [--root DIR | --from FILE [--from FILE]...]",
+	NULL,
+};
+
+static const char env_description[] =
+	"Print the environment a distributed job on this node needs: NCCL_IB_HCA with\n"
+	"both twins of every cabled port, the bootstrap interface for NCCL, Gloo,\n"
+	"TensorPipe, UCX and Open MPI, the GID selection (never a pinned index unless\n"
+	"--pin-gid), GPUDirect settings from what the GPU supports, and what a 3-node\n"
+	"ring adds.  --explain gives the fact behind every variable.\n"
+	"\n"
+	"With several --from inventories (one per node) it prints each node's\n"
+	"environment and fails, naming the nodes, when their HCA lists would not pair\n"
+	"or their bootstrap interfaces cannot reach each other.\n"
+	"\n"
+	"--format sh is safe to eval: eval \"$(sparkctl env)\".";
+
+struct env_args {
+	const char *topology, *mode, *format, *socket_if, *root;
+	unsigned nodes;
+	bool pin_gid, force, explain, help;
+	struct strvec from, sets;
+};
+
+static int parse_choices(struct env_args *a, struct env_options *o, enum env_format *fmt)
+{
+	if (a->topology && env_parse_topology(a->topology, &o->topology) < 0)
+		return cmd_usage_error("env", "unknown topology '%s' (auto, pair, switch, ring)",
+				       a->topology);
+	if (a->mode && env_parse_mode(a->mode, &o->mode) < 0)
+		return cmd_usage_error("env", "unknown mode '%s' (auto, safe, dmabuf)", a->mode);
+	if (a->format && env_parse_format(a->format, fmt) < 0)
+		return cmd_usage_error("env", "unknown format '%s' (sh, env, docker, json)",
+				       a->format);
+	if (a->root && a->from.nr)
+		return cmd_usage_error("env", "--root and --from cannot be used together");
+	if (a->force && o->mode != GDR_MODE_DMABUF)
+		return cmd_usage_error("env", "--force only applies to --mode dmabuf");
+	return SPARKCTL_EXIT_OK;
+}
+
+/* Load the inventories: each --from, or this host (live or --root). */
+static int load_nodes(const struct env_args *a, struct inventory **ret, size_t *nr)
+{
+	size_t n = a->from.nr ? a->from.nr : 1;
+	struct inventory *invs = xcalloc(n, sizeof(*invs));
+	int ret_code = SPARKCTL_EXIT_OK;
+
+	for (size_t i = 0; i < n && ret_code == SPARKCTL_EXIT_OK; i++) {
+		struct inventory_source src = { .root = a->root,
+						.from = a->from.nr ? a->from.v[i] : NULL };
+		inventory_init(&invs[i]);
+		ret_code = inventory_source_load("env", &src, &invs[i]);
+	}
+	*ret = invs;
+	*nr = n;
+	return ret_code;
+}
+
+int cmd_env(int argc, char **argv)
+{
+	struct env_args a = { .from = STRVEC_INIT, .sets = STRVEC_INIT };
+	const struct opt opts[] = {
+		OPT_STRING(0, "topology", &a.topology, "TOPOLOGY",
+			   "auto (default), pair, switch or ring"),
+		OPT_UINT(0, "nodes", &a.nodes, "N", "number of nodes in the cluster, when known"),
+		OPT_STRING(0, "socket-if", &a.socket_if, "IF", "bootstrap interface to use"),
+		OPT_BOOL(0, "pin-gid", &a.pin_gid,
+			 "emit NCCL_IB_GID_INDEX (only if it is the same on every device)"),
+		OPT_STRING(0, "mode", &a.mode, "MODE",
+			   "GPUDirect: auto (default, from the GPU), safe or dmabuf"),
+		OPT_BOOL(0, "force", &a.force, "allow --mode dmabuf where the GPU lacks DMA-BUF"),
+		OPT_LIST(0, "set", &a.sets, "KEY=VALUE", "add or override a variable"),
+		OPT_STRING(0, "format", &a.format, "FORMAT", "sh (default), env, docker or json"),
+		OPT_BOOL(0, "explain", &a.explain, "say for every variable the fact it came from"),
+		OPT_STRING(0, "root", &a.root, "DIR",
+			   "read the host below DIR, e.g. a 'sparkctl capture' tree"),
+		OPT_LIST(0, "from", &a.from, "FILE",
+			 "a saved inventory ('sparkctl topo --json'); repeat for each node"),
+		OPT_HELP(&a.help),
+		OPT_END(),
+	};
+	struct env_options o = { 0 };
+	enum env_format fmt = ENV_FORMAT_SH;
+	struct inventory *invs = NULL;
+	struct node_env *envs = NULL;
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	size_t nr = 0, made = 0;
+	int n, ret;
+
+	n = cmd_parse_options(opts, env_usage, env_description, &a.help, argc, argv);
+	if (n < 0) {
+		ret = cmd_parse_exit(n);
+		goto out;
+	}
+	if (n > 0) {
+		ret = cmd_usage_error("env", "unexpected argument '%s'", argv[1]);
+		goto out;
+	}
+	if ((ret = parse_choices(&a, &o, &fmt)) != SPARKCTL_EXIT_OK)
+		goto out;
+	o.nodes = a.nodes;
+	o.socket_if = a.socket_if;
+	o.pin_gid = a.pin_gid;
+	o.force = a.force;
+	o.sets = &a.sets;
+	if ((ret = load_nodes(&a, &invs, &nr)) != SPARKCTL_EXIT_OK)
+		goto out;
+	/* Several inventories say how many nodes there are. */
+	if (nr > 1 && o.nodes < nr)
+		o.nodes = (unsigned)nr;
+
+	envs = xcalloc(nr, sizeof(*envs));
+	ret = SPARKCTL_EXIT_OK;
+	for (size_t i = 0; i < nr; i++, made++) {
+		int r = env_generate(&invs[i], &o, &envs[i], &err);
+		for (size_t k = 0; k < envs[i].notes.nr; k++)
+			fprintf(stderr, "sparkctl env: %s: %s\n", envs[i].node, envs[i].notes.v[k]);
+		if (r < 0) {
+			cmd_error("env", "%s", err.buf);
+			made++;
+			ret = SPARKCTL_EXIT_ERROR;
+			goto out;
+		}
+	}
+	if (fmt == ENV_FORMAT_JSON && nr > 1) {
+		env_format_json_nodes(envs, nr, a.explain, &out);
+	} else {
+		for (size_t i = 0; i < nr; i++) {
+			if (i)
+				strbuf_addch(&out, '\n');
+			if (env_format(&envs[i], fmt, a.explain, &out, &err) < 0) {
+				cmd_error("env", "%s", err.buf);
+				ret = SPARKCTL_EXIT_ERROR;
+				goto out;
+			}
+		}
+	}
+	fputs(out.buf, stdout);
+	if (nr > 1 && env_check_cluster(envs, nr, &err) < 0) {
+		for (char *line = err.buf; line && *line;) {
+			char *nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			cmd_error("env", "%s", line);
+			line = nl ? nl + 1 : NULL;
+		}
+		ret = SPARKCTL_EXIT_PROBLEMS;
+	}
+out:
+	for (size_t i = 0; i < made; i++)
+		node_env_release(&envs[i]);
+	free(envs);
+	for (size_t i = 0; i < nr; i++)
+		inventory_release(&invs[i]);
+	free(invs);
+	strvec_clear(&a.from);
+	strvec_clear(&a.sets);
+	strbuf_release(&out);
+	strbuf_release(&err);
+	return ret;
+}
