@@ -248,9 +248,6 @@ int cmd_netplan(int argc, char **argv)
 	if ((write || apply) && src.from)
 		return cmd_usage_error("netplan",
 				       "--write and --apply change a host; they cannot use --from");
-	if (apply && src.root)
-		return cmd_usage_error("netplan", "--apply changes this running host; it cannot be "
-						  "combined with --root (use --write)");
 
 	inventory_init(&inv);
 	ret = inventory_source_load("netplan", &src, &inv);
@@ -284,6 +281,11 @@ int cmd_netplan(int argc, char **argv)
 				  via->name);
 			goto out;
 		}
+	}
+	if (apply && src.root) {
+		ret = cmd_usage_error("netplan", "--apply changes this running host; it cannot be "
+						 "combined with --root (use --write)");
+		goto out;
 	}
 	if (!write && !apply) {
 		fputs(out.buf, stdout);

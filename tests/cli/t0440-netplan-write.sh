@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# netplan --write: atomic, mode 0600, backups, never over a foreign file; refusals touch nothing.
+. "$SRCDIR/tests/lib.sh"
+
+cd "$SRCDIR"
+R=$TMP/root
+cp -a tests/fixtures/spark-1cable "$R"
+mkdir -p "$R/etc/netplan"
+target=$R/etc/netplan/40-sparkctl.yaml
+args="--root $R --plan pair --node 0"
+
+# shellcheck disable=SC2086
+expect 0 "$SPARKCTL" netplan $args --write
+[ -f "$target" ] || fail "nothing written"
+[ "$(stat -c %a "$target")" = 600 ] || fail "mode $(stat -c %a "$target"), expected 600"
+head -1 "$target" | grep -q "^# Written by sparkctl netplan" || fail "no marker line"
+# shellcheck disable=SC2086
+"$SPARKCTL" netplan $args > "$TMP/printed"
+same "$TMP/printed" "$target"
+[ ! -e "$target.bak" ] || fail "a backup of nothing"
+ls -A "$R/etc/netplan" | grep -v '^40-sparkctl.yaml$' && fail "stray files in etc/netplan"
+
+# Writing again keeps the previous file as the backup.
+# shellcheck disable=SC2086
+expect 0 "$SPARKCTL" netplan --root "$R" --plan pair --node 1 --write
+same "$TMP/printed" "$target.bak"
+[ "$(stat -c %a "$target.bak")" = 600 ] || fail "backup mode"
+grep -q "192.168.176.12/24" "$target" || fail "second write not in place"
+
+# A file sparkctl did not write is refused, untouched; --force replaces it, keeping it.
+printf 'network:\n  version: 2\n' > "$target"
+cp "$target" "$TMP/foreign"
+# shellcheck disable=SC2086
+expect 1 "$SPARKCTL" netplan $args --write
+contains "$TMP/err" "exists and was not written by sparkctl; use --force"
+same "$TMP/foreign" "$target"
+# shellcheck disable=SC2086
+expect 0 "$SPARKCTL" netplan $args --write --force
+same "$TMP/foreign" "$target.bak"
+same "$TMP/printed" "$target"
+
+# Another netplan file naming the same interface is reported (netplan merges files).
+printf 'network:\n  ethernets:\n    enp1s0f1np1:\n      dhcp4: true\n' > "$R/etc/netplan/40-cx7.yaml"
+# shellcheck disable=SC2086
+expect 0 "$SPARKCTL" netplan $args --write
+contains "$TMP/err" "warning: /etc/netplan/40-cx7.yaml also configures enp1s0f1np1"
+rm "$R/etc/netplan/40-cx7.yaml"
+
+# Unwritable target: one line, non-zero, nothing touched.
+snapshot() { (cd "$R/etc" && find . -printf '%p %m %s %T@\n' | sort && find . -type f -exec cat {} +) > "$1"; }
+snapshot "$TMP/before"
+chmod 555 "$R/etc/netplan"
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+  run setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_override,-dac_read_search \
+    "$SPARKCTL" netplan $args --write
+else
+  run "$SPARKCTL" netplan $args --write
+fi
+chmod 755 "$R/etc/netplan"
+[ "$status" = 1 ] || fail "unwritable directory: exit $status"
+contains "$TMP/err" "cannot create a file next to '40-sparkctl.yaml'"
+snapshot "$TMP/after"
+same "$TMP/before" "$TMP/after"
+
+rm -rf "$R/etc/netplan"
+# shellcheck disable=SC2086
+expect 1 "$SPARKCTL" netplan $args --write
+contains "$TMP/err" "is netplan installed?"
+mkdir -p "$R/etc/netplan"
+
+# Bad input: one clear line, exit 2 (usage) or 1, no file touched.
+snapshot "$TMP/before"
+expect 2 "$SPARKCTL" netplan --root "$R" --plan mesh --node 0
+contains "$TMP/err" "unknown plan 'mesh'"
+expect 1 "$SPARKCTL" netplan --root "$R" --plan pair --node 2 --write
+contains "$TMP/err" "--node 2 is out of range: nodes are numbered 0 to 1"
+expect 2 "$SPARKCTL" netplan --root "$R" --plan pair
+contains "$TMP/err" "--node is required"
+expect 2 "$SPARKCTL" netplan --root "$R" --plan switch --node 0
+contains "$TMP/err" "--nodes is required for the switch plan"
+expect 1 "$SPARKCTL" netplan --root "$R" --plan pair --node 0 --base 192.168.0.0/16 --write
+contains "$TMP/err" "overlaps 192.168.1.51/24 of enP7s7, which is not a fabric interface"
+expect 1 "$SPARKCTL" netplan --root "$R" --plan ring --node 0 --base 10.1.0.0/23 --write
+contains "$TMP/err" "the ring plan needs both ports"
+expect 1 "$SPARKCTL" netplan --root tests/fixtures/spark-ring --plan ring --node 0 --base 10.1.0.0/23
+contains "$TMP/err" "--base 10.1.0.0/23 is too small: the ring plan needs 6 /24 subnets (a /21)"
+expect 2 "$SPARKCTL" netplan --root "$R" --plan pair --node 0 --base 10.1.0.0
+contains "$TMP/err" "is not an IPv4 CIDR"
+expect 1 "$SPARKCTL" netplan --root "$R" --plan pair --node 0 --base 127.0.0.0/8
+contains "$TMP/err" "not a unicast range"
+expect 1 "$SPARKCTL" netplan --root tests/fixtures/ib-server --plan switch --node 0 --nodes 4
+contains "$TMP/err" "its fabric is InfiniBand"
+expect 2 "$SPARKCTL" netplan --from x.json --plan pair --node 0 --write
+contains "$TMP/err" "cannot use --from"
+snapshot "$TMP/after"
+same "$TMP/before" "$TMP/after"
+
+# --apply refuses to cut off the SSH session that runs it (checked before anything is written).
+SSH_CONNECTION="198.18.0.9 50000 192.168.177.11 22" run "$SPARKCTL" netplan $args --apply
+[ "$status" = 1 ] || fail "apply over the fabric: exit $status"
+contains "$TMP/err" "refusing --apply: this SSH session arrives over enp1s0f1np1, which the plan changes"
+SSH_CONNECTION="198.18.0.9 50000 192.168.1.51 22" run "$SPARKCTL" netplan $args --apply
+contains "$TMP/err" "--apply changes this running host; it cannot be combined with --root"
+snapshot "$TMP/after"
+same "$TMP/before" "$TMP/after"

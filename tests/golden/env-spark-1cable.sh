@@ -1,0 +1,12 @@
+# sparkctl env: spark-01, topology pair, 2 HCAs
+export NCCL_IB_HCA='=rocep1s0f1,roceP2p1s0f1'
+export NCCL_SOCKET_IFNAME='=enp1s0f1np1'
+export GLOO_SOCKET_IFNAME='enp1s0f1np1'
+export TP_SOCKET_IFNAME='enp1s0f1np1'
+export UCX_NET_DEVICES='enp1s0f1np1'
+export OMPI_MCA_btl_tcp_if_include='enp1s0f1np1'
+export NCCL_IB_ROCE_VERSION_NUM='2'
+export NCCL_IB_ADDR_FAMILY='AF_INET'
+export NCCL_IB_ADDR_RANGE='192.168.176.0/22'
+export NCCL_NET_GDR_LEVEL='LOC'
+export NCCL_DMABUF_ENABLE='0'

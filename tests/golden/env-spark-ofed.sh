@@ -1,0 +1,12 @@
+# sparkctl env: spark-dgx-1, topology pair, 2 HCAs
+export NCCL_IB_HCA='=mlx5_0,mlx5_2'
+export NCCL_SOCKET_IFNAME='=enp1s0f0np0'
+export GLOO_SOCKET_IFNAME='enp1s0f0np0'
+export TP_SOCKET_IFNAME='enp1s0f0np0'
+export UCX_NET_DEVICES='enp1s0f0np0'
+export OMPI_MCA_btl_tcp_if_include='enp1s0f0np0'
+export NCCL_IB_ROCE_VERSION_NUM='2'
+export NCCL_IB_ADDR_FAMILY='AF_INET'
+export NCCL_IB_ADDR_RANGE='10.0.0.0/23'
+export NCCL_NET_GDR_LEVEL='LOC'
+export NCCL_DMABUF_ENABLE='0'
