@@ -277,7 +277,7 @@ static bool gid_valid(const uint8_t *raw)
 static bool bits_match(const uint8_t *a, const uint8_t *b, int bits)
 {
 	for (int i = 0; bits > 0; i++, bits -= 8) {
-		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
+		uint8_t mask = (uint8_t)(bits >= 8 ? 0xff : 0xff << (8 - bits));
 		if ((a[i] & mask) != (b[i] & mask))
 			return false;
 	}

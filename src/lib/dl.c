@@ -46,5 +46,7 @@ char *dl_path(void *handle)
 
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &map) < 0 || !map || !map->l_name || !*map->l_name)
 		return NULL;
-	return xstrdup(map->l_name);
+	/* The loader keeps the name as found: relative for a relative LD_LIBRARY_PATH entry. */
+	char *abs = realpath(map->l_name, NULL);
+	return abs ? abs : xstrdup(map->l_name);
 }

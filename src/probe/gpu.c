@@ -40,20 +40,24 @@ static bool same_bus_id(const char *a, const char *b)
 	return parse_bus_id(a, x) && parse_bus_id(b, y) && !memcmp(x, y, sizeof(x));
 }
 
-static void probe_nvml_devices(struct nvml *nvml, struct inv_gpu_info *gi)
+static void probe_nvml_devices(struct probe_ctx *ctx, struct nvml *nvml, struct inv_gpu_info *gi)
 {
 	unsigned count = 0;
-	char buf[NVML_NAME_SIZE];
+	char version[NVML_DRIVER_VERSION_SIZE], name[NVML_NAME_SIZE], uuid[NVML_UUID_SIZE];
+	nvml_return nr;
 
 	if (nvml->system_get_driver_version &&
-	    nvml->system_get_driver_version(buf, sizeof(buf)) == NVML_SUCCESS)
-		gi->driver_version = xstrdup(buf);
+	    nvml->system_get_driver_version(version, sizeof(version)) == NVML_SUCCESS)
+		gi->driver_version = xstrndup(version, sizeof(version) - 1);
 	int cuda_version;
 	if (nvml->system_get_cuda_driver_version &&
 	    nvml->system_get_cuda_driver_version(&cuda_version) == NVML_SUCCESS && cuda_version > 0)
 		gi->cuda_driver_version = cuda_version;
-	if (nvml->device_get_count(&count) != NVML_SUCCESS)
+	if ((nr = nvml->device_get_count(&count)) != NVML_SUCCESS) {
+		inventory_add_problem(ctx->inv, "nvmlDeviceGetCount_v2", "%s",
+				      nvml_strerror(nvml, nr));
 		return;
+	}
 	for (unsigned i = 0; i < count && i < 1024; i++) {
 		nvml_device dev;
 		struct inv_gpu *g = ARRAY_PUSH(gi->gpus, gi->nr_gpus);
@@ -65,11 +69,11 @@ static void probe_nvml_devices(struct nvml *nvml, struct inv_gpu_info *gi)
 		if (nvml->device_get_handle_by_index(i, &dev) != NVML_SUCCESS)
 			continue;
 		if (nvml->device_get_name &&
-		    nvml->device_get_name(dev, buf, sizeof(buf)) == NVML_SUCCESS)
-			g->name = xstrdup(buf);
+		    nvml->device_get_name(dev, name, sizeof(name)) == NVML_SUCCESS)
+			g->name = xstrndup(name, sizeof(name) - 1);
 		if (nvml->device_get_uuid &&
-		    nvml->device_get_uuid(dev, buf, sizeof(buf)) == NVML_SUCCESS)
-			g->uuid = xstrdup(buf);
+		    nvml->device_get_uuid(dev, uuid, sizeof(uuid)) == NVML_SUCCESS)
+			g->uuid = xstrndup(uuid, sizeof(uuid) - 1);
 		struct nvml_pci_info pci;
 		memset(&pci, 0, sizeof(pci));
 		if (nvml->device_get_pci_info &&
@@ -99,6 +103,34 @@ static void probe_nvml_devices(struct nvml *nvml, struct inv_gpu_info *gi)
 	}
 }
 
+/*
+ * The PCI bus id of a CUDA device, written as NVML writes it
+ * ("0000000F:01:00.0") so that every GPU in the inventory has one form.
+ * From cuDeviceGetPCIBusId, else from the PCI attributes.
+ */
+static bool cuda_bus_id(const struct cuda *cuda, cu_device dev, char out[32])
+{
+	char text[64] = "";
+	uint64_t v[4];
+	int dom, bus, slot;
+
+	if (cuda->device_get_pci_bus_id &&
+	    cuda->device_get_pci_bus_id(text, (int)sizeof(text) - 1, dev) == CUDA_SUCCESS &&
+	    parse_bus_id(text, v)) {
+		snprintf(out, 32, "%08" PRIX64 ":%02" PRIX64 ":%02" PRIX64 ".%" PRIX64, v[0], v[1],
+			 v[2], v[3]);
+		return true;
+	}
+	if (cuda->device_get_attribute(&dom, CU_ATTR_PCI_DOMAIN_ID, dev) == CUDA_SUCCESS &&
+	    cuda->device_get_attribute(&bus, CU_ATTR_PCI_BUS_ID, dev) == CUDA_SUCCESS &&
+	    cuda->device_get_attribute(&slot, CU_ATTR_PCI_DEVICE_ID, dev) == CUDA_SUCCESS &&
+	    dom >= 0 && bus >= 0 && slot >= 0) {
+		snprintf(out, 32, "%08X:%02X:%02X.0", (unsigned)dom, (unsigned)bus, (unsigned)slot);
+		return true;
+	}
+	return false;
+}
+
 static int cuda_attr(const struct cuda *cuda, cu_device dev, int attr)
 {
 	int v;
@@ -122,16 +154,18 @@ static void probe_cuda_devices(struct cuda *cuda, struct inv_gpu_info *gi)
 		return;
 	for (int i = 0; i < count && i < 1024; i++) {
 		cu_device dev;
-		char bus[64] = "", name[256] = "";
+		char bus[32] = "", name[256] = "";
 		struct inv_gpu *g = NULL;
 
 		if (cuda->device_get(&dev, i) != CUDA_SUCCESS)
 			continue;
-		if (cuda->device_get_pci_bus_id)
-			cuda->device_get_pci_bus_id(bus, (int)sizeof(bus), dev);
-		for (size_t k = 0; k < gi->nr_gpus && !g; k++)
+		bool have_bus = cuda_bus_id(cuda, dev, bus);
+		for (size_t k = 0; k < gi->nr_gpus && !g && have_bus; k++)
 			if (same_bus_id(gi->gpus[k].pci_bus_id, bus))
 				g = &gi->gpus[k];
+		/* Without a bus id a CUDA device cannot be told from NVML's: add nothing. */
+		if (!g && !have_bus && gi->nr_gpus)
+			continue;
 		if (!g) {
 			/* NVML missed it (or is absent): record the CUDA view. */
 			g = ARRAY_PUSH(gi->gpus, gi->nr_gpus);
@@ -142,7 +176,7 @@ static void probe_cuda_devices(struct cuda *cuda, struct inv_gpu_info *gi)
 			if (cuda->device_get_name &&
 			    cuda->device_get_name(name, (int)sizeof(name), dev) == CUDA_SUCCESS)
 				g->name = xstrdup(name);
-			g->pci_bus_id = *bus ? xstrdup(bus) : NULL;
+			g->pci_bus_id = have_bus ? xstrdup(bus) : NULL;
 		}
 		if (g->cc_major < 0) {
 			int major, minor;
@@ -172,7 +206,7 @@ void probe_gpus_live(struct probe_ctx *ctx)
 	} else {
 		gi->nvml.available = TRI_YES;
 		gi->nvml.path = dl_path(nvml.handle);
-		probe_nvml_devices(&nvml, gi);
+		probe_nvml_devices(ctx, &nvml, gi);
 		gi->nvml.version = xstrdup_or_null(gi->driver_version);
 		nvml_close(&nvml);
 	}

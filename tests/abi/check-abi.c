@@ -1,0 +1,232 @@
+/*
+ * check-abi.c - sparkctl's NVIDIA declarations against the real headers.
+ *
+ * src/nv/ declares the types, constants and functions sparkctl uses, so
+ * that it builds without any NVIDIA header.  Where the real cuda.h, nvml.h
+ * and nccl.h are installed (HAVE_*_H, set by tests/fake/meson.build), this
+ * program does not compile when a declaration disagrees with them: constant
+ * values, buffer sizes, struct sizes and field offsets, and the function
+ * pointer types sparkctl calls the resolved symbols through.  main() checks
+ * what needs sparkctl's code: the decoding of NCCL's version codes.
+ *
+ * The function types cannot be compared with __builtin_types_compatible_p:
+ * the real functions return enums (nvmlReturn_t, CUresult) where sparkctl
+ * has int, and take nvmlPciInfo_t * where sparkctl passes its own struct,
+ * which C calls incompatible although the calls are the same on the
+ * machine.  The check is -Wcast-function-type instead, made an error here:
+ * it lets an integer or enum stand for another of the same width and any
+ * pointer for any pointer, and rejects everything else (another width, a
+ * pointer for an integer, another number of parameters).  The structs
+ * behind the pointers are compared field by field.
+ */
+#include "sparkctl.h"
+
+#ifdef HAVE_CUDA_H
+#include <cuda.h>
+#endif
+#ifdef HAVE_NVML_H
+/* Also declares the unversioned functions, which sparkctl falls back to. */
+#define NVML_NO_UNVERSIONED_FUNC_DEFS
+#include <nvml.h>
+#endif
+#ifdef HAVE_NCCL_H
+#include <nccl.h>
+#endif
+
+/*
+ * sparkctl's headers reuse names of the real ones: take them in as
+ * ours_NAME.  A name added there and missing here collides with the real
+ * header, and the build fails until it is compared below.
+ */
+#define CUDA_SUCCESS			   ours_CUDA_SUCCESS
+#define CUDA_ERROR_NO_DEVICE		   ours_CUDA_ERROR_NO_DEVICE
+#define NVML_SUCCESS			   ours_NVML_SUCCESS
+#define NVML_ERROR_UNINITIALIZED	   ours_NVML_ERROR_UNINITIALIZED
+#define NVML_ERROR_INVALID_ARGUMENT	   ours_NVML_ERROR_INVALID_ARGUMENT
+#define NVML_ERROR_NOT_SUPPORTED	   ours_NVML_ERROR_NOT_SUPPORTED
+#define NVML_ERROR_NO_PERMISSION	   ours_NVML_ERROR_NO_PERMISSION
+#define NVML_ERROR_INSUFFICIENT_SIZE	   ours_NVML_ERROR_INSUFFICIENT_SIZE
+#define NVML_ERROR_DRIVER_NOT_LOADED	   ours_NVML_ERROR_DRIVER_NOT_LOADED
+#define NVML_ERROR_FUNCTION_NOT_FOUND	   ours_NVML_ERROR_FUNCTION_NOT_FOUND
+#define NVML_ERROR_LIB_RM_VERSION_MISMATCH ours_NVML_ERROR_LIB_RM_VERSION_MISMATCH
+#include "nv/cuda.h"
+#include "nv/nccl.h"
+#include "nv/nvml.h"
+#undef CUDA_SUCCESS
+#undef CUDA_ERROR_NO_DEVICE
+#undef NVML_SUCCESS
+#undef NVML_ERROR_UNINITIALIZED
+#undef NVML_ERROR_INVALID_ARGUMENT
+#undef NVML_ERROR_NOT_SUPPORTED
+#undef NVML_ERROR_NO_PERMISSION
+#undef NVML_ERROR_INSUFFICIENT_SIZE
+#undef NVML_ERROR_DRIVER_NOT_LOADED
+#undef NVML_ERROR_FUNCTION_NOT_FOUND
+#undef NVML_ERROR_LIB_RM_VERSION_MISMATCH
+
+/* Our constant of the real header's name has its value. */
+#define SAME_VALUE(name) SAME_CONST(ours_##name, name)
+/* Our constant ours has the value of the real one (cast: comparing two enum types warns). */
+#define SAME_CONST(ours, real)                                                                     \
+	_Static_assert((long long)(ours) == (long long)(real), #ours " is not " #real)
+
+#define SAME_TYPE(ours, real)                                                                      \
+	_Static_assert(__builtin_types_compatible_p(ours, real), #ours " is not " #real)
+/* The same size and alignment: all an int standing for an enum needs (a struct: SAME_FIELD too). */
+#define SAME_SIZE(ours, real)                                                                      \
+	_Static_assert(sizeof(ours) == sizeof(real) && _Alignof(ours) == _Alignof(real),           \
+		       #ours " and " #real " differ in size")
+
+/* Field a of struct ours is field b of struct real: the same offset, size and type. */
+#define SAME_FIELD(ours, a, real, b)                                                               \
+	_Static_assert(offsetof(ours, a) == offsetof(real, b) &&                                   \
+			       sizeof(((ours *)0)->a) == sizeof(((real *)0)->b) &&                 \
+			       __builtin_types_compatible_p(__typeof__(((ours *)0)->a),            \
+							    __typeof__(((real *)0)->b)),           \
+		       #ours "." #a " is not " #real "." #b)
+
+/*
+ * The function pointer member m of our struct s can hold the real function
+ * f.  The assertion itself always holds: the check is the cast, which is an
+ * error when the two function types differ at the machine level (see the
+ * top of the file).
+ */
+#pragma GCC diagnostic error "-Wcast-function-type"
+#define CALLS(s, m, f) CALLS_TYPE(__typeof__(((s *)0)->m), f)
+#define CALLS_TYPE(type, f)                                                                        \
+	_Static_assert(sizeof((type)&f) == sizeof(void (*)(void)), #type " cannot call " #f)
+
+#ifdef HAVE_CUDA_H
+/* The names sparkctl resolves must be the functions declared under them. */
+#if defined(cuInit) || defined(cuDriverGetVersion) || defined(cuDeviceGetCount) ||                 \
+	defined(cuDeviceGet) || defined(cuDeviceGetAttribute) || defined(cuDeviceGetName) ||       \
+	defined(cuDeviceGetPCIBusId) || defined(cuGetErrorString)
+#error "cuda.h maps a function sparkctl resolves by name to another version"
+#endif
+
+SAME_VALUE(CUDA_SUCCESS);
+SAME_VALUE(CUDA_ERROR_NO_DEVICE);
+SAME_CONST(CU_ATTR_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+SAME_CONST(CU_ATTR_COMPUTE_CAPABILITY_MINOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+SAME_CONST(CU_ATTR_GPU_DIRECT_RDMA_SUPPORTED, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED);
+SAME_CONST(CU_ATTR_DMA_BUF_SUPPORTED, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED);
+
+SAME_SIZE(cu_result, CUresult);
+SAME_SIZE(enum cu_device_attribute, CUdevice_attribute);
+SAME_TYPE(cu_device, CUdevice);
+
+CALLS(struct cuda, init, cuInit);
+CALLS(struct cuda, driver_get_version, cuDriverGetVersion);
+CALLS(struct cuda, device_get_count, cuDeviceGetCount);
+CALLS(struct cuda, device_get, cuDeviceGet);
+CALLS(struct cuda, device_get_attribute, cuDeviceGetAttribute);
+CALLS(struct cuda, device_get_name, cuDeviceGetName);
+CALLS(struct cuda, device_get_pci_bus_id, cuDeviceGetPCIBusId);
+CALLS(struct cuda, get_error_string, cuGetErrorString);
+#endif
+
+#ifdef HAVE_NVML_H
+SAME_VALUE(NVML_SUCCESS);
+SAME_VALUE(NVML_ERROR_UNINITIALIZED);
+SAME_VALUE(NVML_ERROR_INVALID_ARGUMENT);
+SAME_VALUE(NVML_ERROR_NOT_SUPPORTED);
+SAME_VALUE(NVML_ERROR_NO_PERMISSION);
+SAME_VALUE(NVML_ERROR_INSUFFICIENT_SIZE);
+SAME_VALUE(NVML_ERROR_DRIVER_NOT_LOADED);
+SAME_VALUE(NVML_ERROR_FUNCTION_NOT_FOUND);
+SAME_VALUE(NVML_ERROR_LIB_RM_VERSION_MISMATCH);
+
+/* sparkctl's buffers hold the longest string of each query (the _V2 sizes). */
+SAME_CONST(NVML_DRIVER_VERSION_SIZE, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE);
+SAME_CONST(NVML_NAME_SIZE, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+SAME_CONST(NVML_UUID_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+
+SAME_SIZE(nvml_return, nvmlReturn_t);
+SAME_TYPE(nvml_device, nvmlDevice_t);
+
+SAME_SIZE(struct nvml_pci_info, nvmlPciInfo_t);
+SAME_FIELD(struct nvml_pci_info, bus_id_legacy, nvmlPciInfo_t, busIdLegacy);
+SAME_FIELD(struct nvml_pci_info, domain, nvmlPciInfo_t, domain);
+SAME_FIELD(struct nvml_pci_info, bus, nvmlPciInfo_t, bus);
+SAME_FIELD(struct nvml_pci_info, device, nvmlPciInfo_t, device);
+SAME_FIELD(struct nvml_pci_info, pci_device_id, nvmlPciInfo_t, pciDeviceId);
+SAME_FIELD(struct nvml_pci_info, pci_subsystem_id, nvmlPciInfo_t, pciSubSystemId);
+SAME_FIELD(struct nvml_pci_info, bus_id, nvmlPciInfo_t, busId);
+SAME_CONST(sizeof(((struct nvml_pci_info *)0)->bus_id), NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE);
+SAME_CONST(sizeof(((struct nvml_pci_info *)0)->bus_id_legacy),
+	   NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE);
+
+SAME_SIZE(struct nvml_memory, nvmlMemory_t);
+SAME_FIELD(struct nvml_memory, total, nvmlMemory_t, total);
+SAME_FIELD(struct nvml_memory, free, nvmlMemory_t, free);
+SAME_FIELD(struct nvml_memory, used, nvmlMemory_t, used);
+
+/* Each name nvml.c tries, newest first. */
+CALLS(struct nvml, init, nvmlInit_v2);
+CALLS(struct nvml, init, nvmlInit);
+CALLS(struct nvml, shutdown, nvmlShutdown);
+CALLS(struct nvml, error_string, nvmlErrorString);
+CALLS(struct nvml, system_get_driver_version, nvmlSystemGetDriverVersion);
+CALLS(struct nvml, system_get_cuda_driver_version, nvmlSystemGetCudaDriverVersion_v2);
+CALLS(struct nvml, system_get_cuda_driver_version, nvmlSystemGetCudaDriverVersion);
+CALLS(struct nvml, device_get_count, nvmlDeviceGetCount_v2);
+CALLS(struct nvml, device_get_handle_by_index, nvmlDeviceGetHandleByIndex_v2);
+CALLS(struct nvml, device_get_name, nvmlDeviceGetName);
+CALLS(struct nvml, device_get_uuid, nvmlDeviceGetUUID);
+CALLS(struct nvml, device_get_pci_info, nvmlDeviceGetPciInfo_v3);
+CALLS(struct nvml, device_get_pci_info, nvmlDeviceGetPciInfo_v2);
+CALLS(struct nvml, device_get_memory_info, nvmlDeviceGetMemoryInfo);
+CALLS(struct nvml, device_get_cuda_compute_capability, nvmlDeviceGetCudaComputeCapability);
+#endif
+
+#ifdef HAVE_NCCL_H
+/* The soname sparkctl opens names the major version. */
+_Static_assert(NCCL_MAJOR == 2, NCCL_SONAME " is not the library of this nccl.h");
+/* nccl.c's get_version, a local variable there. */
+CALLS_TYPE(int (*)(int *version), ncclGetVersion);
+
+/* nccl_version_string() of NCCL_VERSION(x, y, z) is "x.y.z". */
+static int check_nccl_version(int code, int x, int y, int z)
+{
+	struct strbuf got = STRBUF_INIT, want = STRBUF_INIT;
+	int bad;
+
+	nccl_version_string(code, &got);
+	strbuf_addf(&want, "%d.%d.%d", x, y, z);
+	bad = !streq(got.buf, want.buf);
+	if (bad)
+		fprintf(stderr, "check-abi: NCCL version code %d reads as %s, not %s\n", code,
+			got.buf, want.buf);
+	strbuf_release(&got);
+	strbuf_release(&want);
+	return bad;
+}
+#endif
+
+int main(void)
+{
+	int failed = 0;
+
+#ifdef HAVE_CUDA_H
+	printf("checked against cuda.h of CUDA %d.%d\n", CUDA_VERSION / 1000,
+	       CUDA_VERSION % 1000 / 10);
+#endif
+#ifdef HAVE_NVML_H
+	printf("checked against nvml.h, NVML API version %d\n", NVML_API_VERSION);
+#else
+	printf("no nvml.h: NVML not checked\n");
+#endif
+#ifdef HAVE_NCCL_H
+	printf("checked against nccl.h of NCCL %d.%d.%d\n", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+	/* Both encodings: x*1000+y*100+z up to 2.8, x*10000+y*100+z since 2.9. */
+	failed |= check_nccl_version(NCCL_VERSION_CODE, NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+	failed |= check_nccl_version(NCCL_VERSION(2, 7, 8), 2, 7, 8);
+	failed |= check_nccl_version(NCCL_VERSION(2, 8, 4), 2, 8, 4);
+	failed |= check_nccl_version(NCCL_VERSION(2, 9, 6), 2, 9, 6);
+	failed |= check_nccl_version(NCCL_VERSION(2, 28, 9), 2, 28, 9);
+	failed |= check_nccl_version(NCCL_VERSION(3, 0, 1), 3, 0, 1);
+#else
+	printf("no nccl.h: NCCL not checked\n");
+#endif
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,65 @@
+/*
+ * fake_gpu.h - the machines the stand-in NVIDIA libraries describe.
+ *
+ * The stand-in libnvidia-ml.so.1 and libcuda.so.1 (fake_nvml.c,
+ * fake_cuda.c) answer from one description of the machine, chosen at run
+ * time by SPARKCTL_FAKE_GPU:
+ *
+ *   gb10             one NVIDIA GB10 (DGX Spark): unified memory, so NVML
+ *                    has no memory size; cc 12.1; neither GPUDirect RDMA
+ *                    nor DMA-BUF
+ *   h100x8           eight H100 80GB HBM3, which CUDA enumerates in another
+ *                    order than NVML
+ *   h100x8-mixed     h100x8, but the GPU at NVML index 5 has neither
+ *                    GPUDirect RDMA nor DMA-BUF: a probe that pairs the CUDA
+ *                    devices with the NVML ones by anything but the PCI bus
+ *                    id puts the "no" on another row
+ *   nvml-init-fails  nvmlInit_v2 fails (driver not loaded); CUDA sees a GB10
+ *   cuda-no-device   cuInit fails with CUDA_ERROR_NO_DEVICE, as with
+ *                    CUDA_VISIBLE_DEVICES=""; NVML sees a GB10
+ *
+ * Unset means gb10.  Any other value makes nvmlInit_v2 and cuInit fail
+ * with their "unknown error", so that a misspelt profile cannot pass for a
+ * machine without GPUs.
+ *
+ * These functions are hidden: each library carries its own copy.
+ */
+#ifndef SPARKCTL_FAKE_GPU_H
+#define SPARKCTL_FAKE_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define FAKE_HIDDEN __attribute__((visibility("hidden")))
+#define FAKE_EXPORT __attribute__((visibility("default")))
+
+#define FAKE_PCI_VENDOR_NVIDIA 0x10de
+
+struct fake_gpu {
+	const char *name;
+	const char *uuid;
+	unsigned domain, bus, device;	 /* PCI address; the function is 0 */
+	unsigned pci_device_id;		 /* PCI device id, the vendor id is NVIDIA's */
+	unsigned pci_subsystem_id;	 /* subsystem device id << 16 | subsystem vendor id */
+	unsigned long long memory_bytes; /* 0: unified memory, NVML answers "not supported" */
+	int cc_major, cc_minor;
+	int gpudirect_rdma; /* CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED */
+	int dma_buf;	    /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
+};
+
+struct fake_machine {
+	const char *profile;	    /* the SPARKCTL_FAKE_GPU value */
+	bool nvml_not_loaded;	    /* nvmlInit_v2 fails: NVML_ERROR_DRIVER_NOT_LOADED */
+	bool cuda_no_device;	    /* cuInit fails: CUDA_ERROR_NO_DEVICE */
+	const char *driver_version; /* nvmlSystemGetDriverVersion */
+	int cuda_version;	    /* cuDriverGetVersion, nvmlSystemGetCudaDriverVersion_v2 */
+	const struct fake_gpu *const *nvml_gpus; /* in NVML's index order */
+	size_t nr_nvml_gpus;
+	const struct fake_gpu *const *cuda_gpus; /* in CUDA's ordinal order */
+	size_t nr_cuda_gpus;
+};
+
+/* The machine SPARKCTL_FAKE_GPU names, or NULL for an unknown name. */
+FAKE_HIDDEN const struct fake_machine *fake_machine_from_env(void);
+
+#endif
