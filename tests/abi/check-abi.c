@@ -21,6 +21,9 @@
  */
 #include "sparkctl.h"
 
+/* NVIDIA's headers are not warning-clean (nvml.h has enumerators past INT_MAX). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
 #ifdef HAVE_CUDA_H
 #include <cuda.h>
 #endif
@@ -32,6 +35,7 @@
 #ifdef HAVE_NCCL_H
 #include <nccl.h>
 #endif
+#pragma GCC diagnostic pop
 
 /*
  * sparkctl's headers reuse names of the real ones: take them in as
