@@ -5,6 +5,7 @@
 
 #include "inventory/derive.h"
 #include "lib/parse.h"
+#include "lib/xalloc.h"
 #include "probe/parsers.h"
 
 int parse_bdf(const char *s, struct pci_bdf *ret)
@@ -237,16 +238,20 @@ void nccl_gid_params_from_inventory(struct nccl_gid_params *p, const struct inve
 
 static const uint8_t zero_gid[16];
 
-static const uint8_t *gid_raw(const struct inv_port *p, unsigned index)
+/* The GID table by index (NULL for an empty slot), built once per pick. */
+struct gid_table {
+	const struct inv_gid **slot;
+	unsigned len;
+};
+
+static const uint8_t *gid_raw(const struct gid_table *t, unsigned index)
 {
-	const struct inv_gid *g = port_gid(p, index);
-	return g ? g->raw : zero_gid;
+	return t->slot[index] ? t->slot[index]->raw : zero_gid;
 }
 
-static int gid_version(const struct inv_port *p, unsigned index)
+static int gid_version(const struct gid_table *t, unsigned index)
 {
-	const struct inv_gid *g = port_gid(p, index);
-	return g ? gid_type_version(g->type) : 0;
+	return t->slot[index] ? gid_type_version(t->slot[index]->type) : 0;
 }
 
 /* IPv4-mapped (or IPv4-mapped multicast) GIDs are AF_INET, everything else AF_INET6. */
@@ -296,7 +301,7 @@ static bool gid_in_range(const struct nccl_gid_params *p, const uint8_t *raw)
 }
 
 /* One step of NCCL's scan: should the candidate replace the current index? */
-static bool gid_better(const struct inv_port *port, const struct nccl_gid_params *p, unsigned cur,
+static bool gid_better(const struct gid_table *port, const struct nccl_gid_params *p, unsigned cur,
 		       unsigned cand)
 {
 	const uint8_t *g = gid_raw(port, cur), *c = gid_raw(port, cand);
@@ -313,26 +318,32 @@ static bool gid_better(const struct inv_port *port, const struct nccl_gid_params
 
 int nccl_gid_pick(const struct inv_port *p, const struct nccl_gid_params *params)
 {
-	unsigned len = 0, cur = 0;
+	struct gid_table t = { NULL, 0 };
+	unsigned cur = 0;
+	int pick;
 
 	for (size_t i = 0; i < p->nr_gids; i++)
-		if (p->gids[i].index + 1 > len)
-			len = p->gids[i].index + 1;
-	if (len == 0)
+		if (p->gids[i].index + 1 > t.len)
+			t.len = p->gids[i].index + 1;
+	if (t.len == 0)
 		return -1;
+	t.slot = xcalloc(t.len, sizeof(*t.slot));
+	for (size_t i = 0; i < p->nr_gids; i++)
+		t.slot[p->gids[i].index] = &p->gids[i];
 	if (port_is_infiniband(p)) {
 		int r = params->routable_flid_index;
-		if (r >= 0 && (unsigned)r < len) {
-			const uint8_t *g = gid_raw(p, (unsigned)r);
-			if (g[4] || g[5]) /* the FLID: bytes 4-5 of the GID */
-				return r;
-		}
-		return 0;
+		const uint8_t *g =
+			r >= 0 && (unsigned)r < t.len ? gid_raw(&t, (unsigned)r) : zero_gid;
+		/* The FLID is bytes 4-5 of the GID. */
+		pick = g[4] || g[5] ? r : 0;
+	} else if (params->gid_index >= 0) {
+		pick = params->gid_index;
+	} else {
+		for (unsigned cand = 1; cand < t.len; cand++)
+			if (gid_better(&t, params, cur, cand))
+				cur = cand;
+		pick = (int)cur;
 	}
-	if (params->gid_index >= 0)
-		return params->gid_index;
-	for (unsigned cand = 1; cand < len; cand++)
-		if (gid_better(p, params, cur, cand))
-			cur = cand;
-	return (int)cur;
+	free(t.slot);
+	return pick;
 }
