@@ -4,26 +4,31 @@
 #include "inventory/inventory_json.h"
 #include "probe/probe.h"
 
+static void vreport(const char *cmd, const char *fmt, va_list ap) ATTR_PRINTF(2, 0);
+static void vreport(const char *cmd, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "sparkctl %s: ", cmd);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void cmd_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "sparkctl %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(cmd, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "sparkctl %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(cmd, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'sparkctl %s --help'.\n", cmd);
+	fprintf(stderr, "Try 'sparkctl %s --help'.\n", cmd);
 	return SPARKCTL_EXIT_USAGE;
 }
 

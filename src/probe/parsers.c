@@ -24,20 +24,34 @@ int parse_port_state(const char *s, int *ret_code, char **ret_name)
 	return 0;
 }
 
-int parse_port_rate(const char *s, int64_t *ret_mbps)
+/*
+ * A decimal number (thousandths, see parse_milli) followed by a space and
+ * unit; *ret_rest points after the unit.
+ */
+static int parse_milli_unit(const char *s, const char *unit, const char **ret_rest, uint64_t *ret)
 {
 	const char *sp = strchr(s, ' ');
 	struct strbuf num = STRBUF_INIT;
-	uint64_t milli;
 	int r;
 
-	/* "%d%s Gb/sec (%dX%s)", where %s is "" or ".5" (kernel core/sysfs.c). */
-	if (!sp || !starts_with(sp, " Gb/sec"))
+	if (!sp || !starts_with(sp + 1, unit))
 		return -EINVAL;
 	strbuf_add(&num, s, (size_t)(sp - s));
-	r = parse_milli(num.buf, &milli);
+	r = parse_milli(num.buf, ret);
 	strbuf_release(&num);
-	if (r < 0 || milli > (uint64_t)INT64_MAX)
+	if (r < 0)
+		return -EINVAL;
+	*ret_rest = sp + 1 + strlen(unit);
+	return 0;
+}
+
+int parse_port_rate(const char *s, int64_t *ret_mbps)
+{
+	const char *rest;
+	uint64_t milli;
+
+	/* "%d%s Gb/sec (%dX%s)", where %s is "" or ".5" (kernel core/sysfs.c). */
+	if (parse_milli_unit(s, "Gb/sec", &rest, &milli) < 0 || milli > (uint64_t)INT64_MAX)
 		return -EINVAL;
 	*ret_mbps = (int64_t)milli;
 	return 0;
@@ -93,22 +107,12 @@ int gid_type_version(const char *type)
 
 int parse_link_speed(const char *s, uint64_t *ret_milli_gts)
 {
-	const char *sp = strchr(s, ' ');
-	struct strbuf num = STRBUF_INIT;
-	uint64_t v;
-	int r;
+	const char *rest;
 
 	/* "%s GT/s PCIe" since Linux 5.2, "%s GT/s" before; "Unknown" when unknown. */
-	if (!sp || !starts_with(sp, " GT/s"))
+	if (parse_milli_unit(s, "GT/s", &rest, ret_milli_gts) < 0 ||
+	    (*rest && !streq(rest, " PCIe")))
 		return -EINVAL;
-	if (sp[5] && !streq(sp + 5, " PCIe"))
-		return -EINVAL;
-	strbuf_add(&num, s, (size_t)(sp - s));
-	r = parse_milli(num.buf, &v);
-	strbuf_release(&num);
-	if (r < 0)
-		return -EINVAL;
-	*ret_milli_gts = v;
 	return 0;
 }
 

@@ -11,20 +11,34 @@ if ! command -v netplan > /dev/null 2>&1; then
   note "netplan not installed: YAML checked against goldens only"
 fi
 
-# fixture plan node nodes [base]
+# fixture plan node nodes [base]: every plan on every DGX Spark fixture.
 cases="spark-1cable pair 0 2
 spark-1cable pair 1 2
-spark-2cable pair 0 2
-spark-2cable pair 1 2 10.20.0.0/16
-spark-ofed pair 0 2
-spark-gid-drift pair 1 2
 spark-1cable switch 0 4
 spark-1cable switch 3 4 172.16.0.0/12
+spark-2cable pair 0 2
+spark-2cable pair 1 2 10.20.0.0/16
 spark-2cable switch 2 5
+spark-2cable ring 1 3
+spark-ring pair 0 2
+spark-ring switch 1 3
 spark-ring ring 0 3
 spark-ring ring 1 3
 spark-ring ring 2 3
-spark-2cable ring 1 3"
+spark-ofed pair 0 2
+spark-ofed switch 1 2
+spark-gid-drift pair 1 2
+spark-gid-drift switch 0 3"
+
+# A ring needs both ports cabled; the InfiniBand server has no RoCE netdev to address.
+for f in spark-1cable spark-ofed spark-gid-drift; do
+  expect 1 "$SPARKCTL" netplan --root "tests/fixtures/$f" --plan ring --node 0
+  contains "$TMP/err" "the ring plan needs both ports of"
+done
+for plan in pair switch ring; do
+  expect 1 "$SPARKCTL" netplan --root tests/fixtures/ib-server --plan "$plan" --node 0 --nodes $([ $plan = ring ] && echo 3 || echo 2)
+  contains "$TMP/err" "has no ACTIVE RoCE fabric port to address (its fabric is InfiniBand)"
+done
 
 while read -r f plan node nodes base; do
   name="netplan-$f-$plan-$node-of-$nodes${base:+-$(echo "$base" | tr ./ __)}"
