@@ -11,6 +11,7 @@ const struct cmd sparkctl_commands[] = {
 	{ "capture", cmd_capture, "write a replayable copy of the files sparkctl reads here" },
 	{ "env", cmd_env, "print the NCCL/UCX/Gloo/MPI environment for this node" },
 	{ "netplan", cmd_netplan, "generate (and --write) the fabric addresses of a plan" },
+	{ "doctor", cmd_doctor, "check this node or the cluster; every finding with its fix" },
 	{ "help", cmd_help, "show the commands, or one command's help" },
 	{ "version", cmd_version, "print the version of sparkctl" },
 };

@@ -31,6 +31,7 @@ const struct cmd *cmd_lookup(const char *name);
 int cmd_topo(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 int cmd_netplan(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);

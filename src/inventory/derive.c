@@ -188,7 +188,7 @@ void nccl_gid_params_default(struct nccl_gid_params *p)
  */
 static void nccl_int_param(const struct inventory *inv, const char *key, int *value)
 {
-	const char *s = inventory_env(inv, key);
+	const char *s = inventory_nccl_setting(inv, key, NULL);
 	char *end;
 
 	if (!s || !*s)
@@ -225,7 +225,7 @@ static void nccl_range_param(const char *s, struct nccl_gid_params *p)
 
 void nccl_gid_params_from_inventory(struct nccl_gid_params *p, const struct inventory *inv)
 {
-	const char *fam = inventory_env(inv, "NCCL_IB_ADDR_FAMILY");
+	const char *fam = inventory_nccl_setting(inv, "NCCL_IB_ADDR_FAMILY", NULL);
 
 	nccl_gid_params_default(p);
 	nccl_int_param(inv, "NCCL_IB_GID_INDEX", &p->gid_index);
@@ -233,7 +233,7 @@ void nccl_gid_params_from_inventory(struct nccl_gid_params *p, const struct inve
 	nccl_int_param(inv, "NCCL_IB_ROUTABLE_FLID_GID_INDEX", &p->routable_flid_index);
 	if (streq(fam, "AF_INET6"))
 		p->addr_family = AF_INET6;
-	nccl_range_param(inventory_env(inv, "NCCL_IB_ADDR_RANGE"), p);
+	nccl_range_param(inventory_nccl_setting(inv, "NCCL_IB_ADDR_RANGE", NULL), p);
 }
 
 static const uint8_t zero_gid[16];

@@ -77,8 +77,9 @@ struct nccl_gid_params {
 /* NCCL's defaults (no variable set). */
 void nccl_gid_params_default(struct nccl_gid_params *p);
 /*
- * The settings from the environment recorded in inv, parsed as NCCL
- * parses them (an invalid value falls back to the default).
+ * The settings in effect on inv (environment, then NCCL's configuration
+ * files), parsed as NCCL parses them (an invalid value falls back to the
+ * default).
  */
 void nccl_gid_params_from_inventory(struct nccl_gid_params *p, const struct inventory *inv);
 

@@ -233,3 +233,26 @@ const char *inventory_env(const struct inventory *inv, const char *key)
 			return inv->sys.environment[i].value;
 	return NULL;
 }
+
+const char *inventory_nccl_setting(const struct inventory *inv, const char *key,
+				   const char **ret_source)
+{
+	const char *v = inventory_env(inv, key);
+
+	if (v) {
+		if (ret_source)
+			*ret_source = "environment";
+		return v;
+	}
+	/* nccl_conf is in NCCL's reading order, and NCCL never overwrites a value. */
+	for (size_t i = 0; i < inv->sys.nr_nccl_conf; i++) {
+		if (streq(inv->sys.nccl_conf[i].key, key)) {
+			if (ret_source)
+				*ret_source = inv->sys.nccl_conf[i].file;
+			return inv->sys.nccl_conf[i].value;
+		}
+	}
+	if (ret_source)
+		*ret_source = NULL;
+	return NULL;
+}

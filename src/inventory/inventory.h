@@ -233,6 +233,14 @@ const struct inv_netdev *inventory_netdev(const struct inventory *inv, const cha
 const struct inv_pci *inventory_pci(const struct inventory *inv, const char *address);
 /* The value of an environment variable recorded in the inventory, or NULL. */
 const char *inventory_env(const struct inventory *inv, const char *key);
+/*
+ * The value NCCL will use for key, with NCCL's precedence: the environment,
+ * then $NCCL_CONF_FILE (or ~/.nccl.conf), then /etc/nccl.conf - the first
+ * that sets it wins.  *ret_source (may be NULL) is "environment" or the
+ * file; NULL when nothing sets it.
+ */
+const char *inventory_nccl_setting(const struct inventory *inv, const char *key,
+				   const char **ret_source);
 
 void inv_library_release(struct inv_library *lib);
 void inv_gpu_info_release(struct inv_gpu_info *gi);

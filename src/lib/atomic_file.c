@@ -23,8 +23,9 @@ static int keep_backup(int dirfd, const char *name, const char *backup, mode_t m
 		       struct strbuf *err)
 {
 	if (unlinkat(dirfd, backup, 0) < 0 && errno != ENOENT) {
-		strbuf_addf(err, "cannot replace the backup '%s': %s", backup, strerror(errno));
-		return -errno;
+		int r = -errno;
+		strbuf_addf(err, "cannot replace the backup '%s': %s", backup, strerror(-r));
+		return r;
 	}
 	if (linkat(dirfd, name, dirfd, backup, 0) == 0)
 		return 0;
@@ -39,10 +40,18 @@ static int keep_backup(int dirfd, const char *name, const char *backup, mode_t m
 
 	if (in < 0)
 		return errno == ENOENT ? 0 : -errno;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
+	for (;;) {
+		n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
 		strbuf_add(&content, buf, (size_t)n);
-	if (n < 0)
+	}
+	if (n < 0) {
 		r = -errno;
+		strbuf_addf(err, "cannot read '%s' to back it up: %s", name, strerror(-r));
+	}
 	close(in);
 	if (r == 0)
 		r = atomic_replace(dirfd, backup, content.buf, content.len, mode, NULL, err);

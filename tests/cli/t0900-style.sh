@@ -7,7 +7,8 @@ if ! command -v clang-format > /dev/null 2>&1; then
   skip "clang-format is not installed"
 fi
 cd "$SRCDIR"
-files=$(git ls-files '*.c' '*.h' 2>/dev/null || find src tests bench -name '*.[ch]')
+# Tracked files and new ones not yet committed (but not ignored build output).
+files=$(git ls-files --cached --others --exclude-standard '*.c' '*.h' 2>/dev/null || find src tests bench -name '*.[ch]')
 [ -n "$files" ] || fail "no C files found"
 # shellcheck disable=SC2086
 clang-format --dry-run --Werror $files 2> "$TMP/err" || { head -50 "$TMP/err" >&2; fail "run: clang-format -i \$(git ls-files '*.[ch]')"; }

@@ -1,0 +1,308 @@
+#include "sparkctl.h"
+
+#include "check/check.h"
+#include "lib/suggest.h"
+#include "lib/xalloc.h"
+
+/* The checks, in the order they run and are listed. */
+const struct check checks[] = {
+	{ "rdma.devices", "RDMA devices are present", CHECK_LOCAL, check_rdma_devices,
+	  "Without RDMA devices NCCL falls back to TCP sockets: a tenth of the bandwidth." },
+	{ "rdma.modules", "the RDMA kernel modules are loaded", CHECK_LOCAL, check_rdma_modules,
+	  "mlx5_ib and ib_uverbs expose the ConnectX-7 to user space; without them there are no "
+	  "RDMA devices for NCCL." },
+	{ "fabric.active", "a fabric port is ACTIVE with carrier", CHECK_LOCAL, check_fabric_active,
+	  "No ACTIVE port means no cable, a cable in the wrong port, or a link that never came "
+	  "up." },
+	{ "fabric.twins", "both twins of every cabled port are ACTIVE", CHECK_LOCAL,
+	  check_fabric_twins,
+	  "Each DGX Spark QSFP port is two PCIe x4 halves; one half alone gives half the "
+	  "bandwidth (~100 of 200 Gb/s)." },
+	{ "fabric.subnets", "twins sit in different subnets", CHECK_LOCAL, check_fabric_subnets,
+	  "Twins in one subnet confuse routing and ARP: traffic for one half leaves by the "
+	  "other." },
+	{ "fabric.ipv4", "every fabric netdev has an IPv4 address", CHECK_LOCAL, check_fabric_ipv4,
+	  "RoCE v2 addresses its peers by IP: a port without an address has no usable GID." },
+	{ "fabric.gid", "every fabric port has the IPv4 RoCE v2 GID NCCL picks", CHECK_LOCAL,
+	  check_fabric_gid,
+	  "NCCL selects the IPv4 RoCE v2 GID of each port; a port without one, or with two, fails "
+	  "or picks the wrong address." },
+	{ "fabric.link_layer", "the rails share one link layer", CHECK_LOCAL,
+	  check_fabric_link_layer,
+	  "NCCL cannot mix InfiniBand and RoCE ports in one job; DGX Spark ports are Ethernet." },
+	{ "net.mtu", "fabric MTU 9000, equal on twins", CHECK_LOCAL, check_net_mtu,
+	  "The default MTU 1500 limits RoCE to 1024-byte packets; twins with different MTUs "
+	  "lose packets at the larger size." },
+	{ "link.speed", "links run at full rate", CHECK_LOCAL, check_link_speed,
+	  "A port or netdev below the rate of its twin or of 200G (switch autonegotiation at "
+	  "100G, a degraded NIC) caps every collective." },
+	{ "link.errors", "no link-down or symbol errors", CHECK_LOCAL, check_link_errors,
+	  "link_downed and symbol_error count flaps and bit errors that turn into retransmits and "
+	  "timeouts." },
+	{ "pci.link", "NIC PCIe links trained at full width and speed", CHECK_LOCAL, check_pci_link,
+	  "A function trained below its maximum (x2 instead of x4, a lower generation) caps that "
+	  "twin: a real DGX Spark failure after some BIOS versions." },
+	{ "pci.aer", "no PCIe AER errors on the NICs", CHECK_LOCAL, check_pci_aer,
+	  "Fatal AER errors precede mlx5 resets and lost links." },
+	{ "nccl.gid_index", "NCCL_IB_GID_INDEX is not pinned to a wrong GID", CHECK_LOCAL,
+	  check_nccl_gid_index,
+	  "A pinned index that is not the IPv4 RoCE v2 GID hangs connection setup; the index "
+	  "drifts after interface changes." },
+	{ "nccl.ib_hca", "NCCL_IB_HCA names both twins of the fabric, exactly", CHECK_LOCAL,
+	  check_nccl_ib_hca,
+	  "A missing twin halves the bandwidth; a down device fails init; mlx5_1 without '=' also "
+	  "matches mlx5_10." },
+	{ "nccl.socket_ifname", "NCCL_SOCKET_IFNAME names a usable bootstrap interface",
+	  CHECK_LOCAL, check_nccl_socket_ifname,
+	  "A missing, down or address-less interface fails bootstrap; an interface that does not "
+	  "reach every node hangs it." },
+	{ "nccl.gpudirect", "no GPUDirect forced where the GPU lacks it", CHECK_LOCAL,
+	  check_nccl_gpudirect,
+	  "GPUDirect or DMA-BUF settings on a GPU without them (GB10) hang init_process_group "
+	  "forever, with no message." },
+	{ "nccl.transport", "nothing forces NCCL off the RDMA transport", CHECK_LOCAL,
+	  check_nccl_transport,
+	  "NCCL_IB_DISABLE=1, NCCL_NET=Socket or an external net plugin that breaks RoCE on Spark "
+	  "sends every byte over TCP." },
+	{ "nccl.conf", "no risky leftovers in NCCL configuration files", CHECK_LOCAL,
+	  check_nccl_conf,
+	  "Keys in /etc/nccl.conf or $NCCL_CONF_FILE apply to every job silently; leftovers such "
+	  "as NCCL_IB_USE_INLINE=1 froze a 4-byte warm-up." },
+	{ "gpudirect.support", "GPUDirect has a path where the GPU supports it", CHECK_LOCAL,
+	  check_gpudirect_support,
+	  "NCCL needs nvidia_peermem or DMA-BUF to use GPUDirect RDMA; without either it falls "
+	  "back to host memory silently, ten times slower.  GB10 supports neither." },
+	{ "gpudirect.peermem", "nvidia_peermem is not loaded where it cannot work", CHECK_LOCAL,
+	  check_gpudirect_peermem,
+	  "On GB10 nvidia_peermem cannot work; a configuration that loads it is a leftover of "
+	  "GPUDirect settings that hang." },
+	{ "limits.memlock", "locked memory is unlimited", CHECK_LOCAL, check_limits_memlock,
+	  "RDMA registers (locks) its buffers; a small RLIMIT_MEMLOCK fails ibv_reg_mr and "
+	  "ibv_create_cq." },
+	{ "memory.cma", "the kernel has a CMA area on unified memory", CHECK_LOCAL,
+	  check_memory_cma,
+	  "On GB10 kernels without CMA (CmaTotal 0) memory registration fails with ENOMEM." },
+	{ "net.buffers", "socket buffers are large enough", CHECK_LOCAL, check_net_buffers,
+	  "Small net.core.rmem_max/wmem_max slow NCCL's bootstrap and any TCP fallback." },
+	{ "sw.driver", "the NVIDIA driver is loaded", CHECK_LOCAL, check_sw_driver,
+	  "Without the kernel driver there is no GPU; GB10 needs the open kernel module." },
+	{ "sw.gpu", "a GPU is visible", CHECK_LOCAL, check_sw_gpu,
+	  "NVML must see the GPU the job will use." },
+	{ "sw.nccl", "NCCL is present and supports the GPU", CHECK_LOCAL, check_sw_nccl,
+	  "GB10 (sm_121) needs an NCCL built for CUDA 13; NVIDIA's Spark playbooks use 2.28.9." },
+	{ "cluster.ssh", "every node answers over SSH", CHECK_CLUSTER, check_cluster_ssh,
+	  "A node that cannot be reached in batch mode cannot be launched on." },
+	{ "cluster.hostnames", "host names are unique", CHECK_CLUSTER, check_cluster_hostnames,
+	  "Duplicate names break rendezvous and the logs of every launcher." },
+	{ "cluster.plan", "every node has the same fabric plan", CHECK_CLUSTER, check_cluster_plan,
+	  "Nodes with different numbers of cabled ports or link layers cannot pair their HCAs." },
+	{ "cluster.hca_pairing", "HCA lists pair across nodes", CHECK_CLUSTER,
+	  check_cluster_hca_pairing,
+	  "NCCL pairs HCAs by position: different ports at one position, or rails on different "
+	  "subnets, fail with ibv_modify_qp errors or hang." },
+	{ "cluster.ping", "every link passes a don't-fragment ping at its MTU", CHECK_CLUSTER,
+	  check_cluster_ping,
+	  "A full-size ping that may not be fragmented catches MTU mismatches, wrong cabling and "
+	  "wrong subnets before a job does." },
+	{ "cluster.mtu", "MTU is equal at both ends of every link", CHECK_CLUSTER,
+	  check_cluster_mtu,
+	  "Packets larger than the smaller MTU are dropped: IBV_WC_RETRY_EXC_ERR." },
+	{ "cluster.versions", "the same NCCL, driver, CUDA and sparkctl everywhere", CHECK_CLUSTER,
+	  check_cluster_versions,
+	  "NCCL must be the same version on every rank; drivers and CUDA should match too." },
+	{ "cluster.clock", "clocks agree within a second", CHECK_CLUSTER, check_cluster_clock,
+	  "Skewed clocks make logs, timeouts and rendezvous deadlines disagree." },
+};
+const size_t nr_checks = ARRAY_SIZE(checks);
+
+const char *check_status_name(enum check_status s)
+{
+	switch (s) {
+	case CHECK_PASS:
+		return "PASS";
+	case CHECK_WARN:
+		return "WARN";
+	case CHECK_FAIL:
+		return "FAIL";
+	case CHECK_SKIP:
+		return "SKIP";
+	}
+	return "?";
+}
+
+const struct check *check_lookup(const char *id)
+{
+	for (size_t i = 0; i < nr_checks; i++)
+		if (streq(checks[i].id, id))
+			return &checks[i];
+	return NULL;
+}
+
+struct finding *report(struct check_ctx *ctx, enum check_status status, const char *fix,
+		       const char *fmt, ...)
+{
+	struct finding *f = ARRAY_PUSH(ctx->out->items, ctx->out->nr);
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	f->check_id = ctx->check->id;
+	f->node = xstrdup(ctx->node);
+	f->status = status;
+	f->message = strbuf_detach(&msg, NULL);
+	f->fix = xstrdup_or_null(fix);
+	strvec_init(&f->evidence);
+	return f;
+}
+
+void finding_evidence(struct finding *f, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strvec_push_nodup(&f->evidence, strbuf_detach(&sb, NULL));
+}
+
+/* Does name select check c: its id, or its group (the part before the first '.')? */
+static bool selects(const char *name, const struct check *c)
+{
+	size_t n = strlen(name);
+	return streq(name, c->id) || (!strncmp(c->id, name, n) && c->id[n] == '.');
+}
+
+static int mark(struct check_selection *sel, const struct strvec *names, bool value,
+		struct strbuf *err)
+{
+	for (size_t i = 0; i < names->nr; i++) {
+		bool any = false;
+		for (size_t k = 0; k < nr_checks; k++) {
+			if (selects(names->v[i], &checks[k])) {
+				sel->enabled[k] = value;
+				any = true;
+			}
+		}
+		if (!any) {
+			const char *ids[ARRAY_SIZE(checks)];
+			for (size_t k = 0; k < nr_checks; k++)
+				ids[k] = checks[k].id;
+			const char *near = suggest_nearest(names->v[i], ids, nr_checks);
+			strbuf_addf(err, "no check '%s'", names->v[i]);
+			if (near)
+				strbuf_addf(err, "; did you mean '%s'?", near);
+			strbuf_addstr(err, " ('sparkctl doctor --list' lists them)");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Split comma-separated entries of each list element into one strvec. */
+static void split_all(const struct strvec *in, struct strvec *out)
+{
+	for (size_t i = 0; i < in->nr; i++) {
+		const char *p = in->v[i];
+		while (*p) {
+			size_t len = strcspn(p, ",");
+			if (len)
+				strvec_push_nodup(out, xstrndup(p, len));
+			p += len + (p[len] == ',');
+		}
+	}
+}
+
+int check_select(struct check_selection *sel, const struct strvec *only, const struct strvec *skip,
+		 struct strbuf *err)
+{
+	struct strvec o = STRVEC_INIT, s = STRVEC_INIT;
+	int r;
+
+	sel->enabled = xcalloc(nr_checks, sizeof(*sel->enabled));
+	split_all(only, &o);
+	split_all(skip, &s);
+	for (size_t k = 0; k < nr_checks; k++)
+		sel->enabled[k] = o.nr == 0;
+	r = mark(sel, &o, true, err);
+	if (r == 0)
+		r = mark(sel, &s, false, err);
+	strvec_clear(&o);
+	strvec_clear(&s);
+	return r;
+}
+
+void check_selection_release(struct check_selection *sel)
+{
+	free(sel->enabled);
+	sel->enabled = NULL;
+}
+
+void run_local_checks(const struct check_selection *sel, const struct inventory *inv,
+		      const char *node, unsigned nodes, struct findings *out)
+{
+	for (size_t k = 0; k < nr_checks; k++) {
+		if (checks[k].scope != CHECK_LOCAL || !sel->enabled[k])
+			continue;
+		struct check_ctx ctx = { &checks[k], inv, node, nodes, NULL, out };
+		checks[k].run(&ctx);
+	}
+}
+
+void run_cluster_checks(const struct check_selection *sel, const struct doctor_cluster *c,
+			struct findings *out)
+{
+	for (size_t k = 0; k < nr_checks; k++) {
+		if (checks[k].scope != CHECK_CLUSTER || !sel->enabled[k])
+			continue;
+		struct check_ctx ctx = {
+			&checks[k], NULL, "cluster", (unsigned)c->nr_nodes, c, out
+		};
+		checks[k].run(&ctx);
+	}
+}
+
+void findings_release(struct findings *f)
+{
+	for (size_t i = 0; i < f->nr; i++) {
+		free(f->items[i].node);
+		free(f->items[i].message);
+		free(f->items[i].fix);
+		strvec_clear(&f->items[i].evidence);
+	}
+	free(f->items);
+	f->items = NULL;
+	f->nr = 0;
+}
+
+void doctor_cluster_release(struct doctor_cluster *c)
+{
+	for (size_t i = 0; i < c->nr_nodes; i++) {
+		free(c->nodes[i].host);
+		free(c->nodes[i].error);
+		inventory_release(&c->nodes[i].inv);
+	}
+	free(c->nodes);
+	for (size_t i = 0; i < c->nr_links; i++) {
+		free(c->links[i].from_if);
+		free(c->links[i].to_addr);
+		free(c->links[i].detail);
+	}
+	free(c->links);
+	memset(c, 0, sizeof(*c));
+}
+
+void checks_markdown(struct strbuf *out)
+{
+	strbuf_addstr(out, "# The checks of `sparkctl doctor`\n\n"
+			   "Generated from the table in `src/check/check.c` "
+			   "(`sparkctl doctor --list --markdown`); do not edit by hand.\n"
+			   "`--only` and `--skip` take these ids, or a group such as `fabric`.\n\n"
+			   "| id | scope | checks that | why |\n|---|---|---|---|\n");
+	for (size_t k = 0; k < nr_checks; k++)
+		strbuf_addf(out, "| `%s` | %s | %s | %s |\n", checks[k].id,
+			    checks[k].scope == CHECK_LOCAL ? "node" : "cluster", checks[k].title,
+			    checks[k].why);
+}

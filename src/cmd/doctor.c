@@ -1,0 +1,446 @@
+/*
+ * sparkctl doctor - every check, on this node or across the cluster, each
+ * finding with the evidence and a fix (check/check.h).
+ *
+ * With -H or --hostfile the nodes' inventories are gathered by running
+ * 'sparkctl topo --json' on each over SSH, in parallel; then the active
+ * probes run: a don't-fragment ping over every fabric link at the
+ * interface MTU, and a clock comparison.  --from inventories are checked
+ * offline, without probes.
+ */
+#include "sparkctl.h"
+
+#include <sys/socket.h>
+#include <time.h>
+
+#include "check/check.h"
+#include "cmd/cmd.h"
+#include "inventory/inventory_json.h"
+#include "lib/xalloc.h"
+#include "proc/run.h"
+#include "remote/hosts.h"
+#include "remote/ssh.h"
+#include "view/doctor_view.h"
+
+/* Seconds one remote 'sparkctl topo --json' may take, connection included. */
+#define REMOTE_TIMEOUT_MS 30000
+#define PING_TIMEOUT_MS	  10000
+#define OUTPUT_MAX	  ((size_t)16 << 20)
+
+enum doctor_exit {
+	DOCTOR_EXIT_OK = 0,   /* no FAIL */
+	DOCTOR_EXIT_FAIL = 1, /* some check failed */
+	DOCTOR_EXIT_USAGE = 2,
+	DOCTOR_EXIT_UNINSPECTED = 3 /* a node could not be inspected */
+};
+
+static const char *const doctor_usage[] = {
+	"sparkctl doctor [--root DIR | --from FILE...] [--nodes N] [options]",
+	"sparkctl doctor -H HOST,... | --hostfile FILE [--remote-sparkctl PATH] [options]",
+	"sparkctl doctor --list [--markdown]",
+	NULL,
+};
+
+static const char doctor_description[] =
+	"Check this node (or every node) for what makes distributed jobs fail or run\n"
+	"slow, and say how to fix it: RDMA stack and ports, both twins of each cabled\n"
+	"port, addresses and GIDs, MTU, degraded links and PCIe, the NCCL settings in\n"
+	"effect (environment and configuration files), GPUDirect, limits, software.\n"
+	"Across nodes (-H, --hostfile, several --from) it also checks names, the\n"
+	"fabric plan, HCA pairing, versions and clocks, and (over SSH) pings every\n"
+	"fabric link at its MTU with fragmentation forbidden.\n"
+	"\n"
+	"options:  --only/--skip ID,...  (ids or groups: 'sparkctl doctor --list')\n"
+	"          -q   only failures and warnings     --json   the report as JSON\n"
+	"\n"
+	"Exit status: 0 nothing failed, 1 a check failed, 2 usage, 3 a node could not be\n"
+	"inspected.";
+
+struct doctor_args {
+	const char *hosts, *hostfile, *root, *remote_sparkctl;
+	struct strvec from, only, skip;
+	unsigned nodes, fanout;
+	bool json, quiet, list, markdown, help;
+};
+
+static double now_realtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The path of this program, which the remote side runs by default. */
+static char *self_path(void)
+{
+	char *p = realpath("/proc/self/exe", NULL);
+	return p ? p : xstrdup("sparkctl");
+}
+
+/* The first line of text, for messages; allocated. */
+static char *first_line(const char *text)
+{
+	size_t n = strcspn(text, "\n");
+	if (n > 200)
+		n = 200;
+	return xstrndup(text, n);
+}
+
+struct remote {
+	struct ssh_options ssh;
+	char control_dir[64];
+	char *sparkctl;
+};
+
+/* The argv that runs argv_remote on host: directly when it is this machine. */
+static int remote_argv(const struct remote *rm, const char *host, const char *const *argv_remote,
+		       struct strvec *out)
+{
+	if (host_is_local(host)) {
+		for (size_t i = 0; argv_remote[i]; i++)
+			strvec_push(out, argv_remote[i]);
+		return 0;
+	}
+	return ssh_command(out, host, &rm->ssh, argv_remote);
+}
+
+/* Gather every node's inventory in parallel. */
+static void gather(struct remote *rm, struct doctor_cluster *c, unsigned fanout)
+{
+	struct run_job *jobs = xcalloc(c->nr_nodes + 1, sizeof(*jobs));
+	const char *argv[] = { rm->sparkctl, "topo", "--json", NULL };
+
+	for (size_t i = 0; i < c->nr_nodes; i++) {
+		run_job_init(&jobs[i]);
+		if (remote_argv(rm, c->nodes[i].host, argv, &jobs[i].argv) < 0)
+			c->nodes[i].error = xstrdup("not a usable host name");
+	}
+	run_jobs(jobs, c->nr_nodes, fanout, REMOTE_TIMEOUT_MS, OUTPUT_MAX);
+	for (size_t i = 0; i < c->nr_nodes; i++) {
+		struct doctor_node *n = &c->nodes[i];
+		struct run_job *j = &jobs[i];
+		struct strbuf err = STRBUF_INIT;
+		json_t *doc = NULL;
+		inventory_init(&n->inv);
+		if (n->error) {
+			/* refused before running */
+		} else if (j->spawn_error) {
+			n->error = xasprintf("cannot run %s: %s", j->argv.v[0],
+					     strerror(-j->spawn_error));
+		} else if (j->timed_out) {
+			n->error = xasprintf("no answer within %d s", REMOTE_TIMEOUT_MS / 1000);
+		} else if (j->status != 0) {
+			char *line = first_line(j->err.len ? j->err.buf : j->out.buf);
+			n->error = xasprintf("%s (exit status %d)", *line ? line : "failed",
+					     j->status);
+			free(line);
+		} else if (json_load_buffer(j->out.buf, j->out.len, "the remote inventory", &doc,
+					    &err) < 0 ||
+			   inventory_from_json(&n->inv, doc, &err) < 0) {
+			char *line = first_line(j->out.buf);
+			n->error =
+				xasprintf("the remote sparkctl did not print an inventory (%s; it "
+					  "printed '%s')",
+					  err.buf, line);
+			free(line);
+		} else {
+			n->inspected = true;
+		}
+		json_decref(doc);
+		strbuf_release(&err);
+		run_job_release(j);
+	}
+	free(jobs);
+}
+
+/* Compare each node's clock with ours: offset = remote - midpoint of the round trip. */
+static void compare_clocks(struct remote *rm, struct doctor_cluster *c)
+{
+	const char *argv[] = { "date", "+%s.%N", NULL };
+
+	for (size_t i = 0; i < c->nr_nodes; i++) {
+		struct doctor_node *n = &c->nodes[i];
+		struct run_job j;
+		if (!n->inspected || host_is_local(n->host))
+			continue;
+		run_job_init(&j);
+		if (remote_argv(rm, n->host, argv, &j.argv) == 0) {
+			double t0 = now_realtime();
+			run_jobs(&j, 1, 1, REMOTE_TIMEOUT_MS, 4096);
+			double t1 = now_realtime();
+			char *end;
+			double remote = strtod(j.out.buf, &end);
+			if (j.status == 0 && end != j.out.buf) {
+				n->has_clock = true;
+				n->clock_offset = remote - (t0 + t1) / 2;
+			}
+		}
+		run_job_release(&j);
+	}
+}
+
+/* Ping over every fabric link, from its first end, at that interface's MTU. */
+static void probe_links(struct remote *rm, struct doctor_cluster *c, unsigned fanout)
+{
+	struct fabric_link *links;
+	size_t nr;
+
+	cluster_fabric_links(c, &links, &nr);
+	struct run_job *jobs = xcalloc(nr + 1, sizeof(*jobs));
+	for (size_t i = 0; i < nr; i++) {
+		const struct fabric_link *l = &links[i];
+		int64_t mtu = l->a_mtu > 28 ? l->a_mtu : 1500;
+		char size[32];
+		snprintf(size, sizeof(size), "%" PRId64, mtu - 28);
+		const char *argv[] = { "ping", "-n",  "-M", "do", "-s", size,	 "-c",	    "2",
+				       "-i",   "0.2", "-W", "1",  "-I", l->a_if, l->b_addr, NULL };
+		run_job_init(&jobs[i]);
+		remote_argv(rm, c->nodes[l->a].host, argv, &jobs[i].argv);
+		struct link_probe *p = ARRAY_PUSH(c->links, c->nr_links);
+		p->from = l->a;
+		p->to = l->b;
+		p->from_if = xstrdup(l->a_if);
+		p->to_addr = xstrdup(l->b_addr);
+		p->mtu = mtu;
+	}
+	run_jobs(jobs, nr, fanout, PING_TIMEOUT_MS, 65536);
+	for (size_t i = 0; i < nr; i++) {
+		struct link_probe *p = &c->links[i];
+		p->ok = jobs[i].status == 0;
+		if (!p->ok) {
+			/* ping's own explanation, else its summary line. */
+			const char *text = jobs[i].err.len ? jobs[i].err.buf : jobs[i].out.buf;
+			const char *sum = strstr(jobs[i].out.buf, "packets transmitted");
+			if (!jobs[i].err.len && sum) {
+				while (sum > jobs[i].out.buf && sum[-1] != '\n')
+					sum--;
+				text = sum;
+			}
+			p->detail = jobs[i].timed_out ? xstrdup("timed out") : first_line(text);
+		}
+		run_job_release(&jobs[i]);
+	}
+	c->probed = true;
+	free(jobs);
+	free(links);
+}
+
+/* Close the SSH master connections so nothing outlives the command. */
+static void close_masters(struct remote *rm, const struct doctor_cluster *c)
+{
+	if (!rm->ssh.control_dir)
+		return;
+	for (size_t i = 0; i < c->nr_nodes; i++) {
+		struct run_job j;
+		if (host_is_local(c->nodes[i].host))
+			continue;
+		run_job_init(&j);
+		strvec_push(&j.argv, rm->ssh.program ? rm->ssh.program : "ssh");
+		strvec_pushf(&j.argv, "-oControlPath=%s/%%C", rm->control_dir);
+		strvec_push(&j.argv, "-O");
+		strvec_push(&j.argv, "exit");
+		strvec_push(&j.argv, "--");
+		strvec_push(&j.argv, c->nodes[i].host);
+		run_jobs(&j, 1, 1, 5000, 4096);
+		run_job_release(&j);
+	}
+	rmdir(rm->control_dir);
+}
+
+static int load_hosts(const struct doctor_args *a, struct host_list *hosts)
+{
+	struct strbuf err = STRBUF_INIT;
+	int r = 0;
+
+	if (a->hosts)
+		r = host_list_parse(a->hosts, hosts, &err);
+	if (r == 0 && a->hostfile)
+		r = host_list_load_file(a->hostfile, hosts, &err);
+	if (r < 0)
+		cmd_error("doctor", "%s", err.buf);
+	strbuf_release(&err);
+	return r;
+}
+
+static void add_node(struct doctor_cluster *c, const char *host)
+{
+	struct doctor_node *n = ARRAY_PUSH(c->nodes, c->nr_nodes);
+	n->host = xstrdup(host);
+	inventory_init(&n->inv);
+}
+
+/* Fill the cluster from --from files, the local probe, or the hosts. */
+static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct remote *rm)
+{
+	struct host_list hosts = { 0 };
+	int ret = SPARKCTL_EXIT_OK;
+
+	if (a->from.nr) {
+		for (size_t i = 0; i < a->from.nr; i++) {
+			struct strbuf err = STRBUF_INIT;
+			add_node(c, a->from.v[i]);
+			struct doctor_node *n = &c->nodes[c->nr_nodes - 1];
+			if (inventory_load(&n->inv, a->from.v[i], &err) < 0) {
+				n->error = strbuf_detach(&err, NULL);
+				inventory_init(&n->inv);
+			} else {
+				n->inspected = true;
+			}
+			strbuf_release(&err);
+		}
+		return ret;
+	}
+	if (!a->hosts && !a->hostfile) {
+		struct inventory_source src = { .root = a->root };
+		add_node(c, "localhost");
+		ret = inventory_source_load("doctor", &src, &c->nodes[0].inv);
+		c->nodes[0].inspected = ret == SPARKCTL_EXIT_OK;
+		if (c->nodes[0].inspected && c->nodes[0].inv.sys.hostname) {
+			free(c->nodes[0].host);
+			c->nodes[0].host = xstrdup(c->nodes[0].inv.sys.hostname);
+		}
+		return ret;
+	}
+	if (load_hosts(a, &hosts) < 0)
+		return SPARKCTL_EXIT_USAGE;
+	if (!hosts.nr) {
+		cmd_error("doctor", "no hosts given");
+		host_list_release(&hosts);
+		return SPARKCTL_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < hosts.nr; i++)
+		add_node(c, hosts.hosts[i].name);
+	host_list_release(&hosts);
+	gather(rm, c, a->fanout);
+	compare_clocks(rm, c);
+	probe_links(rm, c, a->fanout);
+	return ret;
+}
+
+static int print_list(bool markdown)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	if (markdown) {
+		checks_markdown(&out);
+	} else {
+		for (size_t k = 0; k < nr_checks; k++)
+			strbuf_addf(&out, "%-20s %-7s %s\n", checks[k].id,
+				    checks[k].scope == CHECK_LOCAL ? "node" : "cluster",
+				    checks[k].title);
+	}
+	fputs(out.buf, stdout);
+	strbuf_release(&out);
+	return SPARKCTL_EXIT_OK;
+}
+
+static bool use_color(void)
+{
+	const char *term = getenv("TERM");
+	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && !streq(term, "dumb");
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	struct doctor_args a = {
+		.from = STRVEC_INIT, .only = STRVEC_INIT, .skip = STRVEC_INIT, .fanout = 16
+	};
+	const struct opt opts[] = {
+		OPT_STRING('H', "hosts", &a.hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
+		OPT_STRING(0, "hostfile", &a.hostfile, "FILE", "the nodes, one per line"),
+		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
+			   "sparkctl on the nodes (default: this program's path)"),
+		OPT_UINT(0, "fanout", &a.fanout, "N", "nodes contacted at once (default 16)"),
+		OPT_STRING(0, "root", &a.root, "DIR", "check the host below DIR (a capture)"),
+		OPT_LIST(0, "from", &a.from, "FILE", "check saved inventories; repeat per node"),
+		OPT_UINT(0, "nodes", &a.nodes, "N", "cluster size, when checking one node"),
+		OPT_LIST(0, "only", &a.only, "ID,...", "run only these checks or groups"),
+		OPT_LIST(0, "skip", &a.skip, "ID,...", "skip these checks or groups"),
+		OPT_BOOL('q', "quiet", &a.quiet, "show only failures and warnings"),
+		OPT_BOOL(0, "json", &a.json, "print the report as JSON"),
+		OPT_BOOL(0, "list", &a.list, "list the checks"),
+		OPT_BOOL(0, "markdown", &a.markdown, "with --list: as docs/checks.md"),
+		OPT_HELP(&a.help),
+		OPT_END(),
+	};
+	struct doctor_cluster c = { 0 };
+	struct check_selection sel = { 0 };
+	struct findings f = { 0 };
+	struct remote rm = { 0 };
+	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+	int n, ret;
+
+	n = cmd_parse_options(opts, doctor_usage, doctor_description, &a.help, argc, argv);
+	if (n < 0) {
+		ret = cmd_parse_exit(n);
+		goto out;
+	}
+	ret = SPARKCTL_EXIT_USAGE;
+	if (n > 0) {
+		cmd_usage_error("doctor", "unexpected argument '%s'", argv[1]);
+		goto out;
+	}
+	if (a.list) {
+		ret = print_list(a.markdown);
+		goto out;
+	}
+	if ((a.hosts || a.hostfile) + (a.from.nr > 0) + (a.root != NULL) > 1) {
+		cmd_usage_error("doctor", "-H/--hostfile, --from and --root cannot be combined");
+		goto out;
+	}
+	if (a.fanout == 0) {
+		cmd_usage_error("doctor", "--fanout must be at least 1");
+		goto out;
+	}
+	if (check_select(&sel, &a.only, &a.skip, &err) < 0) {
+		cmd_usage_error("doctor", "%s", err.buf);
+		goto out;
+	}
+
+	rm.ssh.program = getenv("SPARKCTL_SSH");
+	rm.ssh.connect_timeout = 5;
+	rm.sparkctl = a.remote_sparkctl ? xstrdup(a.remote_sparkctl) : self_path();
+	if (a.hosts || a.hostfile) {
+		snprintf(rm.control_dir, sizeof(rm.control_dir), "/tmp/sparkctl-ssh-XXXXXX");
+		if (mkdtemp(rm.control_dir))
+			rm.ssh.control_dir = rm.control_dir;
+	}
+	ret = collect(&a, &c, &rm);
+	if (ret != SPARKCTL_EXIT_OK)
+		goto out;
+
+	unsigned cluster_size = c.nr_nodes > 1 ? (unsigned)c.nr_nodes : a.nodes;
+	for (size_t i = 0; i < c.nr_nodes; i++)
+		if (c.nodes[i].inspected)
+			run_local_checks(&sel, &c.nodes[i].inv, c.nodes[i].host, cluster_size, &f);
+	if (c.nr_nodes > 1)
+		run_cluster_checks(&sel, &c, &f);
+
+	if (a.json) {
+		json_t *doc = doctor_json(&c, &f);
+		json_to_strbuf(doc, &out);
+		json_decref(doc);
+	} else {
+		doctor_render(&c, &f, a.quiet, use_color(), &out);
+	}
+	fputs(out.buf, stdout);
+
+	struct doctor_summary s;
+	doctor_summarize(&c, &f, &s);
+	ret = s.uninspected	     ? DOCTOR_EXIT_UNINSPECTED
+	      : s.counts[CHECK_FAIL] ? DOCTOR_EXIT_FAIL
+				     : DOCTOR_EXIT_OK;
+out:
+	close_masters(&rm, &c);
+	free(rm.sparkctl);
+	findings_release(&f);
+	doctor_cluster_release(&c);
+	check_selection_release(&sel);
+	strvec_clear(&a.from);
+	strvec_clear(&a.only);
+	strvec_clear(&a.skip);
+	strbuf_release(&err);
+	strbuf_release(&out);
+	return ret;
+}

@@ -1,0 +1,525 @@
+/* hosts.c - -H host lists with bracket ranges, and hostfiles. */
+#include "sparkctl.h"
+
+#include <ctype.h>
+#include <strings.h>
+
+#include "lib/parse.h"
+#include "lib/xalloc.h"
+#include "remote/hosts.h"
+
+/* The longest DNS name; user names get the same bound. */
+#define HOST_NAME_LEN_MAX 253
+/* The most slots one host may declare: far above any node's GPU count. */
+#define HOST_SLOTS_MAX	  1024
+/* The largest hostfile read (a bound on user-controlled input). */
+#define HOSTFILE_SIZE_MAX ((size_t)1 << 20)
+
+/*
+ * Refused in names: the shell's metacharacters, the range brackets, and
+ * '#', '=' and ',', which no host name holds and which hostfile lines and
+ * -H lists use as syntax.
+ */
+static const char forbidden_chars[] = ";&|`$()<>\\'\"*?[]{}~#=,";
+
+/* Open-addressed set of the hosts in a list, keyed by the host part. */
+#define HOST_SET_SIZE 8192 /* a power of two, twice HOST_LIST_MAX */
+
+struct host_set {
+	uint32_t *slot; /* index + 1 into list->hosts; 0 is empty */
+};
+
+/* The part after '@', the node itself. */
+static const char *host_part(const char *name)
+{
+	const char *at = strchr(name, '@');
+
+	return at ? at + 1 : name;
+}
+
+/* Host names are case-insensitive (DNS), so the hash and comparison fold case. */
+static uint32_t host_hash(const char *host)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *p = (const unsigned char *)host; *p; p++) {
+		h ^= (uint32_t)tolower(*p);
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static bool same_host(const char *a, const char *b)
+{
+	return strcasecmp(host_part(a), host_part(b)) == 0;
+}
+
+/* The index of the entry naming the same node as name, or -1. */
+static long host_set_find(const struct host_set *set, const struct host_list *list,
+			  const char *name, uint32_t *ret_pos)
+{
+	uint32_t pos = host_hash(host_part(name)) & (HOST_SET_SIZE - 1);
+
+	while (set->slot[pos]) {
+		size_t i = set->slot[pos] - 1;
+		if (same_host(list->hosts[i].name, name))
+			return (long)i;
+		pos = (pos + 1) & (HOST_SET_SIZE - 1);
+	}
+	*ret_pos = pos;
+	return -1;
+}
+
+static void host_set_init(struct host_set *set, const struct host_list *list)
+{
+	uint32_t pos;
+
+	set->slot = xcalloc(HOST_SET_SIZE, sizeof(*set->slot));
+	/* The list holds no duplicates and at most HOST_LIST_MAX entries. */
+	for (size_t i = 0; i < list->nr && i < HOST_LIST_MAX; i++)
+		if (host_set_find(set, list, list->hosts[i].name, &pos) < 0)
+			set->slot[pos] = (uint32_t)i + 1;
+}
+
+static void host_set_release(struct host_set *set)
+{
+	free(set->slot);
+	set->slot = NULL;
+}
+
+/* Append s with anything unprintable as \xNN, so a message cannot carry terminal controls. */
+static void add_printable(struct strbuf *sb, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7f)
+			strbuf_addch(sb, c);
+		else
+			strbuf_addf(sb, "\\x%02x", c);
+	}
+}
+
+static int name_error(struct strbuf *err, const char *ctx, const char *name, const char *fmt, ...)
+	ATTR_PRINTF(4, 5);
+
+static int name_error(struct strbuf *err, const char *ctx, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	strbuf_addf(err, "%sinvalid host name '", ctx);
+	add_printable(err, name, strlen(name));
+	strbuf_addstr(err, "': ");
+	va_start(ap, fmt);
+	strbuf_vaddf(err, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* ctx prefixes messages ("FILE:LINE: " or ""). */
+static int validate_name(const char *name, const char *ctx, struct strbuf *err)
+{
+	const char *at = NULL;
+
+	if (!*name) {
+		strbuf_addf(err, "%sempty host name", ctx);
+		return -EINVAL;
+	}
+	if (name[0] == '-')
+		return name_error(err, ctx, name, "starts with '-'");
+	for (const char *p = name; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c <= 0x20 || c == 0x7f)
+			return name_error(err, ctx, name,
+					  "contains whitespace or a control character");
+		if (c >= 0x80)
+			return name_error(err, ctx, name, "contains a non-ASCII byte");
+		if (strchr(forbidden_chars, c))
+			return name_error(err, ctx, name, "contains '%c'", c);
+		if (c == '@') {
+			if (at)
+				return name_error(err, ctx, name, "contains more than one '@'");
+			at = p;
+		}
+	}
+	if (at) {
+		if (at == name)
+			return name_error(err, ctx, name, "empty user name before '@'");
+		if (!at[1])
+			return name_error(err, ctx, name, "empty host name after '@'");
+		if (at[1] == '-')
+			return name_error(err, ctx, name, "host part starts with '-'");
+		if ((size_t)(at - name) > HOST_NAME_LEN_MAX)
+			return name_error(err, ctx, name, "user name longer than %d characters",
+					  HOST_NAME_LEN_MAX);
+	}
+	if (strlen(host_part(name)) > HOST_NAME_LEN_MAX)
+		return name_error(err, ctx, name, "longer than %d characters", HOST_NAME_LEN_MAX);
+	return 0;
+}
+
+/* Validate name and append it (taking ownership of it, also on failure). */
+static int add_host(struct host_list *list, struct host_set *set, char *name, unsigned slots,
+		    const char *ctx, struct strbuf *err)
+{
+	uint32_t pos = 0;
+	long dup;
+	int r;
+
+	if ((r = validate_name(name, ctx, err)) < 0)
+		goto out;
+	dup = host_set_find(set, list, name, &pos);
+	if (dup >= 0) {
+		const char *other = list->hosts[dup].name;
+		strbuf_addf(err, "%sduplicate host '%s'", ctx, name);
+		if (!streq(other, name))
+			strbuf_addf(err, " (the same node as '%s')", other);
+		r = -EINVAL;
+		goto out;
+	}
+	if (list->nr >= HOST_LIST_MAX) {
+		strbuf_addf(err, "%smore than %d hosts", ctx, HOST_LIST_MAX);
+		r = -EINVAL;
+		goto out;
+	}
+	struct host_entry *e = ARRAY_PUSH(list->hosts, list->nr);
+	e->name = name;
+	e->slots = slots;
+	set->slot[pos] = (uint32_t)list->nr;
+	name = NULL;
+out:
+	free(name);
+	return r;
+}
+
+/* Drop the entries appended after the first nr, so a failed call leaves the list as it was. */
+static void host_list_truncate(struct host_list *list, size_t nr)
+{
+	while (list->nr > nr)
+		free(list->hosts[--list->nr].name);
+}
+
+struct range_item {
+	uint64_t lo, hi;
+	int width; /* digits of the lower bound: "01-12" keeps two */
+};
+
+static int range_error(struct strbuf *err, const char *elem, const char *fmt, ...)
+	ATTR_PRINTF(3, 4);
+
+static int range_error(struct strbuf *err, const char *elem, const char *fmt, ...)
+{
+	va_list ap;
+
+	strbuf_addstr(err, "invalid host range '");
+	add_printable(err, elem, strlen(elem));
+	strbuf_addstr(err, "': ");
+	va_start(ap, fmt);
+	strbuf_vaddf(err, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool all_digits(const char *s, size_t len)
+{
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* Parse the inside of "[1,3,5-7]" into items; *ret_count is the number of names it makes. */
+static int parse_range_body(const char *elem, const char *body, size_t len,
+			    struct range_item **items, size_t *nr, uint64_t *ret_count,
+			    struct strbuf *err)
+{
+	const char *p = body, *end = body + len;
+	uint64_t count = 0;
+
+	if (!len)
+		return range_error(err, elem, "empty range");
+	while (p <= end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		const char *item_end = comma ? comma : end;
+		const char *dash = memchr(p, '-', (size_t)(item_end - p));
+		const char *lo_end = dash ? dash : item_end;
+		const char *hi = dash ? dash + 1 : p;
+		struct range_item it;
+
+		if (item_end == p)
+			return range_error(err, elem, "empty item in the range");
+		if (!all_digits(p, (size_t)(lo_end - p)) ||
+		    !all_digits(hi, (size_t)(item_end - hi)))
+			return range_error(err, elem,
+					   "expected numbers such as [1-4] or [01,03,05-07]");
+		if (parse_u64_n(p, (size_t)(lo_end - p), &it.lo) < 0 ||
+		    parse_u64_n(hi, (size_t)(item_end - hi), &it.hi) < 0)
+			return range_error(err, elem, "number too large");
+		if (it.lo > it.hi)
+			return range_error(err, elem, "reversed range %.*s", (int)(item_end - p),
+					   p);
+		if (lo_end - p > HOST_NAME_LEN_MAX)
+			return range_error(err, elem, "number longer than %d digits",
+					   HOST_NAME_LEN_MAX);
+		it.width = (int)(lo_end - p);
+		/* Checked before adding, so neither the difference nor the sum can wrap. */
+		if (it.hi - it.lo >= HOST_LIST_MAX || count + (it.hi - it.lo + 1) > HOST_LIST_MAX)
+			return range_error(err, elem, "names more than %d hosts", HOST_LIST_MAX);
+		count += it.hi - it.lo + 1;
+		*ARRAY_PUSH(*items, *nr) = it;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	*ret_count = count;
+	return 0;
+}
+
+/* One element of a -H list: a name, or a name with one bracket range. */
+static int parse_element(const char *elem, struct host_list *list, struct host_set *set,
+			 struct strbuf *err)
+{
+	const char *open = strchr(elem, '['), *close;
+	struct range_item *items = NULL;
+	size_t nr_items = 0;
+	uint64_t count = 0;
+	int r = 0;
+
+	if (!open)
+		return add_host(list, set, xstrdup(elem), 0, "", err);
+	close = strchr(open, ']');
+	if (!close) {
+		r = range_error(err, elem, "no ']' after '['");
+		goto out;
+	}
+	if (strchr(open + 1, '[') || strchr(close + 1, ']') ||
+	    memchr(elem, ']', (size_t)(open - elem))) {
+		r = range_error(err, elem, "more than one bracket range");
+		goto out;
+	}
+	/* Bound the prefix and suffix first: each is copied into every name. */
+	if ((size_t)(open - elem) + strlen(close + 1) > 2 * HOST_NAME_LEN_MAX + 1) {
+		r = range_error(err, elem, "name too long");
+		goto out;
+	}
+	r = parse_range_body(elem, open + 1, (size_t)(close - open - 1), &items, &nr_items, &count,
+			     err);
+	if (r < 0)
+		goto out;
+	if (list->nr + count > HOST_LIST_MAX) {
+		r = range_error(err, elem, "the list would hold more than %d hosts", HOST_LIST_MAX);
+		goto out;
+	}
+	for (size_t i = 0; i < nr_items; i++) {
+		for (uint64_t v = items[i].lo;; v++) {
+			char *name = xasprintf("%.*s%0*" PRIu64 "%s", (int)(open - elem), elem,
+					       items[i].width, v, close + 1);
+			if ((r = add_host(list, set, name, 0, "", err)) < 0)
+				goto out;
+			if (v == items[i].hi)
+				break;
+		}
+	}
+out:
+	free(items);
+	return r;
+}
+
+int host_list_parse(const char *spec, struct host_list *list, struct strbuf *err)
+{
+	size_t start_nr = list->nr;
+	struct host_set set;
+	const char *p = spec;
+	int r = 0;
+
+	host_set_init(&set, list);
+	if (!*spec) {
+		strbuf_addstr(err, "empty host list");
+		r = -EINVAL;
+		goto out;
+	}
+	for (;;) {
+		const char *end = p;
+		int depth = 0;
+
+		/* A comma inside brackets belongs to the range. */
+		while (*end && (*end != ',' || depth > 0)) {
+			if (*end == '[')
+				depth++;
+			else if (*end == ']' && depth > 0)
+				depth--;
+			end++;
+		}
+		if (end == p) {
+			strbuf_addstr(err, "empty host name in the list '");
+			add_printable(err, spec, strlen(spec));
+			strbuf_addch(err, '\'');
+			r = -EINVAL;
+			goto out;
+		}
+		char *elem = xstrndup(p, (size_t)(end - p));
+		r = parse_element(elem, list, &set, err);
+		free(elem);
+		if (r < 0 || !*end)
+			break;
+		p = end + 1;
+	}
+out:
+	if (r < 0)
+		host_list_truncate(list, start_nr);
+	host_set_release(&set);
+	return r;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* One hostfile line (without its newline, comment already cut off). */
+static int parse_line(char *line, const char *ctx, struct host_list *list, struct host_set *set,
+		      struct strbuf *err)
+{
+	char *words[3];
+	size_t nr_words = 0;
+	char *p = line;
+	unsigned slots = 0;
+	int r;
+
+	for (;;) {
+		while (is_blank(*p))
+			*p++ = '\0';
+		if (!*p)
+			break;
+		if (nr_words == ARRAY_SIZE(words)) {
+			strbuf_addf(err, "%sexpected 'HOST [slots=N]'", ctx);
+			return -EINVAL;
+		}
+		words[nr_words++] = p;
+		while (*p && !is_blank(*p))
+			p++;
+	}
+	if (!nr_words)
+		return 0;
+	if (strchr(words[0], '=')) {
+		strbuf_addf(err, "%sexpected a host name before '", ctx);
+		add_printable(err, words[0], strlen(words[0]));
+		strbuf_addch(err, '\'');
+		return -EINVAL;
+	}
+	/* The name first: "-p 22" is a bad name, not a bad field. */
+	if ((r = validate_name(words[0], ctx, err)) < 0)
+		return r;
+	if (nr_words == 3) {
+		strbuf_addf(err, "%sexpected 'HOST [slots=N]'", ctx);
+		return -EINVAL;
+	}
+	if (nr_words == 2) {
+		uint32_t n;
+		if (!starts_with(words[1], "slots=")) {
+			strbuf_addf(err, "%sunknown field '", ctx);
+			add_printable(err, words[1], strlen(words[1]));
+			strbuf_addstr(err, "' (expected slots=N)");
+			return -EINVAL;
+		}
+		if (parse_u32(words[1] + 6, &n) < 0 || n < 1 || n > HOST_SLOTS_MAX) {
+			strbuf_addf(err, "%sslots must be a number from 1 to %d, not '", ctx,
+				    HOST_SLOTS_MAX);
+			add_printable(err, words[1] + 6, strlen(words[1] + 6));
+			strbuf_addch(err, '\'');
+			return -EINVAL;
+		}
+		slots = n;
+	}
+	return add_host(list, set, xstrdup(words[0]), slots, ctx, err);
+}
+
+int host_list_parse_file_text(const char *text, const char *name, struct host_list *list,
+			      struct strbuf *err)
+{
+	size_t start_nr = list->nr;
+	struct strbuf line = STRBUF_INIT, ctx = STRBUF_INIT;
+	struct host_set set;
+	const char *p = text;
+	unsigned long lineno = 0;
+	int r = 0;
+
+	host_set_init(&set, list);
+	while (*p) {
+		const char *nl = strchrnul(p, '\n');
+		const char *hash = memchr(p, '#', (size_t)(nl - p));
+
+		lineno++;
+		strbuf_reset(&line);
+		strbuf_add(&line, p, (size_t)((hash ? hash : nl) - p));
+		strbuf_reset(&ctx);
+		strbuf_addf(&ctx, "%s:%lu: ", name, lineno);
+		if ((r = parse_line(line.buf, ctx.buf, list, &set, err)) < 0)
+			break;
+		p = *nl ? nl + 1 : nl;
+	}
+	if (r < 0)
+		host_list_truncate(list, start_nr);
+	host_set_release(&set);
+	strbuf_release(&line);
+	strbuf_release(&ctx);
+	return r;
+}
+
+int host_list_load_file(const char *path, struct host_list *list, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	char buf[8192];
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+		strbuf_addf(err, "cannot read '%s': %s", path, strerror(-r));
+		return r;
+	}
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			strbuf_addf(err, "cannot read '%s': %s", path, strerror(-r));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		if (text.len + (size_t)n > HOSTFILE_SIZE_MAX) {
+			strbuf_addf(err, "%s: larger than %zu KiB", path, HOSTFILE_SIZE_MAX >> 10);
+			r = -EFBIG;
+			goto out;
+		}
+		strbuf_add(&text, buf, (size_t)n);
+	}
+	/* A NUL would silently end the text early. */
+	if (memchr(text.buf, '\0', text.len)) {
+		strbuf_addf(err, "%s: contains a NUL byte; not a hostfile", path);
+		r = -EINVAL;
+		goto out;
+	}
+	r = host_list_parse_file_text(text.buf, path, list, err);
+out:
+	close(fd);
+	strbuf_release(&text);
+	return r;
+}
+
+bool host_is_local(const char *name)
+{
+	return streq(name, "localhost") || streq(name, "127.0.0.1") || streq(name, "::1");
+}
+
+void host_list_release(struct host_list *list)
+{
+	host_list_truncate(list, 0);
+	free(list->hosts);
+	list->hosts = NULL;
+	list->nr = 0;
+}

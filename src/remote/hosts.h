@@ -1,0 +1,48 @@
+/*
+ * hosts.h - the nodes a command runs on: -H lists and hostfiles.
+ *
+ * -H takes comma-separated names, each with at most one bracket range:
+ * "spark[1-4]" (spark1 .. spark4), "node[01-08]" (zero padding kept),
+ * "gpu[1,3,5-7]".  A hostfile has one host per line in the MPI/DeepSpeed
+ * form "host [slots=N]", with '#' comments and blank lines.  Names that
+ * start with '-' (they would be read as ssh options), or hold whitespace,
+ * control characters or shell metacharacters, are refused, as are
+ * duplicates.  Pure: no I/O except host_list_load_file().
+ */
+#ifndef SPARKCTL_HOSTS_H
+#define SPARKCTL_HOSTS_H
+
+#include "sparkctl.h"
+#include "lib/strbuf.h"
+
+/* The most hosts one list may name (a bound on user-controlled input). */
+#define HOST_LIST_MAX 4096
+
+struct host_entry {
+	char *name;
+	unsigned slots; /* from "slots=N", 0 when not given */
+};
+
+struct host_list {
+	struct host_entry *hosts;
+	size_t nr;
+};
+
+/*
+ * Append the hosts of a -H specification to list.  Returns 0, or -EINVAL
+ * with a one-line message naming the bad part in err.
+ */
+int host_list_parse(const char *spec, struct host_list *list, struct strbuf *err);
+
+/* Parse the text of a hostfile (name is used in messages: "FILE:LINE: ..."). */
+int host_list_parse_file_text(const char *text, const char *name, struct host_list *list,
+			      struct strbuf *err);
+/* Read and parse a hostfile; -ENOENT etc. with "cannot read 'F': ..." in err. */
+int host_list_load_file(const char *path, struct host_list *list, struct strbuf *err);
+
+/* True for localhost, 127.0.0.1 and ::1: run without SSH. */
+bool host_is_local(const char *name);
+
+void host_list_release(struct host_list *list);
+
+#endif

@@ -1,0 +1,97 @@
+/* ssh.c - ssh argument vectors and POSIX shell quoting. */
+#include "sparkctl.h"
+
+#include "remote/ssh.h"
+
+#define SSH_CONNECT_TIMEOUT_DEFAULT 5
+
+void shell_quote(struct strbuf *out, const char *word)
+{
+	/* Inside single quotes every byte is literal; only ' itself needs '\''. */
+	strbuf_addch(out, '\'');
+	for (const char *p = word; *p; p++) {
+		if (*p == '\'')
+			strbuf_addstr(out, "'\\''");
+		else
+			strbuf_addch(out, *p);
+	}
+	strbuf_addch(out, '\'');
+}
+
+/*
+ * ssh reads "-o" values with its config-line parser, which splits at
+ * whitespace and interprets quotes and backslashes, so such a directory
+ * cannot be passed through intact.
+ */
+static bool control_dir_ok(const char *dir)
+{
+	if (!*dir)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)dir; *p; p++)
+		if (*p <= 0x20 || *p == 0x7f || *p == '"' || *p == '\'' || *p == '\\')
+			return false;
+	return true;
+}
+
+int ssh_command(struct strvec *out, const char *host, const struct ssh_options *o,
+		const char *const *remote_argv)
+{
+	static const struct ssh_options defaults;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!o)
+		o = &defaults;
+	/* A leading '-' could still be read as an option by a wrapper that ignores "--". */
+	if (!host || !*host || host[0] == '-')
+		return -EINVAL;
+	/* Without a command ssh would start a login shell. */
+	if (!remote_argv || !remote_argv[0])
+		return -EINVAL;
+	if (o->control_dir && !control_dir_ok(o->control_dir))
+		return -EINVAL;
+	/* ssh itself would fail only when it first sets up the master. */
+	if (o->control_dir && strlen(o->control_dir) > SSH_CONTROL_DIR_MAX)
+		return -ENAMETOOLONG;
+
+	strvec_push(out, o->program ? o->program : "ssh");
+	strvec_push(out, "-o");
+	strvec_push(out, "BatchMode=yes");
+	strvec_push(out, "-o");
+	strvec_pushf(out, "ConnectTimeout=%u",
+		     o->connect_timeout ? o->connect_timeout : SSH_CONNECT_TIMEOUT_DEFAULT);
+	if (o->control_dir) {
+		strvec_push(out, "-o");
+		strvec_push(out, "ControlMaster=auto");
+		/* ssh expands %-tokens in ControlPath: a literal '%' of the directory is "%%". */
+		strvec_push(out, "-o");
+		strbuf_addstr(&sb, "ControlPath=");
+		for (const char *p = o->control_dir; *p; p++) {
+			if (*p == '%')
+				strbuf_addch(&sb, '%');
+			strbuf_addch(&sb, *p);
+		}
+		strbuf_addstr(&sb, "/%C");
+		strvec_push_nodup(out, strbuf_detach(&sb, NULL));
+		strvec_push(out, "-o");
+		strvec_push(out, "ControlPersist=60");
+	}
+	if (o->extra_options) {
+		for (size_t i = 0; i < o->extra_options->nr; i++) {
+			strvec_push(out, "-o");
+			strvec_push(out, o->extra_options->v[i]);
+		}
+	}
+	strvec_push(out, "--");
+	strvec_push(out, host);
+	/*
+	 * ssh joins its command arguments with spaces and hands the result to
+	 * the remote login shell: one argument, quoted here, says exactly that.
+	 */
+	for (size_t i = 0; remote_argv[i]; i++) {
+		if (i)
+			strbuf_addch(&sb, ' ');
+		shell_quote(&sb, remote_argv[i]);
+	}
+	strvec_push_nodup(out, strbuf_detach(&sb, NULL));
+	return 0;
+}

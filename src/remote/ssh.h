@@ -1,0 +1,50 @@
+/*
+ * ssh.h - commands for other nodes, through the system ssh client.
+ *
+ * The system ssh honours the user's ~/.ssh/config, agents and ProxyJump.
+ * Remote commands are built as argument vectors and quoted exactly once
+ * for the remote shell, so every byte of every argument arrives intact.
+ */
+#ifndef SPARKCTL_SSH_H
+#define SPARKCTL_SSH_H
+
+#include "sparkctl.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+
+struct ssh_options {
+	const char *program;	  /* "ssh" unless set ($SPARKCTL_SSH in tests and odd setups) */
+	unsigned connect_timeout; /* seconds; 0 means 5 */
+	const char *control_dir;  /* ControlMaster multiplexing sockets go here; NULL: none */
+	const struct strvec *extra_options; /* more "-o KEY=VALUE" options, verbatim */
+};
+
+/*
+ * The longest control_dir: the master's socket is first created as
+ * DIR/<40 hex digits of %C>.<16 random characters>, and a Unix socket
+ * path holds at most 107 bytes.
+ */
+#define SSH_CONTROL_DIR_MAX 49
+
+/* Append word to out, quoted for a POSIX shell ('it'\''s'); empty words become ''. */
+void shell_quote(struct strbuf *out, const char *word);
+
+/*
+ * Build the argv that runs remote_argv (NULL-terminated) on host:
+ *   ssh -o BatchMode=yes -o ConnectTimeout=N [-o ControlMaster=auto
+ *       -o ControlPath=DIR/%C -o ControlPersist=60] [extra] -- host 'w1' 'w2' ...
+ * Returns -EINVAL for a host that starts with '-' or is empty.
+ *
+ * The remote words travel as one argument, each shell-quoted, joined by
+ * spaces (ssh would join them anyway).  o may be NULL for the defaults.
+ * The strings are appended to out, which is left untouched on failure.
+ * Also -EINVAL for an empty remote_argv (ssh would start a login shell)
+ * and for a control_dir that is empty or holds whitespace, quotes or
+ * backslashes (ssh's option parser would split it); -ENAMETOOLONG for a
+ * control_dir longer than SSH_CONTROL_DIR_MAX.  A '%' in control_dir is
+ * passed as "%%".
+ */
+int ssh_command(struct strvec *out, const char *host, const struct ssh_options *o,
+		const char *const *remote_argv);
+
+#endif

@@ -1,0 +1,1073 @@
+/* Unit tests of remote/hosts.c, remote/ssh.c and proc/run.c, with real processes. */
+#include "sparkctl.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "test_util.h"
+
+#include "lib/xalloc.h"
+#include "proc/run.h"
+#include "remote/hosts.h"
+#include "remote/ssh.h"
+
+/* ---- helpers ---- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Open descriptors of this process (the listing's own included, the same each time). */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* run_jobs() left no child of ours behind, reaped or not. */
+static void assert_no_children(void)
+{
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
+/* After a job's group was killed, none of its processes may remain, not even a zombie. */
+static void assert_group_gone(pid_t pgid)
+{
+	assert_true(pgid > 0);
+	assert_int_equal(kill(-pgid, 0), -1);
+	assert_int_equal(errno, ESRCH);
+}
+
+static void job_argv(struct run_job *job, ...)
+{
+	va_list ap;
+	const char *s;
+
+	strvec_clear(&job->argv);
+	va_start(ap, job);
+	while ((s = va_arg(ap, const char *)))
+		strvec_push(&job->argv, s);
+	va_end(ap);
+}
+
+/* Parse spec into a fresh list and compare the names with the NULL-terminated rest. */
+static void expect_hosts(const char *spec, ...)
+{
+	struct host_list list = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	va_list ap;
+	const char *s;
+	size_t i = 0;
+
+	if (host_list_parse(spec, &list, &err) < 0)
+		fail_msg("'%s': %s", spec, err.buf);
+	va_start(ap, spec);
+	while ((s = va_arg(ap, const char *))) {
+		assert_true(i < list.nr);
+		assert_string_equal(list.hosts[i].name, s);
+		assert_int_equal(list.hosts[i].slots, 0);
+		i++;
+	}
+	va_end(ap);
+	assert_int_equal(list.nr, i);
+	assert_string_equal(err.buf, "");
+	host_list_release(&list);
+	strbuf_release(&err);
+}
+
+/* spec must fail with exactly message, and leave a list already holding "keep" as it was. */
+static void expect_spec_error(const char *spec, const char *message)
+{
+	struct host_list list = { 0 };
+	struct strbuf err = STRBUF_INIT;
+
+	assert_int_equal(host_list_parse("keep", &list, &err), 0);
+	assert_int_equal(host_list_parse(spec, &list, &err), -EINVAL);
+	assert_string_equal(err.buf, message);
+	assert_int_equal(list.nr, 1);
+	assert_string_equal(list.hosts[0].name, "keep");
+	host_list_release(&list);
+	strbuf_release(&err);
+}
+
+static void expect_file_error(const char *text, const char *message)
+{
+	struct host_list list = { 0 };
+	struct strbuf err = STRBUF_INIT;
+
+	assert_int_equal(host_list_parse_file_text(text, "hf", &list, &err), -EINVAL);
+	assert_string_equal(err.buf, message);
+	assert_int_equal(list.nr, 0);
+	host_list_release(&list);
+	strbuf_release(&err);
+}
+
+/* ---- hosts ---- */
+
+static void host_names(void **state)
+{
+	(void)state;
+	expect_hosts("spark1", "spark1", NULL);
+	expect_hosts("a,b.example.com,user@c,10.0.0.1,::1,fe80::1%eth0,under_score", "a",
+		     "b.example.com", "user@c", "10.0.0.1", "::1", "fe80::1%eth0", "under_score",
+		     NULL);
+	expect_hosts("spark[1-4]", "spark1", "spark2", "spark3", "spark4", NULL);
+	expect_hosts("node[01-12]", "node01", "node02", "node03", "node04", "node05", "node06",
+		     "node07", "node08", "node09", "node10", "node11", "node12", NULL);
+	expect_hosts("gpu[1,3,5-7]", "gpu1", "gpu3", "gpu5", "gpu6", "gpu7", NULL);
+	expect_hosts("r[1-2]-ib", "r1-ib", "r2-ib", NULL);
+	expect_hosts("n[8-10]", "n8", "n9", "n10", NULL);
+	expect_hosts("x[001-3]", "x001", "x002", "x003", NULL);
+	expect_hosts("x[5]", "x5", NULL);
+	expect_hosts("x[0]", "x0", NULL);
+	expect_hosts("[1-2].lan", "1.lan", "2.lan", NULL);
+	expect_hosts("bob@spark[1-2].lan,c", "bob@spark1.lan", "bob@spark2.lan", "c", NULL);
+	expect_hosts("a,gpu[1,2],b", "a", "gpu1", "gpu2", "b", NULL);
+
+	/* 253 characters is the longest name. */
+	char name[300];
+	memset(name, 'a', 253);
+	name[253] = '\0';
+	expect_hosts(name, name, NULL);
+}
+
+static void host_name_errors(void **state)
+{
+	(void)state;
+	expect_spec_error("", "empty host list");
+	expect_spec_error("a,,b", "empty host name in the list 'a,,b'");
+	expect_spec_error("a,", "empty host name in the list 'a,'");
+	expect_spec_error(",a", "empty host name in the list ',a'");
+	expect_spec_error("-oProxyCommand=x",
+			  "invalid host name '-oProxyCommand=x': starts with '-'");
+	expect_spec_error("-x", "invalid host name '-x': starts with '-'");
+	expect_spec_error("a b",
+			  "invalid host name 'a b': contains whitespace or a control character");
+	expect_spec_error(
+		"a\tb", "invalid host name 'a\\x09b': contains whitespace or a control character");
+	expect_spec_error(
+		"a\x1b"
+		"b",
+		"invalid host name 'a\\x1bb': contains whitespace or a control character");
+	expect_spec_error("h\xc3\xa9",
+			  "invalid host name 'h\\xc3\\xa9': contains a non-ASCII byte");
+	expect_spec_error("a@b@c", "invalid host name 'a@b@c': contains more than one '@'");
+	expect_spec_error("@b", "invalid host name '@b': empty user name before '@'");
+	expect_spec_error("a@", "invalid host name 'a@': empty host name after '@'");
+	expect_spec_error("a@-b", "invalid host name 'a@-b': host part starts with '-'");
+	expect_spec_error("a]b", "invalid host name 'a]b': contains ']'");
+
+	/* Every shell metacharacter, and the characters that are syntax in lists and hostfiles. */
+	for (const char *p = ";&|`$()<>\\'\"*?{}~#="; *p; p++) {
+		struct strbuf spec = STRBUF_INIT, msg = STRBUF_INIT;
+		strbuf_addf(&spec, "a%cb", *p);
+		strbuf_addf(&msg, "invalid host name 'a%cb': contains '%c'", *p, *p);
+		expect_spec_error(spec.buf, msg.buf);
+		strbuf_release(&spec);
+		strbuf_release(&msg);
+	}
+
+	char name[300];
+	memset(name, 'a', 254);
+	name[254] = '\0';
+	struct strbuf msg = STRBUF_INIT;
+	strbuf_addf(&msg, "invalid host name '%s': longer than 253 characters", name);
+	expect_spec_error(name, msg.buf);
+	strbuf_release(&msg);
+}
+
+static void host_range_errors(void **state)
+{
+	(void)state;
+	expect_spec_error("spark[3-1]", "invalid host range 'spark[3-1]': reversed range 3-1");
+	expect_spec_error("spark[1,5-2]", "invalid host range 'spark[1,5-2]': reversed range 5-2");
+	expect_spec_error("spark[]", "invalid host range 'spark[]': empty range");
+	expect_spec_error("spark[1,,2]",
+			  "invalid host range 'spark[1,,2]': empty item in the range");
+	expect_spec_error("spark[1,]", "invalid host range 'spark[1,]': empty item in the range");
+	expect_spec_error("spark[a-b]", "invalid host range 'spark[a-b]': expected numbers such as "
+					"[1-4] or [01,03,05-07]");
+	expect_spec_error("spark[-3]", "invalid host range 'spark[-3]': expected numbers such as "
+				       "[1-4] or [01,03,05-07]");
+	expect_spec_error("spark[1-2-3]", "invalid host range 'spark[1-2-3]': expected numbers "
+					  "such as [1-4] or [01,03,05-07]");
+	expect_spec_error("spark[ 1]", "invalid host range 'spark[ 1]': expected numbers such as "
+				       "[1-4] or [01,03,05-07]");
+	expect_spec_error("spark[1-2", "invalid host range 'spark[1-2': no ']' after '['");
+	expect_spec_error("a[1-2]b[3-4]",
+			  "invalid host range 'a[1-2]b[3-4]': more than one bracket range");
+	expect_spec_error("a[[1-2]]", "invalid host range 'a[[1-2]]': more than one bracket range");
+	expect_spec_error("s[99999999999999999999]",
+			  "invalid host range 's[99999999999999999999]': number too large");
+	/* Huge ranges are refused before anything is expanded. */
+	expect_spec_error("s[1-5000]",
+			  "invalid host range 's[1-5000]': names more than 4096 hosts");
+	expect_spec_error("s[0-18446744073709551615]",
+			  "invalid host range 's[0-18446744073709551615]': names more than 4096 "
+			  "hosts");
+	expect_spec_error("s[1-4000,1-4000]",
+			  "invalid host range 's[1-4000,1-4000]': names more than 4096 hosts");
+	/* The bad name of an expansion is named. */
+	expect_spec_error("a;[1-2]", "invalid host name 'a;1': contains ';'");
+	expect_spec_error("-[1-2]", "invalid host name '-1': starts with '-'");
+}
+
+static void host_duplicates_and_bounds(void **state)
+{
+	struct host_list list = { 0 };
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	expect_spec_error("a,b,a", "duplicate host 'a'");
+	expect_spec_error("spark1,spark[1-2]", "duplicate host 'spark1'");
+	expect_spec_error("gpu[1,1]", "duplicate host 'gpu1'");
+	expect_spec_error("gpu[1-3,2]", "duplicate host 'gpu2'");
+	/* One node under two users, or in two spellings, is still one node. */
+	expect_spec_error("alice@n1,bob@N1",
+			  "duplicate host 'bob@N1' (the same node as 'alice@n1')");
+	expect_spec_error("keep,x", "duplicate host 'keep'");
+
+	/* Lists append, and duplicates are found across calls. */
+	assert_int_equal(host_list_parse("a,b", &list, &err), 0);
+	assert_int_equal(host_list_parse("c", &list, &err), 0);
+	assert_int_equal(list.nr, 3);
+	assert_string_equal(list.hosts[2].name, "c");
+	assert_int_equal(host_list_parse("d,b", &list, &err), -EINVAL);
+	assert_string_equal(err.buf, "duplicate host 'b'");
+	assert_int_equal(list.nr, 3);
+	host_list_release(&list);
+	assert_null(list.hosts);
+	assert_int_equal(list.nr, 0);
+	strbuf_reset(&err);
+
+	/* HOST_LIST_MAX names fit; one more does not. */
+	assert_int_equal(host_list_parse("h[1-4096]", &list, &err), 0);
+	assert_int_equal(list.nr, HOST_LIST_MAX);
+	assert_string_equal(list.hosts[4095].name, "h4096");
+	assert_int_equal(host_list_parse("x", &list, &err), -EINVAL);
+	assert_string_equal(err.buf, "more than 4096 hosts");
+	strbuf_reset(&err);
+	assert_int_equal(host_list_parse("y[1-2]", &list, &err), -EINVAL);
+	assert_string_equal(
+		err.buf, "invalid host range 'y[1-2]': the list would hold more than 4096 hosts");
+	assert_int_equal(list.nr, HOST_LIST_MAX);
+	host_list_release(&list);
+	strbuf_reset(&err);
+
+	/* Plain names count too, with a bounded cost for a hostile list. */
+	struct strbuf spec = STRBUF_INIT;
+	for (int i = 0; i < 5000; i++)
+		strbuf_addf(&spec, "%sn%d", i ? "," : "", i);
+	assert_int_equal(host_list_parse(spec.buf, &list, &err), -EINVAL);
+	assert_string_equal(err.buf, "more than 4096 hosts");
+	assert_int_equal(list.nr, 0);
+	host_list_release(&list);
+	strbuf_release(&spec);
+	strbuf_release(&err);
+}
+
+static void host_local(void **state)
+{
+	(void)state;
+	assert_true(host_is_local("localhost"));
+	assert_true(host_is_local("127.0.0.1"));
+	assert_true(host_is_local("::1"));
+	assert_false(host_is_local("LOCALHOST"));
+	assert_false(host_is_local("localhost.localdomain"));
+	assert_false(host_is_local("127.0.0.2"));
+	assert_false(host_is_local("user@localhost"));
+	assert_false(host_is_local("spark1"));
+	assert_false(host_is_local(""));
+}
+
+static void hostfile_text(void **state)
+{
+	struct host_list list = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	const char *text = "# the cluster\n"
+			   "spark1\n"
+			   "spark2 slots=2\n"
+			   "  spark3\t  slots=4   # four GPUs\n"
+			   "\t\n"
+			   "\n"
+			   "spark4# no space before the comment\n"
+			   "user@spark5 slots=1\r\n"
+			   "spark6 slots=1024"; /* no final newline */
+
+	(void)state;
+	assert_int_equal(host_list_parse_file_text(text, "hf", &list, &err), 0);
+	assert_string_equal(err.buf, "");
+	assert_int_equal(list.nr, 6);
+	const char *names[] = { "spark1", "spark2", "spark3", "spark4", "user@spark5", "spark6" };
+	const unsigned slots[] = { 0, 2, 4, 0, 1, 1024 };
+	for (size_t i = 0; i < 6; i++) {
+		assert_string_equal(list.hosts[i].name, names[i]);
+		assert_int_equal(list.hosts[i].slots, slots[i]);
+	}
+	/* A hostfile adds to what -H gave, and duplicates across the two are found. */
+	assert_int_equal(host_list_parse_file_text("spark7\nspark2\n", "more", &list, &err),
+			 -EINVAL);
+	assert_string_equal(err.buf, "more:2: duplicate host 'spark2'");
+	assert_int_equal(list.nr, 6);
+	host_list_release(&list);
+	strbuf_reset(&err);
+
+	/* Empty and comment-only files name no host. */
+	assert_int_equal(host_list_parse_file_text("", "hf", &list, &err), 0);
+	assert_int_equal(host_list_parse_file_text("# nothing\n\n   \n", "hf", &list, &err), 0);
+	assert_int_equal(list.nr, 0);
+	host_list_release(&list);
+	strbuf_release(&err);
+}
+
+static void hostfile_errors(void **state)
+{
+	(void)state;
+	expect_file_error("a\nb foo=bar\n", "hf:2: unknown field 'foo=bar' (expected slots=N)");
+	expect_file_error("slots=x\n", "hf:1: expected a host name before 'slots=x'");
+	expect_file_error("a slots=x", "hf:1: slots must be a number from 1 to 1024, not 'x'");
+	expect_file_error("a slots=", "hf:1: slots must be a number from 1 to 1024, not ''");
+	expect_file_error("a slots=0", "hf:1: slots must be a number from 1 to 1024, not '0'");
+	expect_file_error("a slots=-1", "hf:1: slots must be a number from 1 to 1024, not '-1'");
+	expect_file_error("a slots=1025",
+			  "hf:1: slots must be a number from 1 to 1024, not '1025'");
+	expect_file_error("a slots=2 b", "hf:1: expected 'HOST [slots=N]'");
+	expect_file_error("a slots=2 slots=3", "hf:1: expected 'HOST [slots=N]'");
+	expect_file_error("a b", "hf:1: unknown field 'b' (expected slots=N)");
+	expect_file_error("a\n\n# c\na\n", "hf:4: duplicate host 'a'");
+	expect_file_error("ok\na;b\n", "hf:2: invalid host name 'a;b': contains ';'");
+	expect_file_error("spark[1-2]\n", "hf:1: invalid host name 'spark[1-2]': contains '['");
+	expect_file_error("a,b\n", "hf:1: invalid host name 'a,b': contains ','");
+	expect_file_error("x\n-oProxyCommand=y\n",
+			  "hf:2: expected a host name before '-oProxyCommand=y'");
+	expect_file_error("x\n-p 22\n", "hf:2: invalid host name '-p': starts with '-'");
+	expect_file_error("x\ny\x01z\n", "hf:2: invalid host name 'y\\x01z': contains whitespace "
+					 "or a control character");
+}
+
+static void hostfile_load(void **state)
+{
+	char path[] = "/tmp/sparkctl-hostfile-XXXXXX";
+	struct host_list list = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "a slots=2\nb\n", 12), 12);
+	assert_int_equal(host_list_load_file(path, &list, &err), 0);
+	assert_int_equal(list.nr, 2);
+	assert_int_equal(list.hosts[0].slots, 2);
+	assert_string_equal(list.hosts[1].name, "b");
+	host_list_release(&list);
+
+	/* Errors name the file and the line. */
+	assert_int_equal(write(fd, "c x\n", 4), 4);
+	assert_int_equal(host_list_load_file(path, &list, &err), -EINVAL);
+	struct strbuf want = STRBUF_INIT;
+	strbuf_addf(&want, "%s:3: unknown field 'x' (expected slots=N)", path);
+	assert_string_equal(err.buf, want.buf);
+	assert_int_equal(list.nr, 0);
+	strbuf_reset(&err);
+
+	/* A NUL byte would hide the rest of the file: refused. */
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, "a\0b\n", 4, 0), 4);
+	assert_int_equal(host_list_load_file(path, &list, &err), -EINVAL);
+	strbuf_reset(&want);
+	strbuf_addf(&want, "%s: contains a NUL byte; not a hostfile", path);
+	assert_string_equal(err.buf, want.buf);
+	strbuf_reset(&err);
+	close(fd);
+	unlink(path);
+
+	assert_int_equal(host_list_load_file("/nonexistent/hf", &list, &err), -ENOENT);
+	assert_string_equal(err.buf, "cannot read '/nonexistent/hf': No such file or directory");
+	strbuf_reset(&err);
+	assert_int_equal(host_list_load_file("/tmp", &list, &err), -EISDIR);
+	assert_string_equal(err.buf, "cannot read '/tmp': Is a directory");
+	assert_int_equal(list.nr, 0);
+	host_list_release(&list);
+	strbuf_release(&want);
+	strbuf_release(&err);
+}
+
+/* ---- ssh ---- */
+
+static void quoting(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	shell_quote(&sb, "abc");
+	assert_string_equal(sb.buf, "'abc'");
+	strbuf_reset(&sb);
+	shell_quote(&sb, "");
+	assert_string_equal(sb.buf, "''");
+	strbuf_reset(&sb);
+	shell_quote(&sb, "it's");
+	assert_string_equal(sb.buf, "'it'\\''s'");
+	strbuf_reset(&sb);
+	/* It appends. */
+	strbuf_addstr(&sb, "x=");
+	shell_quote(&sb, "''");
+	assert_string_equal(sb.buf, "x=''\\'''\\'''");
+	strbuf_release(&sb);
+}
+
+static const char *const nasty_words[] = {
+	"",
+	"plain",
+	"a b",
+	"  leading and trailing  ",
+	"it's",
+	"''",
+	"'",
+	"\"double\"",
+	"$HOME",
+	"${HOME}",
+	"$(echo injected)",
+	"`echo injected`",
+	"a;b|c&d",
+	"a\nb\n",
+	"\n",
+	"tab\there",
+	"back\\slash\\",
+	"*",
+	"~",
+	"-n",
+	"!",
+	"#not a comment",
+	"%s%d",
+	"<in >out 2>&1",
+	"\xc3\xa9t\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac",
+	"\x01\x7f",
+};
+
+/* Every word survives quoting through a real POSIX shell, byte for byte. */
+static void quoting_round_trip(void **state)
+{
+	size_t n = ARRAY_SIZE(nasty_words);
+	struct run_job *jobs = xcalloc(n + 1, sizeof(*jobs));
+	struct strbuf cmd = STRBUF_INIT, want = STRBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		run_job_init(&jobs[i]);
+		strbuf_reset(&cmd);
+		strbuf_addstr(&cmd, "printf %s ");
+		shell_quote(&cmd, nasty_words[i]);
+		job_argv(&jobs[i], "sh", "-c", cmd.buf, NULL);
+	}
+	/* A long word of nothing but quotes. */
+	run_job_init(&jobs[n]);
+	for (int i = 0; i < 5000; i++)
+		strbuf_addstr(&want, "'\"");
+	strbuf_reset(&cmd);
+	strbuf_addstr(&cmd, "printf %s ");
+	shell_quote(&cmd, want.buf);
+	job_argv(&jobs[n], "sh", "-c", cmd.buf, NULL);
+
+	assert_int_equal(run_jobs(jobs, n + 1, 8, 20000, 0), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i].status != 0 || !streq(jobs[i].out.buf, nasty_words[i]))
+			fail_msg("word %zu: status %d, got '%s' (stderr '%s')", i, jobs[i].status,
+				 jobs[i].out.buf, jobs[i].err.buf);
+		assert_string_equal(jobs[i].err.buf, "");
+	}
+	assert_int_equal(jobs[n].status, 0);
+	assert_string_equal(jobs[n].out.buf, want.buf);
+	for (size_t i = 0; i <= n; i++)
+		run_job_release(&jobs[i]);
+	free(jobs);
+	strbuf_release(&cmd);
+	strbuf_release(&want);
+	assert_no_children();
+}
+
+static void expect_argv(const struct strvec *sv, const char *const *want)
+{
+	size_t i;
+
+	for (i = 0; want[i]; i++) {
+		if (i >= sv->nr)
+			fail_msg("argv has %zu elements, expected more ('%s')", sv->nr, want[i]);
+		assert_string_equal(sv->v[i], want[i]);
+	}
+	assert_int_equal(sv->nr, i);
+	assert_null(sv->v[i]);
+}
+
+static void ssh_argv(void **state)
+{
+	struct strvec sv = STRVEC_INIT, extra = STRVEC_INIT;
+	struct ssh_options o = { 0 };
+	const char *const cmd[] = { "nvidia-smi", "-L", NULL };
+
+	(void)state;
+	assert_int_equal(ssh_command(&sv, "spark1", &o, cmd), 0);
+	const char *const want1[] = {
+		"ssh", "-o",	 "BatchMode=yes",     "-o", "ConnectTimeout=5",
+		"--",  "spark1", "'nvidia-smi' '-L'", NULL
+	};
+	expect_argv(&sv, want1);
+	strvec_clear(&sv);
+
+	/* NULL options are the defaults. */
+	assert_int_equal(ssh_command(&sv, "spark1", NULL, cmd), 0);
+	expect_argv(&sv, want1);
+	strvec_clear(&sv);
+
+	strvec_push(&extra, "StrictHostKeyChecking=accept-new");
+	strvec_push(&extra, "ServerAliveInterval=15");
+	o.program = "/opt/fake ssh";
+	o.connect_timeout = 7;
+	o.control_dir = "/run/user/1000/sparkctl";
+	o.extra_options = &extra;
+	const char *const cmd2[] = { "echo", "it's $HOME", "", NULL };
+	assert_int_equal(ssh_command(&sv, "bob@spark2", &o, cmd2), 0);
+	const char *const want2[] = { "/opt/fake ssh",
+				      "-o",
+				      "BatchMode=yes",
+				      "-o",
+				      "ConnectTimeout=7",
+				      "-o",
+				      "ControlMaster=auto",
+				      "-o",
+				      "ControlPath=/run/user/1000/sparkctl/%C",
+				      "-o",
+				      "ControlPersist=60",
+				      "-o",
+				      "StrictHostKeyChecking=accept-new",
+				      "-o",
+				      "ServerAliveInterval=15",
+				      "--",
+				      "bob@spark2",
+				      "'echo' 'it'\\''s $HOME' ''",
+				      NULL };
+	expect_argv(&sv, want2);
+	strvec_clear(&sv);
+
+	/* ssh would expand a '%' of the directory as a token. */
+	struct ssh_options o2 = { 0 };
+	o2.control_dir = "/tmp/100%";
+	assert_int_equal(ssh_command(&sv, "h", &o2, cmd), 0);
+	assert_string_equal(sv.v[8], "ControlPath=/tmp/100%%/%C");
+	strvec_clear(&sv);
+
+	/* It appends to what out holds. */
+	strvec_push(&sv, "exec");
+	assert_int_equal(ssh_command(&sv, "h", NULL, cmd), 0);
+	assert_string_equal(sv.v[0], "exec");
+	assert_string_equal(sv.v[1], "ssh");
+	assert_int_equal(sv.nr, 9);
+	strvec_clear(&sv);
+	strvec_clear(&extra);
+}
+
+static void ssh_argv_errors(void **state)
+{
+	struct strvec sv = STRVEC_INIT;
+	struct ssh_options o = { 0 };
+	const char *const cmd[] = { "true", NULL };
+	const char *const empty[] = { NULL };
+
+	(void)state;
+	assert_int_equal(ssh_command(&sv, "", &o, cmd), -EINVAL);
+	assert_int_equal(ssh_command(&sv, NULL, &o, cmd), -EINVAL);
+	assert_int_equal(ssh_command(&sv, "-oProxyCommand=touch /tmp/x", &o, cmd), -EINVAL);
+	assert_int_equal(ssh_command(&sv, "-", &o, cmd), -EINVAL);
+	assert_int_equal(ssh_command(&sv, "h", &o, empty), -EINVAL);
+	assert_int_equal(ssh_command(&sv, "h", &o, NULL), -EINVAL);
+	o.control_dir = "/tmp/a b";
+	assert_int_equal(ssh_command(&sv, "h", &o, cmd), -EINVAL);
+	o.control_dir = "/tmp/\"a";
+	assert_int_equal(ssh_command(&sv, "h", &o, cmd), -EINVAL);
+	o.control_dir = "";
+	assert_int_equal(ssh_command(&sv, "h", &o, cmd), -EINVAL);
+	/* The socket path must fit a sockaddr_un. */
+	char dir[SSH_CONTROL_DIR_MAX + 2];
+	memset(dir, 'd', sizeof(dir) - 1);
+	dir[0] = '/';
+	dir[sizeof(dir) - 1] = '\0';
+	o.control_dir = dir;
+	assert_int_equal(ssh_command(&sv, "h", &o, cmd), -ENAMETOOLONG);
+	assert_int_equal(sv.nr, 0);
+	dir[sizeof(dir) - 2] = '\0';
+	assert_int_equal(ssh_command(&sv, "h", &o, cmd), 0);
+	/* DIR + "/" + 40 hex digits + "." + 16 characters: exactly 107 bytes. */
+	assert_int_equal(strlen(dir) + 1 + 40 + 1 + 16, 107);
+	assert_true(starts_with(sv.v[8], "ControlPath=/ddd"));
+	assert_string_equal(sv.v[8] + strlen("ControlPath=") + strlen(dir), "/%C");
+	strvec_clear(&sv);
+	/* Nothing was appended by the failures. */
+	assert_int_equal(sv.nr, 0);
+	strvec_clear(&sv);
+}
+
+/* The remote argument of ssh_command(), run by sh -c as sshd would: the argv arrives intact. */
+static void ssh_remote_round_trip(void **state)
+{
+	struct strvec sv = STRVEC_INIT;
+	struct run_job job;
+	struct strbuf want = STRBUF_INIT;
+	const char *remote[ARRAY_SIZE(nasty_words) + 3];
+
+	(void)state;
+	remote[0] = "printf";
+	remote[1] = "<%s>";
+	for (size_t i = 0; i < ARRAY_SIZE(nasty_words); i++) {
+		remote[i + 2] = nasty_words[i];
+		strbuf_addf(&want, "<%s>", nasty_words[i]);
+	}
+	remote[ARRAY_SIZE(nasty_words) + 2] = NULL;
+	assert_int_equal(ssh_command(&sv, "h", NULL, remote), 0);
+	run_job_init(&job);
+	job_argv(&job, "sh", "-c", sv.v[sv.nr - 1], NULL);
+	assert_int_equal(run_jobs(&job, 1, 0, 20000, 0), 0);
+	assert_int_equal(job.status, 0);
+	assert_string_equal(job.out.buf, want.buf);
+	run_job_release(&job);
+	strvec_clear(&sv);
+	strbuf_release(&want);
+}
+
+/* ---- run ---- */
+
+static void run_status(void **state)
+{
+	struct run_job jobs[6];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_init(&jobs[i]);
+	job_argv(&jobs[0], "true", NULL);
+	job_argv(&jobs[1], "false", NULL);
+	job_argv(&jobs[2], "sh", "-c", "exit 3", NULL);
+	/* No core file: the job kills itself with SIGSEGV. */
+	job_argv(&jobs[3], "sh", "-c", "ulimit -c 0; kill -SEGV $$", NULL);
+	job_argv(&jobs[4], "sh", "-c", "kill -TERM $$", NULL);
+	job_argv(&jobs[5], "sh", "-c", "echo out; echo err >&2; echo out2; exit 0", NULL);
+	assert_int_equal(run_jobs(jobs, ARRAY_SIZE(jobs), 0, 10000, 4096), 0);
+	assert_int_equal(jobs[0].status, 0);
+	assert_int_equal(jobs[1].status, 1);
+	assert_int_equal(jobs[2].status, 3);
+	assert_int_equal(jobs[3].status, 128 + SIGSEGV);
+	assert_int_equal(jobs[3].status, 139);
+	assert_int_equal(jobs[4].status, 128 + SIGTERM);
+	assert_int_equal(jobs[5].status, 0);
+	assert_string_equal(jobs[5].out.buf, "out\nout2\n");
+	assert_string_equal(jobs[5].err.buf, "err\n");
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++) {
+		assert_int_equal(jobs[i].spawn_error, 0);
+		assert_false(jobs[i].timed_out);
+		assert_false(jobs[i].truncated);
+		assert_true(jobs[i].pid > 0);
+		assert_true(jobs[i].seconds >= 0 && jobs[i].seconds < 10);
+		if (i != 5) {
+			assert_string_equal(jobs[i].out.buf, "");
+		}
+		run_job_release(&jobs[i]);
+	}
+	assert_no_children();
+	/* No jobs: nothing to do. */
+	assert_int_equal(run_jobs(NULL, 0, 0, 0, 0), 0);
+}
+
+static void run_own_process_group(void **state)
+{
+	struct run_job job;
+	char want[64];
+
+	(void)state;
+	run_job_init(&job);
+	/* Field 5 of /proc/self/stat is the process group. */
+	job_argv(&job, "sh", "-c", "read -r a b c d e rest < /proc/$$/stat; echo $e", NULL);
+	assert_int_equal(run_jobs(&job, 1, 0, 10000, 0), 0);
+	assert_int_equal(job.status, 0);
+	snprintf(want, sizeof(want), "%d\n", (int)job.pid);
+	assert_string_equal(job.out.buf, want);
+	assert_true(job.pid != getpgrp());
+	run_job_release(&job);
+}
+
+static void run_large_output(void **state)
+{
+	struct run_job jobs[2];
+	double t0 = now_s();
+
+	(void)state;
+	run_job_init(&jobs[0]);
+	run_job_init(&jobs[1]);
+	job_argv(&jobs[0], "head", "-c", "10000000", "/dev/zero", NULL);
+	job_argv(&jobs[1], "sh", "-c",
+		 "head -c 10000000 /dev/zero; head -c 10000000 /dev/zero >&2; echo done >&2", NULL);
+	assert_int_equal(run_jobs(jobs, 2, 0, 60000, 65536), 0);
+	/* The child was never blocked: it wrote everything and exited normally. */
+	assert_int_equal(jobs[0].status, 0);
+	assert_false(jobs[0].timed_out);
+	assert_true(jobs[0].truncated);
+	assert_int_equal(jobs[0].out.len, 65536);
+	assert_int_equal(jobs[0].err.len, 0);
+	assert_int_equal(jobs[1].status, 0);
+	assert_true(jobs[1].truncated);
+	assert_int_equal(jobs[1].out.len, 65536);
+	assert_int_equal(jobs[1].err.len, 65536);
+	assert_true(now_s() - t0 < 30);
+	run_job_release(&jobs[0]);
+	run_job_release(&jobs[1]);
+
+	/* Output exactly at the bound is not truncated; 0 keeps everything. */
+	run_job_init(&jobs[0]);
+	run_job_init(&jobs[1]);
+	job_argv(&jobs[0], "head", "-c", "1000", "/dev/zero", NULL);
+	job_argv(&jobs[1], "head", "-c", "3000000", "/dev/zero", NULL);
+	assert_int_equal(run_jobs(jobs, 1, 0, 60000, 1000), 0);
+	assert_false(jobs[0].truncated);
+	assert_int_equal(jobs[0].out.len, 1000);
+	assert_int_equal(run_jobs(&jobs[1], 1, 0, 60000, 0), 0);
+	assert_false(jobs[1].truncated);
+	assert_int_equal(jobs[1].out.len, 3000000);
+	run_job_release(&jobs[0]);
+	run_job_release(&jobs[1]);
+	assert_no_children();
+}
+
+static void run_input(void **state)
+{
+	const size_t big = 4 << 20; /* far beyond a pipe buffer */
+	char *input = xmalloc(big + 1);
+	struct run_job jobs[7];
+	sigset_t mask_before, mask_after, pending;
+	struct sigaction pipe_before, pipe_after;
+	char want[32];
+
+	(void)state;
+	memset(input, 'x', big);
+	input[big] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_init(&jobs[i]);
+	job_argv(&jobs[0], "cat", NULL);
+	jobs[0].input = "hello\nworld\n";
+	job_argv(&jobs[1], "wc", "-c", NULL);
+	jobs[1].input = input;
+	/* Never reads its stdin: the writer must neither block nor die of SIGPIPE. */
+	job_argv(&jobs[2], "true", NULL);
+	jobs[2].input = input;
+	/* Reads a little, then keeps running without reading. */
+	job_argv(&jobs[3], "sh", "-c", "head -c 10 >/dev/null; sleep 0.3; echo alive", NULL);
+	jobs[3].input = input;
+	job_argv(&jobs[4], "wc", "-c", NULL);
+	jobs[4].input = "";
+	/* No input: /dev/null, so a reader ends at once. */
+	job_argv(&jobs[5], "cat", NULL);
+	job_argv(&jobs[6], "sh", "-c", "cat; echo; cat", NULL);
+	jobs[6].input = "once";
+
+	sigemptyset(&mask_before);
+	sigemptyset(&mask_after);
+	sigprocmask(SIG_BLOCK, NULL, &mask_before);
+	sigaction(SIGPIPE, NULL, &pipe_before);
+	assert_int_equal(run_jobs(jobs, ARRAY_SIZE(jobs), 0, 20000, 0), 0);
+	sigprocmask(SIG_BLOCK, NULL, &mask_after);
+	sigaction(SIGPIPE, NULL, &pipe_after);
+	/* The caller's signal state is as it was, with no SIGPIPE left pending. */
+	for (int sig = 1; sig < SIGRTMIN; sig++)
+		assert_int_equal(sigismember(&mask_before, sig), sigismember(&mask_after, sig));
+	assert_true(pipe_before.sa_handler == pipe_after.sa_handler);
+	sigpending(&pending);
+	assert_false(sigismember(&pending, SIGPIPE));
+
+	assert_int_equal(jobs[0].status, 0);
+	assert_string_equal(jobs[0].out.buf, "hello\nworld\n");
+	assert_int_equal(jobs[1].status, 0);
+	snprintf(want, sizeof(want), "%zu\n", big);
+	assert_string_equal(jobs[1].out.buf, want);
+	assert_int_equal(jobs[2].status, 0);
+	assert_int_equal(jobs[3].status, 0);
+	assert_string_equal(jobs[3].out.buf, "alive\n");
+	assert_int_equal(jobs[4].status, 0);
+	assert_string_equal(jobs[4].out.buf, "0\n");
+	assert_int_equal(jobs[5].status, 0);
+	assert_string_equal(jobs[5].out.buf, "");
+	assert_string_equal(jobs[6].out.buf, "once\n");
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++) {
+		assert_false(jobs[i].timed_out);
+		run_job_release(&jobs[i]);
+	}
+	free(input);
+	assert_no_children();
+}
+
+/* With the caller's stdin closed, pipe ends land on fd 0: the child must still get the right ones.
+ */
+static void run_caller_stdin_closed(void **state)
+{
+	struct run_job job;
+	int saved = dup(STDIN_FILENO);
+
+	(void)state;
+	assert_true(saved >= 0);
+	run_job_init(&job);
+	job_argv(&job, "cat", NULL);
+	job.input = "through";
+	close(STDIN_FILENO);
+	int r = run_jobs(&job, 1, 0, 10000, 0);
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+	assert_int_equal(r, 0);
+	assert_int_equal(job.status, 0);
+	assert_string_equal(job.out.buf, "through");
+	run_job_release(&job);
+}
+
+/* A caller that ignores SIGPIPE does not pass that on. */
+static void run_sigpipe_default(void **state)
+{
+	struct run_job job;
+	struct sigaction ign, old;
+
+	(void)state;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &old);
+	run_job_init(&job);
+	job_argv(&job, "grep", "^SigIgn:", "/proc/self/status", NULL);
+	int r = run_jobs(&job, 1, 0, 10000, 0);
+	sigaction(SIGPIPE, &old, NULL);
+	assert_int_equal(r, 0);
+	assert_int_equal(job.status, 0);
+	unsigned long long ignored = strtoull(job.out.buf + strlen("SigIgn:"), NULL, 16);
+	assert_false(ignored & (1ull << (SIGPIPE - 1)));
+	run_job_release(&job);
+}
+
+/*
+ * A caller with SIGPIPE blocked: the SIGPIPE a dead reader causes is taken
+ * back, and one that was already pending stays pending.
+ */
+static void run_sigpipe_blocked(void **state)
+{
+	char *input = xmalloc((1 << 20) + 1);
+	sigset_t set, old, pending;
+	struct run_job job;
+	const struct timespec zero = { 0, 0 };
+
+	(void)state;
+	memset(input, 'y', 1 << 20);
+	input[1 << 20] = '\0';
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	run_job_init(&job);
+	/* Closes its stdin, then lives on: the writer meets EPIPE. */
+	job_argv(&job, "sh", "-c", "exec 0<&-; sleep 0.2", NULL);
+	job.input = input;
+	assert_int_equal(run_jobs(&job, 1, 0, 10000, 0), 0);
+	assert_int_equal(job.status, 0);
+	sigemptyset(&pending);
+	sigpending(&pending);
+	assert_false(sigismember(&pending, SIGPIPE));
+
+	raise(SIGPIPE);
+	assert_int_equal(run_jobs(&job, 1, 0, 10000, 0), 0);
+	sigemptyset(&pending);
+	sigpending(&pending);
+	assert_true(sigismember(&pending, SIGPIPE));
+	assert_int_equal(sigtimedwait(&set, NULL, &zero), SIGPIPE);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	run_job_release(&job);
+	free(input);
+}
+
+static void run_timeout_kills_group(void **state)
+{
+	struct run_job jobs[3];
+	double t0 = now_s(), elapsed;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_init(&jobs[i]);
+	/* The background sleep is in the job's group and holds its pipes. */
+	job_argv(&jobs[0], "sh", "-c", "sleep 100 & sleep 100", NULL);
+	/* Ignores SIGTERM (and so does its sleep): needs the SIGKILL a second later. */
+	job_argv(&jobs[1], "sh", "-c", "trap '' TERM; echo started; sleep 100; echo not reached",
+		 NULL);
+	/* Finishes in time: not touched. */
+	job_argv(&jobs[2], "sh", "-c", "sleep 0.1; echo fine", NULL);
+	assert_int_equal(run_jobs(jobs, ARRAY_SIZE(jobs), 0, 300, 4096), 0);
+	elapsed = now_s() - t0;
+
+	assert_true(jobs[0].timed_out);
+	assert_true(jobs[0].status == 128 + SIGTERM || jobs[0].status == 128 + SIGKILL);
+	assert_true(jobs[0].seconds >= 0.29 && jobs[0].seconds < 1.0);
+	assert_true(jobs[1].timed_out);
+	assert_int_equal(jobs[1].status, 128 + SIGKILL);
+	assert_string_equal(jobs[1].out.buf, "started\n");
+	assert_true(jobs[1].seconds >= 1.25 && jobs[1].seconds < 2.5);
+	assert_false(jobs[2].timed_out);
+	assert_int_equal(jobs[2].status, 0);
+	assert_string_equal(jobs[2].out.buf, "fine\n");
+	/* Within the linger bound, however slow init is to reap orphans. */
+	assert_true(elapsed < 8);
+	assert_group_gone(jobs[0].pid);
+	assert_group_gone(jobs[1].pid);
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_release(&jobs[i]);
+	assert_no_children();
+}
+
+static void run_parallel_bound(void **state)
+{
+	struct run_job jobs[6];
+	double t0, elapsed;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++) {
+		run_job_init(&jobs[i]);
+		job_argv(&jobs[i], "sleep", "0.3", NULL);
+	}
+	t0 = now_s();
+	assert_int_equal(run_jobs(jobs, ARRAY_SIZE(jobs), 2, 10000, 0), 0);
+	elapsed = now_s() - t0;
+	/* Three rounds of two. */
+	assert_true(elapsed >= 0.9);
+	assert_true(elapsed < 2.0);
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++) {
+		assert_int_equal(jobs[i].status, 0);
+		assert_true(jobs[i].seconds >= 0.29);
+	}
+
+	/* 0: all at once. */
+	t0 = now_s();
+	assert_int_equal(run_jobs(jobs, ARRAY_SIZE(jobs), 0, 10000, 0), 0);
+	elapsed = now_s() - t0;
+	assert_true(elapsed >= 0.3);
+	assert_true(elapsed < 0.9);
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_release(&jobs[i]);
+	assert_no_children();
+}
+
+static void run_spawn_failure(void **state)
+{
+	struct run_job jobs[4];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_init(&jobs[i]);
+	job_argv(&jobs[0], "/nonexistent/program", NULL);
+	job_argv(&jobs[1], "sparkctl-test-no-such-program", "arg", NULL);
+	/* The others still run. */
+	job_argv(&jobs[2], "echo", "ran", NULL);
+	/* An empty command. */
+	assert_int_equal(run_jobs(jobs, ARRAY_SIZE(jobs), 1, 10000, 0), 0);
+	assert_int_equal(jobs[0].spawn_error, -ENOENT);
+	assert_int_equal(jobs[0].status, -1);
+	assert_int_equal(jobs[0].pid, 0);
+	assert_int_equal(jobs[1].spawn_error, -ENOENT);
+	assert_int_equal(jobs[1].status, -1);
+	assert_int_equal(jobs[2].spawn_error, 0);
+	assert_int_equal(jobs[2].status, 0);
+	assert_string_equal(jobs[2].out.buf, "ran\n");
+	assert_int_equal(jobs[3].spawn_error, -EINVAL);
+	assert_int_equal(jobs[3].status, -1);
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_release(&jobs[i]);
+	/* The failed children were reaped. */
+	assert_no_children();
+}
+
+static void run_no_fd_leaks(void **state)
+{
+	struct run_job jobs[6];
+	int before = count_fds();
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_init(&jobs[i]);
+	/* Runs while the others' pipes are open: it must see only 0, 1, 2 and its listing. */
+	job_argv(&jobs[0], "ls", "/proc/self/fd", NULL);
+	job_argv(&jobs[1], "sleep", "0.2", NULL);
+	jobs[1].input = "unread";
+	job_argv(&jobs[2], "sh", "-c", "sleep 100 & sleep 100", NULL);
+	job_argv(&jobs[3], "/nonexistent/program", NULL);
+	job_argv(&jobs[4], "cat", NULL);
+	jobs[4].input = "x";
+	job_argv(&jobs[5], "sh", "-c", "sleep 0.1 & echo bg", NULL);
+	assert_int_equal(run_jobs(jobs, ARRAY_SIZE(jobs), 0, 400, 0), 0);
+	assert_string_equal(jobs[0].out.buf, "0\n1\n2\n3\n");
+	assert_true(jobs[2].timed_out);
+	assert_int_equal(jobs[3].spawn_error, -ENOENT);
+	assert_string_equal(jobs[4].out.buf, "x");
+	assert_string_equal(jobs[5].out.buf, "bg\n");
+	assert_int_equal(count_fds(), before);
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_release(&jobs[i]);
+	assert_no_children();
+}
+
+/* Results are reset when jobs run again. */
+static void run_again(void **state)
+{
+	struct run_job job;
+
+	(void)state;
+	run_job_init(&job);
+	assert_int_equal(job.status, -1);
+	assert_int_equal(job.pid, 0);
+	job_argv(&job, "sh", "-c", "echo a; echo b >&2; exit 4", NULL);
+	assert_int_equal(run_jobs(&job, 1, 0, 10000, 0), 0);
+	assert_int_equal(run_jobs(&job, 1, 0, 10000, 0), 0);
+	assert_int_equal(job.status, 4);
+	assert_string_equal(job.out.buf, "a\n");
+	assert_string_equal(job.err.buf, "b\n");
+	run_job_release(&job);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(host_names),
+		cmocka_unit_test(host_name_errors),
+		cmocka_unit_test(host_range_errors),
+		cmocka_unit_test(host_duplicates_and_bounds),
+		cmocka_unit_test(host_local),
+		cmocka_unit_test(hostfile_text),
+		cmocka_unit_test(hostfile_errors),
+		cmocka_unit_test(hostfile_load),
+		cmocka_unit_test(quoting),
+		cmocka_unit_test(quoting_round_trip),
+		cmocka_unit_test(ssh_argv),
+		cmocka_unit_test(ssh_argv_errors),
+		cmocka_unit_test(ssh_remote_round_trip),
+		cmocka_unit_test(run_status),
+		cmocka_unit_test(run_own_process_group),
+		cmocka_unit_test(run_large_output),
+		cmocka_unit_test(run_input),
+		cmocka_unit_test(run_caller_stdin_closed),
+		cmocka_unit_test(run_sigpipe_default),
+		cmocka_unit_test(run_sigpipe_blocked),
+		cmocka_unit_test(run_timeout_kills_group),
+		cmocka_unit_test(run_parallel_bound),
+		cmocka_unit_test(run_spawn_failure),
+		cmocka_unit_test(run_no_fd_leaks),
+		cmocka_unit_test(run_again),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
