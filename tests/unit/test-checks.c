@@ -1,0 +1,150 @@
+/* Unit tests of the cluster checks on synthetic probe results: pings and clocks. */
+#include "sparkctl.h"
+
+#include "test_util.h"
+
+#include "check/check.h"
+#include "lib/xalloc.h"
+
+static void two_nodes(struct doctor_cluster *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < 2; i++) {
+		struct doctor_node *n = ARRAY_PUSH(c->nodes, c->nr_nodes);
+		n->host = xasprintf("node%d", i);
+		load_fixture("spark-1cable", &n->inv);
+		free(n->inv.sys.hostname);
+		n->inv.sys.hostname = xasprintf("spark-0%d", i + 1);
+		n->inspected = true;
+	}
+}
+
+static const struct finding *only(const struct findings *f, const char *id, size_t *count)
+{
+	const struct finding *last = NULL;
+
+	*count = 0;
+	for (size_t i = 0; i < f->nr; i++)
+		if (streq(f->items[i].check_id, id)) {
+			last = &f->items[i];
+			(*count)++;
+		}
+	return last;
+}
+
+static void run_one(struct doctor_cluster *c, const char *id, struct findings *f)
+{
+	struct check_selection sel;
+	struct strvec ids = STRVEC_INIT, none = STRVEC_INIT;
+	struct strbuf err = STRBUF_INIT;
+
+	strvec_push(&ids, id);
+	assert_int_equal(check_select(&sel, &ids, &none, &err), 0);
+	run_cluster_checks(&sel, c, f);
+	check_selection_release(&sel);
+	strvec_clear(&ids);
+	strbuf_release(&err);
+}
+
+static void ping_results(void **state)
+{
+	struct doctor_cluster c;
+	struct findings f = { 0 };
+	size_t n;
+
+	(void)state;
+	two_nodes(&c);
+	c.probed = true;
+	struct link_probe *ok = ARRAY_PUSH(c.links, c.nr_links);
+	ok->from = 0;
+	ok->to = 1;
+	ok->from_if = xstrdup("enp1s0f1np1");
+	ok->to_addr = xstrdup("192.168.177.12");
+	ok->mtu = 9000;
+	ok->ok = true;
+	struct link_probe *bad = ARRAY_PUSH(c.links, c.nr_links);
+	bad->from = 0;
+	bad->to = 1;
+	bad->from_if = xstrdup("enP2p1s0f1np1");
+	bad->to_addr = xstrdup("192.168.178.12");
+	bad->mtu = 9000;
+	bad->detail = xstrdup("2 packets transmitted, 0 received, 100% packet loss");
+	run_one(&c, "cluster.ping", &f);
+	only(&f, "cluster.ping", &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(f.items[0].status, CHECK_PASS);
+	assert_int_equal(f.items[1].status, CHECK_FAIL);
+	assert_non_null(strstr(f.items[1].message, "spark-01 enP2p1s0f1np1 -> spark-02 "
+						   "192.168.178.12: no reply to a don't-fragment "
+						   "ping of 9000 bytes: 2 packets"));
+	assert_non_null(f.items[1].fix);
+	findings_release(&f);
+
+	/* Offline (no probes): SKIP, never a guess. */
+	c.probed = false;
+	run_one(&c, "cluster.ping", &f);
+	assert_int_equal(f.nr, 1);
+	assert_int_equal(f.items[0].status, CHECK_SKIP);
+	findings_release(&f);
+	doctor_cluster_release(&c);
+}
+
+static void clocks(void **state)
+{
+	struct doctor_cluster c;
+	struct findings f = { 0 };
+
+	(void)state;
+	two_nodes(&c);
+	run_one(&c, "cluster.clock", &f);
+	assert_int_equal(f.items[0].status, CHECK_SKIP);
+	findings_release(&f);
+	c.nodes[0].has_clock = true;
+	c.nodes[0].clock_offset = 0.004;
+	c.nodes[1].has_clock = true;
+	c.nodes[1].clock_offset = -0.2;
+	run_one(&c, "cluster.clock", &f);
+	assert_int_equal(f.nr, 1);
+	assert_int_equal(f.items[0].status, CHECK_PASS);
+	findings_release(&f);
+	c.nodes[1].clock_offset = -1.5;
+	run_one(&c, "cluster.clock", &f);
+	assert_int_equal(f.nr, 1);
+	assert_int_equal(f.items[0].status, CHECK_FAIL);
+	assert_non_null(strstr(f.items[0].message, "spark-02's clock is 1.50 s behind"));
+	findings_release(&f);
+	doctor_cluster_release(&c);
+}
+
+static void unreachable(void **state)
+{
+	struct doctor_cluster c;
+	struct findings f = { 0 };
+	size_t n;
+
+	(void)state;
+	two_nodes(&c);
+	c.nodes[1].inspected = false;
+	c.nodes[1].error = xstrdup("ssh: connect to host node1 port 22: Connection refused");
+	run_one(&c, "cluster.ssh", &f);
+	const struct finding *x = only(&f, "cluster.ssh", &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_non_null(strstr(x->message, "node1 could not be inspected: ssh: connect"));
+	findings_release(&f);
+	/* Checks that compare nodes skip with one node left. */
+	run_one(&c, "cluster.versions", &f);
+	assert_int_equal(f.items[0].status, CHECK_SKIP);
+	findings_release(&f);
+	doctor_cluster_release(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ping_results),
+		cmocka_unit_test(clocks),
+		cmocka_unit_test(unreachable),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
