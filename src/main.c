@@ -14,6 +14,7 @@ const struct cmd sparkctl_commands[] = {
 	{ "doctor", cmd_doctor, "check this node or the cluster; every finding with its fix" },
 	{ "help", cmd_help, "show the commands, or one command's help" },
 	{ "version", cmd_version, "print the version of sparkctl" },
+	{ "agent", cmd_agent, NULL }, /* run by sparkctl on other nodes */
 };
 const size_t sparkctl_nr_commands = ARRAY_SIZE(sparkctl_commands);
 
@@ -30,7 +31,7 @@ static int unknown_command(const char *name)
 	const char *names[ARRAY_SIZE(sparkctl_commands)];
 
 	for (size_t i = 0; i < sparkctl_nr_commands; i++)
-		names[i] = sparkctl_commands[i].name;
+		names[i] = sparkctl_commands[i].summary ? sparkctl_commands[i].name : NULL;
 	const char *near = suggest_nearest(name, names, sparkctl_nr_commands);
 	fprintf(stderr, "sparkctl: '%s' is not a sparkctl command.", name);
 	if (near)

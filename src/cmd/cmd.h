@@ -20,7 +20,7 @@
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *summary; /* one line for 'sparkctl --help' */
+	const char *summary; /* one line for 'sparkctl --help'; NULL keeps it out of the help */
 };
 
 /* The command table (main.c), in the order 'sparkctl --help' lists it. */
@@ -32,6 +32,7 @@ int cmd_topo(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 int cmd_netplan(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);

@@ -10,6 +10,7 @@
  */
 #include "sparkctl.h"
 
+#include <dirent.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -24,7 +25,7 @@
 
 /* Seconds one remote 'sparkctl topo --json' may take, connection included. */
 #define REMOTE_TIMEOUT_MS 30000
-#define PING_TIMEOUT_MS	  10000
+#define PING_TIMEOUT_MS	  20000
 #define OUTPUT_MAX	  ((size_t)16 << 20)
 
 enum doctor_exit {
@@ -62,14 +63,6 @@ struct doctor_args {
 	unsigned nodes, fanout;
 	bool json, quiet, list, markdown, help;
 };
-
-static double now_realtime(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The path of this program, which the remote side runs by default. */
 static char *self_path(void)
@@ -154,97 +147,138 @@ static void gather(struct remote *rm, struct doctor_cluster *c, unsigned fanout)
 	free(jobs);
 }
 
-/* Compare each node's clock with ours: offset = remote - midpoint of the round trip. */
-static void compare_clocks(struct remote *rm, struct doctor_cluster *c)
+/*
+ * The active probes, all at once over the connections gather() opened:
+ *  - every node's clock: offset = remote time - midpoint of the round trip;
+ *  - a ping over every fabric link, from its first end, at that interface's
+ *    MTU, fragmentation forbidden.  All the pings leaving one node run in
+ *    one session of 'sparkctl agent ping' there, at once.
+ */
+static void probe(struct remote *rm, struct doctor_cluster *c, unsigned parallel)
 {
-	const char *argv[] = { "date", "+%s.%N", NULL };
-
-	for (size_t i = 0; i < c->nr_nodes; i++) {
-		struct doctor_node *n = &c->nodes[i];
-		struct run_job j;
-		if (!n->inspected || host_is_local(n->host))
-			continue;
-		run_job_init(&j);
-		if (remote_argv(rm, n->host, argv, &j.argv) == 0) {
-			double t0 = now_realtime();
-			run_jobs(&j, 1, 1, REMOTE_TIMEOUT_MS, 4096);
-			double t1 = now_realtime();
-			char *end;
-			double remote = strtod(j.out.buf, &end);
-			if (j.status == 0 && end != j.out.buf) {
-				n->has_clock = true;
-				n->clock_offset = remote - (t0 + t1) / 2;
-			}
-		}
-		run_job_release(&j);
-	}
-}
-
-/* Ping over every fabric link, from its first end, at that interface's MTU. */
-static void probe_links(struct remote *rm, struct doctor_cluster *c, unsigned fanout)
-{
+	const char *date_argv[] = { "date", "+%s.%N", NULL };
+	size_t n = c->nr_nodes, nr;
 	struct fabric_link *links;
-	size_t nr;
+	/* jobs[0..n) ping from node i, jobs[n..2n) read node i's clock */
+	struct run_job *jobs = xcalloc(2 * n + 1, sizeof(*jobs));
 
 	cluster_fabric_links(c, &links, &nr);
-	struct run_job *jobs = xcalloc(nr + 1, sizeof(*jobs));
 	for (size_t i = 0; i < nr; i++) {
-		const struct fabric_link *l = &links[i];
-		int64_t mtu = l->a_mtu > 28 ? l->a_mtu : 1500;
-		char size[32];
-		snprintf(size, sizeof(size), "%" PRId64, mtu - 28);
-		const char *argv[] = { "ping", "-n",  "-M", "do", "-s", size,	 "-c",	    "2",
-				       "-i",   "0.2", "-W", "1",  "-I", l->a_if, l->b_addr, NULL };
-		run_job_init(&jobs[i]);
-		remote_argv(rm, c->nodes[l->a].host, argv, &jobs[i].argv);
 		struct link_probe *p = ARRAY_PUSH(c->links, c->nr_links);
-		p->from = l->a;
-		p->to = l->b;
-		p->from_if = xstrdup(l->a_if);
-		p->to_addr = xstrdup(l->b_addr);
-		p->mtu = mtu;
+		p->from = links[i].a;
+		p->to = links[i].b;
+		p->from_if = xstrdup(links[i].a_if);
+		p->to_addr = xstrdup(links[i].b_addr);
+		p->mtu = links[i].a_mtu > 28 ? links[i].a_mtu : 1500;
 	}
-	run_jobs(jobs, nr, fanout, PING_TIMEOUT_MS, 65536);
-	for (size_t i = 0; i < nr; i++) {
-		struct link_probe *p = &c->links[i];
-		p->ok = jobs[i].status == 0;
-		if (!p->ok) {
-			/* ping's own explanation, else its summary line. */
-			const char *text = jobs[i].err.len ? jobs[i].err.buf : jobs[i].out.buf;
-			const char *sum = strstr(jobs[i].out.buf, "packets transmitted");
-			if (!jobs[i].err.len && sum) {
-				while (sum > jobs[i].out.buf && sum[-1] != '\n')
-					sum--;
-				text = sum;
-			}
-			p->detail = jobs[i].timed_out ? xstrdup("timed out") : first_line(text);
+	for (size_t node = 0; node < n; node++) {
+		struct strvec words = STRVEC_INIT;
+		const struct doctor_node *dn = &c->nodes[node];
+		run_job_init(&jobs[node]);
+		run_job_init(&jobs[n + node]);
+		strvec_push(&words, rm->sparkctl);
+		strvec_push(&words, "agent");
+		strvec_push(&words, "ping");
+		for (size_t i = 0; i < c->nr_links; i++) {
+			if (c->links[i].from != node)
+				continue;
+			strvec_push(&words, c->links[i].from_if);
+			strvec_push(&words, c->links[i].to_addr);
+			strvec_pushf(&words, "%" PRId64, c->links[i].mtu - 28);
 		}
-		run_job_release(&jobs[i]);
+		/* A node with nothing to do gets a job that does nothing. */
+		if (words.nr == 3 ||
+		    remote_argv(rm, dn->host, (const char *const *)words.v, &jobs[node].argv) < 0)
+			strvec_push(&jobs[node].argv, "true");
+		if (!dn->inspected || host_is_local(dn->host) ||
+		    remote_argv(rm, dn->host, date_argv, &jobs[n + node].argv) < 0)
+			strvec_push(&jobs[n + node].argv, "true");
+		strvec_clear(&words);
 	}
+	run_jobs(jobs, 2 * n, parallel, PING_TIMEOUT_MS, 1 << 20);
+	for (size_t node = 0; node < n; node++) {
+		const struct run_job *pj = &jobs[node], *cj = &jobs[n + node];
+		json_t *doc = NULL;
+		json_error_t jerr;
+		size_t k = 0;
+		if (pj->status == 0)
+			doc = json_loadb(pj->out.buf, pj->out.len, 0, &jerr);
+		for (size_t i = 0; i < c->nr_links; i++) {
+			struct link_probe *p = &c->links[i];
+			if (p->from != node)
+				continue;
+			const json_t *r = json_array_get(doc, k++);
+			if (json_is_object(r)) {
+				const char *d = json_string_value(json_object_get(r, "detail"));
+				p->ok = json_is_true(json_object_get(r, "ok"));
+				p->detail = d ? xstrdup(d) : NULL;
+			} else {
+				p->detail = pj->timed_out ? xstrdup("timed out")
+					    : pj->err.len ? first_line(pj->err.buf)
+							  : xstrdup("no answer from the probe");
+			}
+		}
+		json_decref(doc);
+		char *end;
+		double remote = strtod(cj->out.buf, &end);
+		if (cj->status == 0 && end != cj->out.buf && strcmp(cj->argv.v[0], "true") != 0) {
+			c->nodes[node].has_clock = true;
+			c->nodes[node].clock_offset = remote - (cj->started_at + cj->ended_at) / 2;
+		}
+	}
+	for (size_t i = 0; i < 2 * n; i++)
+		run_job_release(&jobs[i]);
 	c->probed = true;
 	free(jobs);
 	free(links);
 }
 
+/* Remove what is left in the control directory (sockets of masters that did not exit). */
+static void remove_dir_contents(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+}
+
 /* Close the SSH master connections so nothing outlives the command. */
 static void close_masters(struct remote *rm, const struct doctor_cluster *c)
 {
+	struct run_job *jobs;
+	size_t n = 0;
+
 	if (!rm->ssh.control_dir)
 		return;
+	jobs = xcalloc(c->nr_nodes + 1, sizeof(*jobs));
 	for (size_t i = 0; i < c->nr_nodes; i++) {
-		struct run_job j;
 		if (host_is_local(c->nodes[i].host))
 			continue;
-		run_job_init(&j);
-		strvec_push(&j.argv, rm->ssh.program ? rm->ssh.program : "ssh");
-		strvec_pushf(&j.argv, "-oControlPath=%s/%%C", rm->control_dir);
-		strvec_push(&j.argv, "-O");
-		strvec_push(&j.argv, "exit");
-		strvec_push(&j.argv, "--");
-		strvec_push(&j.argv, c->nodes[i].host);
-		run_jobs(&j, 1, 1, 5000, 4096);
-		run_job_release(&j);
+		struct run_job *j = &jobs[n++];
+		run_job_init(j);
+		strvec_push(&j->argv, rm->ssh.program ? rm->ssh.program : "ssh");
+		strvec_pushf(&j->argv, "-oControlPath=%s/%%C", rm->control_dir);
+		strvec_push(&j->argv, "-O");
+		strvec_push(&j->argv, "exit");
+		strvec_push(&j->argv, "--");
+		strvec_push(&j->argv, c->nodes[i].host);
 	}
+	run_jobs(jobs, n, 0, 5000, 4096);
+	for (size_t i = 0; i < n; i++)
+		run_job_release(&jobs[i]);
+	free(jobs);
+	/* A master removes its socket as it exits, a moment after '-O exit' returns. */
+	for (int tries = 0; tries < 40 && rmdir(rm->control_dir) < 0 && errno == ENOTEMPTY;
+	     tries++) {
+		struct timespec pause = { 0, 25 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	remove_dir_contents(rm->control_dir);
 	rmdir(rm->control_dir);
 }
 
@@ -313,8 +347,12 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 		add_node(c, hosts.hosts[i].name);
 	host_list_release(&hosts);
 	gather(rm, c, a->fanout);
-	compare_clocks(rm, c);
-	probe_links(rm, c, a->fanout);
+	/*
+	 * New connections are bounded by --fanout; the probes are sessions over
+	 * the connections already open, which are cheap.
+	 */
+	unsigned sessions = a->fanout * 4 > 256 ? 256 : a->fanout * 4;
+	probe(rm, c, sessions);
 	return ret;
 }
 
@@ -402,7 +440,11 @@ int cmd_doctor(int argc, char **argv)
 	rm.ssh.connect_timeout = 5;
 	rm.sparkctl = a.remote_sparkctl ? xstrdup(a.remote_sparkctl) : self_path();
 	if (a.hosts || a.hostfile) {
-		snprintf(rm.control_dir, sizeof(rm.control_dir), "/tmp/sparkctl-ssh-XXXXXX");
+		/* In $TMPDIR when its path is short enough for ssh's socket names. */
+		const char *tmpdir = getenv("TMPDIR");
+		if (!tmpdir || !*tmpdir || strlen(tmpdir) + 21 > SSH_CONTROL_DIR_MAX)
+			tmpdir = "/tmp";
+		snprintf(rm.control_dir, sizeof(rm.control_dir), "%s/sparkctl-ssh-XXXXXX", tmpdir);
 		if (mkdtemp(rm.control_dir))
 			rm.ssh.control_dir = rm.control_dir;
 	}

@@ -19,7 +19,9 @@ void cmd_help_overview(FILE *f)
 		   "says how to fix what is wrong.\n\n"
 		   "commands:\n");
 	for (size_t i = 0; i < sparkctl_nr_commands; i++)
-		fprintf(f, "  %-10s %s\n", sparkctl_commands[i].name, sparkctl_commands[i].summary);
+		if (sparkctl_commands[i].summary)
+			fprintf(f, "  %-10s %s\n", sparkctl_commands[i].name,
+				sparkctl_commands[i].summary);
 	fprintf(f, "\n'sparkctl help COMMAND' or 'sparkctl COMMAND --help' shows a command's "
 		   "options.\n"
 		   "Exit statuses are listed in docs/exit-codes.md.\n");
@@ -48,7 +50,7 @@ int cmd_help(int argc, char **argv)
 		const char *names[64];
 		size_t k;
 		for (k = 0; k < sparkctl_nr_commands && k < ARRAY_SIZE(names); k++)
-			names[k] = sparkctl_commands[k].name;
+			names[k] = sparkctl_commands[k].summary ? sparkctl_commands[k].name : NULL;
 		const char *near = suggest_nearest(argv[1], names, k);
 		if (near)
 			return cmd_usage_error("help", "no command '%s'; did you mean '%s'?",

@@ -104,6 +104,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static double realtime_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0) {
@@ -251,6 +259,7 @@ static int start_job(struct slot *s, struct run_job *job, unsigned timeout_ms)
 	in[1] = out[0] = err[0] = -1;
 	s->in_len = job->input ? strlen(job->input) : 0;
 	s->start = now_ns();
+	job->started_at = realtime_seconds();
 	s->deadline = timeout_ms ? s->start + timeout_ms * NSEC_PER_MSEC : 0;
 	job->pid = pid;
 	/* Empty input: end of file at once. */
@@ -409,6 +418,7 @@ static void finish_command(struct slot *s, size_t max_output, bool abandon)
 	} while (r < 0 && errno == EINTR);
 	job->status = r == s->pid ? decode_status(st) : -1;
 	job->seconds = (double)(now_ns() - s->start) / 1e9;
+	job->ended_at = job->started_at + job->seconds;
 	if (s->term_at || abandon) {
 		s->state = SLOT_LINGERING;
 		s->linger_end = now_ns() + LINGER_MAX_NS;
@@ -493,6 +503,8 @@ static void reset_results(struct run_job *job)
 	strbuf_reset(&job->out);
 	strbuf_reset(&job->err);
 	job->seconds = 0;
+	job->started_at = 0;
+	job->ended_at = 0;
 	job->pid = 0;
 }
 

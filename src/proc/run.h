@@ -25,6 +25,8 @@ struct run_job {
 	struct strbuf out; /* its stdout */
 	struct strbuf err; /* its stderr */
 	double seconds;	   /* wall time */
+	double started_at; /* CLOCK_REALTIME seconds when it was started (0 if never) */
+	double ended_at;   /* CLOCK_REALTIME seconds when its exit was seen */
 	pid_t pid;	   /* its process id and process group id; 0 if never started */
 };
 

@@ -1,0 +1,89 @@
+/*
+ * sparkctl agent - what sparkctl runs on other nodes for a command on this
+ * one.  Hidden from the help: its input and output are made by sparkctl,
+ * for sparkctl.
+ *
+ *   sparkctl agent ping IF ADDR SIZE [IF ADDR SIZE]...
+ *       don't-fragment pings, all at once, from interface IF to ADDR with
+ *       SIZE bytes of payload; prints a JSON array with, for each,
+ *       {"ok": bool, "detail": what ping said when it failed}.  One SSH
+ *       session per node instead of one per link.
+ */
+#include "sparkctl.h"
+
+#include "cmd/cmd.h"
+#include "lib/json.h"
+#include "lib/parse.h"
+#include "lib/xalloc.h"
+#include "proc/run.h"
+
+#define PING_TIMEOUT_MS 10000
+
+/* The line of ping's output that says what went wrong. */
+static char *ping_detail(const struct run_job *j)
+{
+	const char *text = j->err.len ? j->err.buf : j->out.buf;
+	const char *sum = strstr(j->out.buf, "packets transmitted");
+
+	if (j->timed_out)
+		return xstrdup("timed out");
+	if (!j->err.len && sum) {
+		while (sum > j->out.buf && sum[-1] != '\n')
+			sum--;
+		text = sum;
+	}
+	return xstrndup(text, strcspn(text, "\n"));
+}
+
+static int agent_ping(int argc, char **argv)
+{
+	size_t n = (size_t)argc / 3;
+	struct run_job *jobs;
+	json_t *results;
+	int ret = SPARKCTL_EXIT_OK;
+
+	if (argc % 3 != 0 || argc == 0)
+		return cmd_usage_error("agent", "ping takes IF ADDR SIZE triples");
+	jobs = xcalloc(n, sizeof(*jobs));
+	for (size_t i = 0; i < n; i++) {
+		uint32_t size;
+		run_job_init(&jobs[i]);
+		if (parse_u32(argv[3 * i + 2], &size) < 0 || size > 65507) {
+			ret = cmd_usage_error("agent", "bad ping size '%s'", argv[3 * i + 2]);
+			goto out;
+		}
+		const char *const cmd[] = {
+			"ping", "-n", "-M", "do", "-s",	       argv[3 * i + 2], "-c", "2", "-i",
+			"0.2",	"-W", "1",  "-I", argv[3 * i], argv[3 * i + 1], NULL
+		};
+		for (size_t k = 0; cmd[k]; k++)
+			strvec_push(&jobs[i].argv, cmd[k]);
+	}
+	run_jobs(jobs, n, 0, PING_TIMEOUT_MS, 65536);
+	results = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *r = json_object();
+		bool ok = jobs[i].status == 0;
+		char *detail = ok ? NULL : ping_detail(&jobs[i]);
+		jset(r, "ok", jbool(ok));
+		jset(r, "detail", jstr(detail));
+		jpush(results, r);
+		free(detail);
+	}
+	if (json_write(stdout, results) < 0)
+		ret = SPARKCTL_EXIT_ERROR;
+	json_decref(results);
+out:
+	for (size_t i = 0; i < n; i++)
+		run_job_release(&jobs[i]);
+	free(jobs);
+	return ret;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	if (argc >= 2 && streq(argv[1], "ping"))
+		return agent_ping(argc - 2, argv + 2);
+	return cmd_usage_error("agent",
+			       "sparkctl runs this on other nodes; it is not for use by hand");
+}
