@@ -6,111 +6,122 @@
 
 /* The checks, in the order they run and are listed. */
 const struct check checks[] = {
-	{ "rdma.devices", "RDMA devices are present", CHECK_LOCAL, check_rdma_devices,
+	{ "rdma.devices", "RDMA devices are present", CHECK_LOCAL, CHECK_FAIL, check_rdma_devices,
 	  "Without RDMA devices NCCL falls back to TCP sockets: a tenth of the bandwidth." },
-	{ "rdma.modules", "the RDMA kernel modules are loaded", CHECK_LOCAL, check_rdma_modules,
+	{ "rdma.modules", "the RDMA kernel modules are loaded", CHECK_LOCAL, CHECK_FAIL,
+	  check_rdma_modules,
 	  "mlx5_ib and ib_uverbs expose the ConnectX-7 to user space; without them there are no "
 	  "RDMA devices for NCCL." },
-	{ "fabric.active", "a fabric port is ACTIVE with carrier", CHECK_LOCAL, check_fabric_active,
+	{ "fabric.active", "a fabric port is ACTIVE with carrier", CHECK_LOCAL, CHECK_FAIL,
+	  check_fabric_active,
 	  "No ACTIVE port means no cable, a cable in the wrong port, or a link that never came "
 	  "up." },
-	{ "fabric.twins", "both twins of every cabled port are ACTIVE", CHECK_LOCAL,
+	{ "fabric.twins", "both twins of every cabled port are ACTIVE", CHECK_LOCAL, CHECK_FAIL,
 	  check_fabric_twins,
 	  "Each DGX Spark QSFP port is two PCIe x4 halves; one half alone gives half the "
 	  "bandwidth (~100 of 200 Gb/s)." },
-	{ "fabric.subnets", "twins sit in different subnets", CHECK_LOCAL, check_fabric_subnets,
+	{ "fabric.subnets", "twins sit in different subnets", CHECK_LOCAL, CHECK_FAIL,
+	  check_fabric_subnets,
 	  "Twins in one subnet confuse routing and ARP: traffic for one half leaves by the "
 	  "other." },
-	{ "fabric.ipv4", "every fabric netdev has an IPv4 address", CHECK_LOCAL, check_fabric_ipv4,
+	{ "fabric.ipv4", "every fabric netdev has an IPv4 address", CHECK_LOCAL, CHECK_FAIL,
+	  check_fabric_ipv4,
 	  "RoCE v2 addresses its peers by IP: a port without an address has no usable GID." },
 	{ "fabric.gid", "every fabric port has the IPv4 RoCE v2 GID NCCL picks", CHECK_LOCAL,
-	  check_fabric_gid,
+	  CHECK_FAIL, check_fabric_gid,
 	  "NCCL selects the IPv4 RoCE v2 GID of each port; a port without one, or with two, fails "
 	  "or picks the wrong address." },
-	{ "fabric.link_layer", "the rails share one link layer", CHECK_LOCAL,
+	{ "fabric.link_layer", "the rails share one link layer", CHECK_LOCAL, CHECK_FAIL,
 	  check_fabric_link_layer,
 	  "NCCL cannot mix InfiniBand and RoCE ports in one job; DGX Spark ports are Ethernet." },
-	{ "net.mtu", "fabric MTU 9000, equal on twins", CHECK_LOCAL, check_net_mtu,
+	{ "net.mtu", "fabric MTU 9000, equal on twins", CHECK_LOCAL, CHECK_FAIL, check_net_mtu,
 	  "The default MTU 1500 limits RoCE to 1024-byte packets; twins with different MTUs "
 	  "lose packets at the larger size." },
-	{ "link.speed", "links run at full rate", CHECK_LOCAL, check_link_speed,
+	{ "link.speed", "links run at full rate", CHECK_LOCAL, CHECK_FAIL, check_link_speed,
 	  "A port or netdev below the rate of its twin or of 200G (switch autonegotiation at "
 	  "100G, a degraded NIC) caps every collective." },
-	{ "link.errors", "no link-down or symbol errors", CHECK_LOCAL, check_link_errors,
+	{ "link.errors", "no link-down or symbol errors", CHECK_LOCAL, CHECK_WARN,
+	  check_link_errors,
 	  "link_downed and symbol_error count flaps and bit errors that turn into retransmits and "
 	  "timeouts." },
-	{ "pci.link", "NIC PCIe links trained at full width and speed", CHECK_LOCAL, check_pci_link,
+	{ "pci.link", "NIC PCIe links trained at full width and speed", CHECK_LOCAL, CHECK_FAIL,
+	  check_pci_link,
 	  "A function trained below its maximum (x2 instead of x4, a lower generation) caps that "
 	  "twin: a real DGX Spark failure after some BIOS versions." },
-	{ "pci.aer", "no PCIe AER errors on the NICs", CHECK_LOCAL, check_pci_aer,
+	{ "pci.aer", "no PCIe AER errors on the NICs", CHECK_LOCAL, CHECK_FAIL, check_pci_aer,
 	  "Fatal AER errors precede mlx5 resets and lost links." },
 	{ "nccl.gid_index", "NCCL_IB_GID_INDEX is not pinned to a wrong GID", CHECK_LOCAL,
-	  check_nccl_gid_index,
+	  CHECK_FAIL, check_nccl_gid_index,
 	  "A pinned index that is not the IPv4 RoCE v2 GID hangs connection setup; the index "
 	  "drifts after interface changes." },
 	{ "nccl.ib_hca", "NCCL_IB_HCA names both twins of the fabric, exactly", CHECK_LOCAL,
-	  check_nccl_ib_hca,
+	  CHECK_FAIL, check_nccl_ib_hca,
 	  "A missing twin halves the bandwidth; a down device fails init; mlx5_1 without '=' also "
 	  "matches mlx5_10." },
 	{ "nccl.socket_ifname", "NCCL_SOCKET_IFNAME names a usable bootstrap interface",
-	  CHECK_LOCAL, check_nccl_socket_ifname,
+	  CHECK_LOCAL, CHECK_FAIL, check_nccl_socket_ifname,
 	  "A missing, down or address-less interface fails bootstrap; an interface that does not "
 	  "reach every node hangs it." },
-	{ "nccl.gpudirect", "no GPUDirect forced where the GPU lacks it", CHECK_LOCAL,
+	{ "nccl.gpudirect", "no GPUDirect forced where the GPU lacks it", CHECK_LOCAL, CHECK_FAIL,
 	  check_nccl_gpudirect,
 	  "GPUDirect or DMA-BUF settings on a GPU without them (GB10) hang init_process_group "
 	  "forever, with no message." },
-	{ "nccl.transport", "nothing forces NCCL off the RDMA transport", CHECK_LOCAL,
+	{ "nccl.transport", "nothing forces NCCL off the RDMA transport", CHECK_LOCAL, CHECK_FAIL,
 	  check_nccl_transport,
 	  "NCCL_IB_DISABLE=1, NCCL_NET=Socket or an external net plugin that breaks RoCE on Spark "
 	  "sends every byte over TCP." },
-	{ "nccl.conf", "no risky leftovers in NCCL configuration files", CHECK_LOCAL,
+	{ "nccl.conf", "no risky leftovers in NCCL configuration files", CHECK_LOCAL, CHECK_FAIL,
 	  check_nccl_conf,
 	  "Keys in /etc/nccl.conf or $NCCL_CONF_FILE apply to every job silently; leftovers such "
 	  "as NCCL_IB_USE_INLINE=1 froze a 4-byte warm-up." },
 	{ "gpudirect.support", "GPUDirect has a path where the GPU supports it", CHECK_LOCAL,
-	  check_gpudirect_support,
+	  CHECK_WARN, check_gpudirect_support,
 	  "NCCL needs nvidia_peermem or DMA-BUF to use GPUDirect RDMA; without either it falls "
 	  "back to host memory silently, ten times slower.  GB10 supports neither." },
 	{ "gpudirect.peermem", "nvidia_peermem is not loaded where it cannot work", CHECK_LOCAL,
-	  check_gpudirect_peermem,
+	  CHECK_WARN, check_gpudirect_peermem,
 	  "On GB10 nvidia_peermem cannot work; a configuration that loads it is a leftover of "
 	  "GPUDirect settings that hang." },
-	{ "limits.memlock", "locked memory is unlimited", CHECK_LOCAL, check_limits_memlock,
+	{ "limits.memlock", "locked memory is unlimited", CHECK_LOCAL, CHECK_FAIL,
+	  check_limits_memlock,
 	  "RDMA registers (locks) its buffers; a small RLIMIT_MEMLOCK fails ibv_reg_mr and "
 	  "ibv_create_cq." },
-	{ "memory.cma", "the kernel has a CMA area on unified memory", CHECK_LOCAL,
+	{ "memory.cma", "the kernel has a CMA area on unified memory", CHECK_LOCAL, CHECK_FAIL,
 	  check_memory_cma,
 	  "On GB10 kernels without CMA (CmaTotal 0) memory registration fails with ENOMEM." },
-	{ "net.buffers", "socket buffers are large enough", CHECK_LOCAL, check_net_buffers,
+	{ "net.buffers", "socket buffers are large enough", CHECK_LOCAL, CHECK_WARN,
+	  check_net_buffers,
 	  "Small net.core.rmem_max/wmem_max slow NCCL's bootstrap and any TCP fallback." },
-	{ "sw.driver", "the NVIDIA driver is loaded", CHECK_LOCAL, check_sw_driver,
+	{ "sw.driver", "the NVIDIA driver is loaded", CHECK_LOCAL, CHECK_FAIL, check_sw_driver,
 	  "Without the kernel driver there is no GPU; GB10 needs the open kernel module." },
-	{ "sw.gpu", "a GPU is visible", CHECK_LOCAL, check_sw_gpu,
+	{ "sw.gpu", "a GPU is visible", CHECK_LOCAL, CHECK_FAIL, check_sw_gpu,
 	  "NVML must see the GPU the job will use." },
-	{ "sw.nccl", "NCCL is present and supports the GPU", CHECK_LOCAL, check_sw_nccl,
+	{ "sw.nccl", "NCCL is present and supports the GPU", CHECK_LOCAL, CHECK_FAIL, check_sw_nccl,
 	  "GB10 (sm_121) needs an NCCL built for CUDA 13; NVIDIA's Spark playbooks use 2.28.9." },
-	{ "cluster.ssh", "every node answers over SSH", CHECK_CLUSTER, check_cluster_ssh,
-	  "A node that cannot be reached in batch mode cannot be launched on." },
-	{ "cluster.hostnames", "host names are unique", CHECK_CLUSTER, check_cluster_hostnames,
+	{ "cluster.ssh", "every node answers over SSH", CHECK_CLUSTER, CHECK_FAIL,
+	  check_cluster_ssh, "A node that cannot be reached in batch mode cannot be launched on." },
+	{ "cluster.hostnames", "host names are unique", CHECK_CLUSTER, CHECK_FAIL,
+	  check_cluster_hostnames,
 	  "Duplicate names break rendezvous and the logs of every launcher." },
-	{ "cluster.plan", "every node has the same fabric plan", CHECK_CLUSTER, check_cluster_plan,
+	{ "cluster.plan", "every node has the same fabric plan", CHECK_CLUSTER, CHECK_FAIL,
+	  check_cluster_plan,
 	  "Nodes with different numbers of cabled ports or link layers cannot pair their HCAs." },
-	{ "cluster.hca_pairing", "HCA lists pair across nodes", CHECK_CLUSTER,
+	{ "cluster.hca_pairing", "HCA lists pair across nodes", CHECK_CLUSTER, CHECK_FAIL,
 	  check_cluster_hca_pairing,
 	  "NCCL pairs HCAs by position: different ports at one position, or rails on different "
 	  "subnets, fail with ibv_modify_qp errors or hang." },
 	{ "cluster.ping", "every link passes a don't-fragment ping at its MTU", CHECK_CLUSTER,
-	  check_cluster_ping,
+	  CHECK_FAIL, check_cluster_ping,
 	  "A full-size ping that may not be fragmented catches MTU mismatches, wrong cabling and "
 	  "wrong subnets before a job does." },
-	{ "cluster.mtu", "MTU is equal at both ends of every link", CHECK_CLUSTER,
+	{ "cluster.mtu", "MTU is equal at both ends of every link", CHECK_CLUSTER, CHECK_FAIL,
 	  check_cluster_mtu,
 	  "Packets larger than the smaller MTU are dropped: IBV_WC_RETRY_EXC_ERR." },
 	{ "cluster.versions", "the same NCCL, driver, CUDA and sparkctl everywhere", CHECK_CLUSTER,
-	  check_cluster_versions,
+	  CHECK_FAIL, check_cluster_versions,
 	  "NCCL must be the same version on every rank; drivers and CUDA should match too." },
-	{ "cluster.clock", "clocks agree within a second", CHECK_CLUSTER, check_cluster_clock,
+	{ "cluster.clock", "clocks agree within a second", CHECK_CLUSTER, CHECK_FAIL,
+	  check_cluster_clock,
 	  "Skewed clocks make logs, timeouts and rendezvous deadlines disagree." },
 };
 const size_t nr_checks = ARRAY_SIZE(checks);
@@ -148,6 +159,9 @@ struct finding *report(struct check_ctx *ctx, enum check_status status, const ch
 	va_start(ap, fmt);
 	strbuf_vaddf(&msg, fmt, ap);
 	va_end(ap);
+	/* A check never reports worse than its severity in the table (docs/checks.md). */
+	if (status != CHECK_SKIP && status > ctx->check->severity)
+		abort();
 	f->check_id = ctx->check->id;
 	f->node = xstrdup(ctx->node);
 	f->status = status;
@@ -296,13 +310,14 @@ void doctor_cluster_release(struct doctor_cluster *c)
 
 void checks_markdown(struct strbuf *out)
 {
-	strbuf_addstr(out, "# The checks of `sparkctl doctor`\n\n"
-			   "Generated from the table in `src/check/check.c` "
-			   "(`sparkctl doctor --list --markdown`); do not edit by hand.\n"
-			   "`--only` and `--skip` take these ids, or a group such as `fabric`.\n\n"
-			   "| id | scope | checks that | why |\n|---|---|---|---|\n");
+	strbuf_addstr(out,
+		      "# The checks of `sparkctl doctor`\n\n"
+		      "Generated from the table in `src/check/check.c` "
+		      "(`sparkctl doctor --list --markdown`); do not edit by hand.\n"
+		      "`--only` and `--skip` take these ids, or a group such as `fabric`.\n\n"
+		      "| id | scope | at worst | checks that | why |\n|---|---|---|---|---|\n");
 	for (size_t k = 0; k < nr_checks; k++)
-		strbuf_addf(out, "| `%s` | %s | %s | %s |\n", checks[k].id,
-			    checks[k].scope == CHECK_LOCAL ? "node" : "cluster", checks[k].title,
-			    checks[k].why);
+		strbuf_addf(out, "| `%s` | %s | %s | %s | %s |\n", checks[k].id,
+			    checks[k].scope == CHECK_LOCAL ? "node" : "cluster",
+			    check_status_name(checks[k].severity), checks[k].title, checks[k].why);
 }

@@ -84,6 +84,7 @@ struct check {
 	const char *id;	   /* "fabric.twins" */
 	const char *title; /* one line */
 	enum check_scope scope;
+	enum check_status severity; /* the worst it reports: CHECK_FAIL or CHECK_WARN */
 	void (*run)(struct check_ctx *ctx);
 	const char *why; /* what goes wrong without it, for docs/checks.md */
 };

@@ -67,15 +67,27 @@ void check_gpudirect_peermem(struct check_ctx *ctx)
 {
 	const struct inventory *inv = ctx->inv;
 	enum inv_module_state st = MODULE_UNKNOWN;
+	const char *load_file = NULL;
 	const struct inv_gpu *no_gdr = NULL;
 
-	for (size_t i = 0; i < inv->sys.nr_modules; i++)
-		if (streq(inv->sys.modules[i].name, "nvidia_peermem"))
+	for (size_t i = 0; i < inv->sys.nr_modules; i++) {
+		if (streq(inv->sys.modules[i].name, "nvidia_peermem")) {
 			st = inv->sys.modules[i].state;
+			load_file = inv->sys.modules[i].load_file;
+		}
+	}
 	for (size_t i = 0; i < inv->gpu.nr_gpus && !no_gdr; i++)
 		if (inv->gpu.gpus[i].gpudirect_rdma == TRI_NO)
 			no_gdr = &inv->gpu.gpus[i];
-	if (st == MODULE_UNKNOWN)
+	if (load_file && no_gdr) {
+		char *fix = xasprintf("remove nvidia-peermem from %s%s", load_file,
+				      st == MODULE_LOADED ? "; sudo rmmod nvidia_peermem" : "");
+		report(ctx, CHECK_WARN, fix,
+		       "%s loads nvidia_peermem at boot, but GPU %u (%s) has no GPUDirect RDMA: a "
+		       "leftover of settings that hang",
+		       load_file, no_gdr->index, no_gdr->name ? no_gdr->name : "?");
+		free(fix);
+	} else if (st == MODULE_UNKNOWN)
 		report(ctx, CHECK_SKIP, NULL, "the loaded modules are unknown");
 	else if (st != MODULE_ABSENT && no_gdr)
 		report(ctx, CHECK_WARN,

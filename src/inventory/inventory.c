@@ -159,6 +159,8 @@ static void system_release(struct inv_system *s)
 	free(s->os_version_id);
 	free(s->os_pretty_name);
 	free(s->nvidia_driver);
+	for (size_t i = 0; i < s->nr_modules; i++)
+		free(s->modules[i].load_file);
 	free(s->modules);
 	inv_library_release(&s->nccl);
 	inv_setting_array_release(s->nccl_conf, s->nr_nccl_conf);

@@ -157,6 +157,7 @@ enum inv_module_state {
 struct inv_module {
 	const char *name; /* one of inventory_watched_modules[] (not owned) */
 	enum inv_module_state state;
+	char *load_file; /* the modules-load.d file (or /etc/modules) that loads it at boot */
 };
 
 struct inv_setting {

@@ -102,9 +102,14 @@ static json_t *system_to_json(const struct inv_system *s)
 	jset(drv, "version", jstr(s->nvidia_driver));
 	jset(drv, "open_kernel_module", jtri(s->nvidia_open_module));
 	jset(o, "nvidia_driver", drv);
-	for (size_t i = 0; i < s->nr_modules; i++)
+	json_t *load = json_object();
+	for (size_t i = 0; i < s->nr_modules; i++) {
 		jset(mods, s->modules[i].name, jstr(module_state_name(s->modules[i].state)));
+		if (s->modules[i].load_file)
+			jset(load, s->modules[i].name, jstr(s->modules[i].load_file));
+	}
 	jset(o, "modules", mods);
+	jset(o, "modules_load", load);
 	jset(o, "nccl", nccl_to_json(s));
 	for (size_t i = 0; i < s->nr_nccl_conf; i++) {
 		json_t *e = json_object();
@@ -542,7 +547,8 @@ out:
 	return r;
 }
 
-static int modules_from_json(struct reader *rd, const json_t *o, struct inv_system *s)
+static int modules_from_json(struct reader *rd, const json_t *o, const json_t *load,
+			     struct inv_system *s)
 {
 	for (size_t i = 0; inventory_watched_modules[i]; i++) {
 		const char *name = inventory_watched_modules[i];
@@ -550,6 +556,11 @@ static int modules_from_json(struct reader *rd, const json_t *o, struct inv_syst
 		struct inv_module *m = ARRAY_PUSH(s->modules, s->nr_modules);
 		m->name = name;
 		m->state = MODULE_UNKNOWN;
+		if (load) {
+			int r = jget_str(load, "system.modules_load", name, &m->load_file, rd->err);
+			if (r < 0)
+				return r;
+		}
 		if (!v || json_is_null(v))
 			continue;
 		const char *st = json_string_value(v);
@@ -587,7 +598,7 @@ static int nccl_conf_from_json(struct reader *rd, const json_t *arr, struct inv_
 
 static int system_from_json(struct reader *rd, const json_t *o, struct inv_system *s)
 {
-	const json_t *os, *drv, *mods, *conf, *sysctl, *mem;
+	const json_t *os, *drv, *mods, *load, *conf, *sysctl, *mem;
 	size_t mark;
 	int r;
 
@@ -598,6 +609,7 @@ static int system_from_json(struct reader *rd, const json_t *o, struct inv_syste
 	    (r = sub_object(rd, o, "os", &os)) < 0 ||
 	    (r = sub_object(rd, o, "nvidia_driver", &drv)) < 0 ||
 	    (r = sub_object(rd, o, "modules", &mods)) < 0 ||
+	    (r = sub_object(rd, o, "modules_load", &load)) < 0 ||
 	    (r = sub_array(rd, o, "nccl_conf", &conf)) < 0 ||
 	    (r = sub_object(rd, o, "sysctl", &sysctl)) < 0 ||
 	    (r = sub_object(rd, o, "memory", &mem)) < 0)
@@ -621,7 +633,7 @@ static int system_from_json(struct reader *rd, const json_t *o, struct inv_syste
 			return r;
 	}
 	mark = enter(rd, "modules");
-	r = modules_from_json(rd, mods, s);
+	r = modules_from_json(rd, mods, load, s);
 	leave(rd, mark);
 	if (r < 0 || (r = nccl_from_json(rd, o, s)) < 0 ||
 	    (r = nccl_conf_from_json(rd, conf, s)) < 0 ||
@@ -909,7 +921,7 @@ int inventory_from_json(struct inventory *inv, const json_t *doc, struct strbuf 
 		if (r < 0)
 			goto out;
 	} else {
-		r = modules_from_json(&rd, NULL, &inv->sys);
+		r = modules_from_json(&rd, NULL, NULL, &inv->sys);
 	}
 	READ_ARRAY(&rd, doc, "rdma_devices", inv->rdma, inv->nr_rdma, rdma_from_json);
 	READ_ARRAY(&rd, doc, "netdevs", inv->netdevs, inv->nr_netdevs, netdev_from_json);

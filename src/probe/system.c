@@ -69,6 +69,61 @@ static void probe_modules(struct probe_ctx *ctx)
 	strbuf_release(&sysmod);
 }
 
+/* Record which watched modules a file loads at boot (one name per line, '#' or ';' comments). */
+static void scan_load_file(struct probe_ctx *ctx, const char *rel)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct inv_system *s = &ctx->inv->sys;
+
+	if (rootfs_read_file(ctx->root, rel, ROOTFS_VALUE_MAX, &text) < 0) {
+		strbuf_release(&text);
+		return;
+	}
+	for (char *line = text.buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		line[strcspn(line, "#; \t")] = '\0';
+		for (size_t i = 0; i < s->nr_modules && *line; i++) {
+			/* modprobe treats '-' and '_' alike in module names. */
+			const char *m = s->modules[i].name;
+			size_t k = 0;
+			while (m[k] && line[k] &&
+			       (m[k] == line[k] || (m[k] == '_' && line[k] == '-')))
+				k++;
+			if (!m[k] && !line[k] && !s->modules[i].load_file)
+				s->modules[i].load_file = xasprintf("/%s", rel);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	strbuf_release(&text);
+}
+
+/* The files that load modules at boot: /etc/modules and the modules-load.d directories. */
+static void probe_modules_load(struct probe_ctx *ctx)
+{
+	static const char *const dirs[] = { "etc/modules-load.d", "run/modules-load.d",
+					    "usr/lib/modules-load.d" };
+	struct strvec names = STRVEC_INIT;
+	struct strbuf path = STRBUF_INIT;
+
+	scan_load_file(ctx, "etc/modules");
+	for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
+		if (rootfs_list(ctx->root, dirs[d], &names) < 0)
+			continue;
+		for (size_t i = 0; i < names.nr; i++) {
+			size_t len = strlen(names.v[i]);
+			if (len < 6 || strcmp(names.v[i] + len - 5, ".conf") != 0)
+				continue;
+			strbuf_reset(&path);
+			strbuf_addf(&path, "%s/%s", dirs[d], names.v[i]);
+			scan_load_file(ctx, path.buf);
+		}
+	}
+	strvec_clear(&names);
+	strbuf_release(&path);
+}
+
 static void probe_meminfo(struct probe_ctx *ctx)
 {
 	const char *path = "proc/meminfo";
@@ -98,6 +153,7 @@ void probe_system(struct probe_ctx *ctx)
 	probe_os_release(ctx);
 	probe_nvidia_driver(ctx);
 	probe_modules(ctx);
+	probe_modules_load(ctx);
 	s->rmem_max = probe_read_int(ctx, "proc/sys/net/core/rmem_max");
 	s->wmem_max = probe_read_int(ctx, "proc/sys/net/core/wmem_max");
 	probe_meminfo(ctx);

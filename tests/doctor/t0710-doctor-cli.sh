@@ -80,6 +80,10 @@ PY
 expect 1 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/d.json" --only cluster.mtu,cluster.versions
 contains "$TMP/out" "spark-01 enP2p1s0f1np1 has MTU 9000 but spark-02 enP2p1s0f1np1 has 1500"
 contains "$TMP/out" "the NCCL version differs: 2.28.9 on spark-01, 2.28.3 on spark-02"
+# Different ports cabled on the two nodes: the HCA lists would not pair.
+"$SPARKCTL" topo --root $F/spark-ofed --json > "$TMP/e.json"
+expect 1 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/e.json" --only cluster.hca_pairing
+contains "$TMP/out" "FAIL  cluster.hca_pairing  HCA 1 is rocep1s0f1 (port p1 half 0) on spark-01 but mlx5_0 (port p0 half 0) on spark-dgx-1"
 # An inventory that cannot be read: that node is not inspected, exit 3.
 expect 3 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/missing.json"
 contains "$TMP/out" "not inspected: cannot open"
