@@ -336,8 +336,10 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 		}
 		return ret;
 	}
-	if (load_hosts(a, &hosts) < 0)
+	if (load_hosts(a, &hosts) < 0) {
+		host_list_release(&hosts);
 		return SPARKCTL_EXIT_USAGE;
+	}
 	if (!hosts.nr) {
 		cmd_error("doctor", "no hosts given");
 		host_list_release(&hosts);
