@@ -12,6 +12,7 @@ const struct cmd sparkctl_commands[] = {
 	{ "env", cmd_env, "print the NCCL/UCX/Gloo/MPI environment for this node" },
 	{ "netplan", cmd_netplan, "generate (and --write) the fabric addresses of a plan" },
 	{ "doctor", cmd_doctor, "check this node or the cluster; every finding with its fix" },
+	{ "launch", cmd_launch, "run a job on every node; nothing of it outlives it" },
 	{ "help", cmd_help, "show the commands, or one command's help" },
 	{ "version", cmd_version, "print the version of sparkctl" },
 	{ "agent", cmd_agent, NULL }, /* run by sparkctl on other nodes */

@@ -8,12 +8,18 @@
  *       SIZE bytes of payload; prints a JSON array with, for each,
  *       {"ok": bool, "detail": what ping said when it failed}.  One SSH
  *       session per node instead of one per link.
+ *
+ *   sparkctl agent launch
+ *       one node's part of 'sparkctl launch': the job spec and control
+ *       lines on stdin, the ranks' output and exits on stdout
+ *       (src/launch/launch.h has the protocol).
  */
 #include "sparkctl.h"
 
 #include "cmd/cmd.h"
 #include "lib/json.h"
 #include "lib/parse.h"
+#include "launch/launch.h"
 #include "lib/xalloc.h"
 #include "proc/run.h"
 
@@ -84,6 +90,8 @@ int cmd_agent(int argc, char **argv)
 {
 	if (argc >= 2 && streq(argv[1], "ping"))
 		return agent_ping(argc - 2, argv + 2);
+	if (argc == 2 && streq(argv[1], "launch"))
+		return launch_agent_main(STDIN_FILENO, STDOUT_FILENO);
 	return cmd_usage_error("agent",
 			       "sparkctl runs this on other nodes; it is not for use by hand");
 }

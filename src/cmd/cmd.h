@@ -33,12 +33,16 @@ int cmd_capture(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_launch(int argc, char **argv);
 int cmd_netplan(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
 /* The command overview of 'sparkctl --help'. */
 void cmd_help_overview(FILE *f);
+
+/* The absolute path of this sparkctl (allocated; "sparkctl" if unknown). */
+char *cmd_self_path(void);
 
 /* "sparkctl CMD: message" on stderr. */
 void cmd_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);

@@ -2,6 +2,7 @@
 
 #include "cmd/cmd.h"
 #include "inventory/inventory_json.h"
+#include "lib/xalloc.h"
 #include "probe/probe.h"
 
 static void vreport(const char *cmd, const char *fmt, va_list ap) ATTR_PRINTF(2, 0);
@@ -82,4 +83,10 @@ int inventory_source_load(const char *cmd, const struct inventory_source *src,
 	}
 	strbuf_release(&err);
 	return SPARKCTL_EXIT_OK;
+}
+
+char *cmd_self_path(void)
+{
+	char *p = realpath("/proc/self/exe", NULL);
+	return p ? p : xstrdup("sparkctl");
 }

@@ -65,12 +65,6 @@ struct doctor_args {
 };
 
 /* The path of this program, which the remote side runs by default. */
-static char *self_path(void)
-{
-	char *p = realpath("/proc/self/exe", NULL);
-	return p ? p : xstrdup("sparkctl");
-}
-
 /* The first line of text, for messages; allocated. */
 static char *first_line(const char *text)
 {
@@ -82,7 +76,7 @@ static char *first_line(const char *text)
 
 struct remote {
 	struct ssh_options ssh;
-	char control_dir[64];
+	char control_dir[SSH_CONTROL_DIR_MAX + 1];
 	char *sparkctl;
 };
 
@@ -233,20 +227,6 @@ static void probe(struct remote *rm, struct doctor_cluster *c, unsigned parallel
 	free(links);
 }
 
-/* Remove what is left in the control directory (sockets of masters that did not exit). */
-static void remove_dir_contents(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-
-	if (!d)
-		return;
-	while ((de = readdir(d)))
-		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-			unlinkat(dirfd(d), de->d_name, 0);
-	closedir(d);
-}
-
 /* Close the SSH master connections so nothing outlives the command. */
 static void close_masters(struct remote *rm, const struct doctor_cluster *c)
 {
@@ -272,14 +252,7 @@ static void close_masters(struct remote *rm, const struct doctor_cluster *c)
 	for (size_t i = 0; i < n; i++)
 		run_job_release(&jobs[i]);
 	free(jobs);
-	/* A master removes its socket as it exits, a moment after '-O exit' returns. */
-	for (int tries = 0; tries < 40 && rmdir(rm->control_dir) < 0 && errno == ENOTEMPTY;
-	     tries++) {
-		struct timespec pause = { 0, 25 * 1000 * 1000 };
-		nanosleep(&pause, NULL);
-	}
-	remove_dir_contents(rm->control_dir);
-	rmdir(rm->control_dir);
+	ssh_control_dir_remove(rm->control_dir);
 }
 
 static int load_hosts(const struct doctor_args *a, struct host_list *hosts)
@@ -440,16 +413,9 @@ int cmd_doctor(int argc, char **argv)
 
 	rm.ssh.program = getenv("SPARKCTL_SSH");
 	rm.ssh.connect_timeout = 5;
-	rm.sparkctl = a.remote_sparkctl ? xstrdup(a.remote_sparkctl) : self_path();
-	if (a.hosts || a.hostfile) {
-		/* In $TMPDIR when its path is short enough for ssh's socket names. */
-		const char *tmpdir = getenv("TMPDIR");
-		if (!tmpdir || !*tmpdir || strlen(tmpdir) + 21 > SSH_CONTROL_DIR_MAX)
-			tmpdir = "/tmp";
-		snprintf(rm.control_dir, sizeof(rm.control_dir), "%s/sparkctl-ssh-XXXXXX", tmpdir);
-		if (mkdtemp(rm.control_dir))
-			rm.ssh.control_dir = rm.control_dir;
-	}
+	rm.sparkctl = a.remote_sparkctl ? xstrdup(a.remote_sparkctl) : cmd_self_path();
+	if ((a.hosts || a.hostfile) && ssh_control_dir_make(rm.control_dir) == 0)
+		rm.ssh.control_dir = rm.control_dir;
 	ret = collect(&a, &c, &rm);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;

@@ -125,6 +125,16 @@ void json_to_strbuf(const json_t *j, struct strbuf *out)
 	free(s);
 }
 
+void json_to_line(const json_t *j, struct strbuf *out)
+{
+	char *s = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	if (!s)
+		json_oom();
+	strbuf_addstr(out, s);
+	free(s);
+}
+
 int json_load_buffer(const char *buf, size_t len, const char *name, json_t **ret,
 		     struct strbuf *err)
 {

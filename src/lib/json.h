@@ -44,6 +44,8 @@ void json_to_strbuf(const json_t *j, struct strbuf *out);
  * JSON_INPUT_MAX bytes.  On failure returns a negative errno and a
  * one-line message in err.
  */
+/* j as compact JSON on one line, without a newline (a line protocol's message). */
+void json_to_line(const json_t *j, struct strbuf *out);
 int json_load_path(const char *path, json_t **ret, struct strbuf *err);
 /* Parse the JSON object in buf; name is used in messages. */
 int json_load_buffer(const char *buf, size_t len, const char *name, json_t **ret,

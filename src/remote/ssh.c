@@ -1,6 +1,9 @@
 /* ssh.c - ssh argument vectors and POSIX shell quoting. */
 #include "sparkctl.h"
 
+#include <dirent.h>
+#include <time.h>
+
 #include "remote/ssh.h"
 
 #define SSH_CONNECT_TIMEOUT_DEFAULT 5
@@ -73,7 +76,7 @@ int ssh_command(struct strvec *out, const char *host, const struct ssh_options *
 		strbuf_addstr(&sb, "/%C");
 		strvec_push_nodup(out, strbuf_detach(&sb, NULL));
 		strvec_push(out, "-o");
-		strvec_push(out, "ControlPersist=60");
+		strvec_push(out, o->control_foreground ? "ControlPersist=no" : "ControlPersist=60");
 	}
 	if (o->extra_options) {
 		for (size_t i = 0; i < o->extra_options->nr; i++) {
@@ -94,4 +97,38 @@ int ssh_command(struct strvec *out, const char *host, const struct ssh_options *
 	}
 	strvec_push_nodup(out, strbuf_detach(&sb, NULL));
 	return 0;
+}
+
+int ssh_control_dir_make(char dir[SSH_CONTROL_DIR_MAX + 1])
+{
+	static const char name[] = "/sparkctl-ssh-XXXXXX";
+	const char *tmpdir = getenv("TMPDIR");
+
+	if (!tmpdir || !*tmpdir || strlen(tmpdir) + sizeof(name) - 1 > SSH_CONTROL_DIR_MAX)
+		tmpdir = "/tmp";
+	snprintf(dir, SSH_CONTROL_DIR_MAX + 1, "%s%s", tmpdir, name);
+	return mkdtemp(dir) ? 0 : -errno;
+}
+
+static void remove_dir_contents(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+}
+
+void ssh_control_dir_remove(const char *dir)
+{
+	for (int tries = 0; tries < 40 && rmdir(dir) < 0 && errno == ENOTEMPTY; tries++) {
+		struct timespec pause = { 0, 25 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	remove_dir_contents(dir);
+	rmdir(dir);
 }

@@ -16,6 +16,11 @@ struct ssh_options {
 	const char *program;	  /* "ssh" unless set ($SPARKCTL_SSH in tests and odd setups) */
 	unsigned connect_timeout; /* seconds; 0 means 5 */
 	const char *control_dir;  /* ControlMaster multiplexing sockets go here; NULL: none */
+	/*
+	 * The master stays the foreground ssh and ends with its session
+	 * (ControlPersist=no) instead of lingering for 60 s in the background.
+	 */
+	bool control_foreground;
 	const struct strvec *extra_options; /* more "-o KEY=VALUE" options, verbatim */
 };
 
@@ -26,13 +31,24 @@ struct ssh_options {
  */
 #define SSH_CONTROL_DIR_MAX 49
 
+/*
+ * Make a private directory for the control sockets: $TMPDIR/sparkctl-ssh-XXXXXX
+ * when that is short enough, else under /tmp.  Returns 0 or -errno.
+ */
+int ssh_control_dir_make(char dir[SSH_CONTROL_DIR_MAX + 1]);
+/*
+ * Remove it once the masters were told to exit (each removes its socket a
+ * moment after '-O exit' returns, or as it ends with ControlPersist=no).
+ */
+void ssh_control_dir_remove(const char *dir);
+
 /* Append word to out, quoted for a POSIX shell ('it'\''s'); empty words become ''. */
 void shell_quote(struct strbuf *out, const char *word);
 
 /*
  * Build the argv that runs remote_argv (NULL-terminated) on host:
  *   ssh -o BatchMode=yes -o ConnectTimeout=N [-o ControlMaster=auto
- *       -o ControlPath=DIR/%C -o ControlPersist=60] [extra] -- host 'w1' 'w2' ...
+ *       -o ControlPath=DIR/%C -o ControlPersist=60|no] [extra] -- host 'w1' 'w2' ...
  * Returns -EINVAL for a host that starts with '-' or is empty.
  *
  * The remote words travel as one argument, each shell-quoted, joined by

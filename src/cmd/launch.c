@@ -1,0 +1,479 @@
+/*
+ * sparkctl launch - run a job on every node, and leave nothing of it behind.
+ *
+ * The work is in src/launch/: launcher.c (this side), agent.c (each
+ * node's side), spec.c (what passes between them).  Here: the command
+ * line, the job spec, and the summary.
+ */
+#include "sparkctl.h"
+
+#include <sys/random.h>
+
+#include "cmd/cmd.h"
+#include "launch/launch.h"
+#include "lib/json.h"
+#include "lib/xalloc.h"
+#include "remote/hosts.h"
+#include "view/table.h"
+
+/* A bound on the ranks of one job (each is a process and four pipe ends somewhere). */
+#define LAUNCH_MAX_RANKS     65536
+#define LAUNCH_GRACE_DEFAULT 10
+
+static const char *const launch_usage[] = {
+	"sparkctl launch [-H HOSTS | --hostfile FILE] [-n N] [options] -- CMD [ARG]...",
+	NULL,
+};
+
+static const char launch_description[] =
+	"Run CMD as the ranks of one job on every node: each node is reached with ssh\n"
+	"(localhost without it) and runs its ranks with RANK, LOCAL_RANK, WORLD_SIZE,\n"
+	"LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK, MASTER_ADDR and MASTER_PORT set, the\n"
+	"node's 'sparkctl env', and the caller's working directory.  MASTER_ADDR is node\n"
+	"0's fabric address; MASTER_PORT a port free on node 0.\n"
+	"\n"
+	"The first rank that fails ends the job on every node (SIGTERM, then SIGKILL\n"
+	"after the grace) and its status is the launch's.  Ctrl-C ends the job; a second\n"
+	"kills it at once.  If the launcher dies or a connection drops, each node ends\n"
+	"its ranks itself.  No process of the job outlives it.\n"
+	"\n"
+	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has 'host slots=N' lines.\n"
+	"Exit status: the first failed rank's (128+N for signal N), 124 after --timeout,\n"
+	"255 when a node could not be reached, set up, or was lost, 2 for bad usage.";
+
+struct launch_args {
+	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl;
+	unsigned nproc, port, grace, stall, timeout, connect_timeout;
+	bool torchrun, kill_stale, no_env, tag_output, quiet, help;
+	struct strvec envs, exports;
+};
+
+static bool valid_var_name(const char *s, size_t len)
+{
+	if (!len || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return false;
+	return true;
+}
+
+/* Check one KEY=VALUE for --env (or -x VAR=VALUE) and add it. */
+static int add_env_entry(const char *opt, const char *entry, struct strvec *env)
+{
+	const char *eq = strchr(entry, '=');
+	char *key;
+	int ret = SPARKCTL_EXIT_OK;
+
+	if (!eq || !valid_var_name(entry, (size_t)(eq - entry)))
+		return cmd_usage_error("launch", "%s takes NAME=VALUE, not '%s'", opt, entry);
+	key = xstrndup(entry, (size_t)(eq - entry));
+	if (launch_var_reserved(key))
+		ret = cmd_usage_error("launch", "%s: %s is set by sparkctl launch itself", opt,
+				      key);
+	else
+		env_list_put(env, entry);
+	free(key);
+	return ret;
+}
+
+/* -x VAR then --env K=V, in that order: the caller's variables for every rank. */
+static int collect_env(const struct launch_args *a, struct strvec *env)
+{
+	int r;
+
+	for (size_t i = 0; i < a->exports.nr; i++) {
+		const char *name = a->exports.v[i];
+		const char *value;
+		if (strchr(name, '=')) {
+			if ((r = add_env_entry("-x", name, env)) != SPARKCTL_EXIT_OK)
+				return r;
+			continue;
+		}
+		if (!valid_var_name(name, strlen(name)))
+			return cmd_usage_error("launch", "-x takes a variable name, not '%s'",
+					       name);
+		if (!(value = getenv(name)))
+			return cmd_usage_error("launch", "-x %s: %s is not set here", name, name);
+		if (launch_var_reserved(name))
+			return cmd_usage_error("launch", "-x: %s is set by sparkctl launch itself",
+					       name);
+		env_list_set(env, name, value);
+	}
+	for (size_t i = 0; i < a->envs.nr; i++)
+		if ((r = add_env_entry("--env", a->envs.v[i], env)) != SPARKCTL_EXIT_OK)
+			return r;
+	return SPARKCTL_EXIT_OK;
+}
+
+static int load_hosts(const struct launch_args *a, struct host_list *hosts)
+{
+	struct strbuf err = STRBUF_INIT;
+	int r;
+
+	if (a->hosts && a->hostfile)
+		return cmd_usage_error("launch", "-H and --hostfile cannot be used together");
+	if (a->hostfile)
+		r = host_list_load_file(a->hostfile, hosts, &err);
+	else
+		r = host_list_parse(a->hosts ? a->hosts : "localhost", hosts, &err);
+	if (r < 0) {
+		int ret = r == -EINVAL ? cmd_usage_error("launch", "%s", err.buf)
+				       : (cmd_error("launch", "%s", err.buf), SPARKCTL_EXIT_ERROR);
+		strbuf_release(&err);
+		return ret;
+	}
+	strbuf_release(&err);
+	if (!hosts->nr)
+		return cmd_usage_error("launch", "no hosts in '%s'", a->hostfile);
+	return SPARKCTL_EXIT_OK;
+}
+
+static int make_job_id(char **ret)
+{
+	uint8_t bytes[8];
+	char hex[17];
+
+	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+		return -errno;
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+	*ret = xstrdup(hex);
+	return 0;
+}
+
+/* The nodes, with the ranks of each: -n, else the hostfile's slots, else 1. */
+static int make_nodes(const struct launch_args *a, const struct host_list *hosts,
+		      struct launch_node **ret, size_t *total)
+{
+	struct launch_node *nodes = xcalloc(hosts->nr, sizeof(*nodes));
+
+	*total = 0;
+	*ret = nodes;
+	for (size_t i = 0; i < hosts->nr; i++) {
+		nodes[i].host = hosts->hosts[i].name;
+		nodes[i].local = host_is_local(nodes[i].host);
+		nodes[i].nproc = a->nproc		 ? a->nproc
+				 : hosts->hosts[i].slots ? hosts->hosts[i].slots
+							 : 1;
+		*total += nodes[i].nproc;
+	}
+	if (*total > LAUNCH_MAX_RANKS)
+		return cmd_usage_error("launch", "%zu ranks: at most %d", *total, LAUNCH_MAX_RANKS);
+	return SPARKCTL_EXIT_OK;
+}
+
+static const char *unit_host(const struct launch_options *o, const struct launch_unit_result *u)
+{
+	return o->nodes[u->node].host;
+}
+
+/* The one line that says how the job ended. */
+static void print_outcome(const struct launch_options *o, const struct launch_result *res)
+{
+	struct strbuf b = STRBUF_INIT;
+	const char *what = o->job->torchrun ? "torchrun on" : "rank";
+
+	switch (res->end) {
+	case LAUNCH_END_OK:
+		fprintf(stderr, "sparkctl launch: %zu %s ended with status 0 in %.2f s\n",
+			res->nr_units, o->job->torchrun ? "nodes" : "ranks", res->seconds);
+		break;
+	case LAUNCH_END_UNIT_FAILED: {
+		const struct launch_unit_result *u = &res->units[res->failed_unit];
+		launch_describe_status(u->status, u->signaled, &b);
+		if (o->job->torchrun)
+			fprintf(stderr,
+				"sparkctl launch: torchrun on %s ended with %s; the job was "
+				"ended\n",
+				unit_host(o, u), b.buf);
+		else
+			fprintf(stderr,
+				"sparkctl launch: %s %u on %s ended with %s; the job was ended\n",
+				what, u->id, unit_host(o, u), b.buf);
+		break;
+	}
+	case LAUNCH_END_INTERRUPTED:
+		fprintf(stderr, "sparkctl launch: the job was ended by SIG%s\n",
+			sigabbrev_np(res->signal) ? sigabbrev_np(res->signal) : "?");
+		break;
+	case LAUNCH_END_TIMEOUT:
+		fprintf(stderr, "sparkctl launch: the job was ended by --timeout\n");
+		break;
+	case LAUNCH_END_NODE_FAILED:
+		fprintf(stderr, "sparkctl launch: the job failed on %s\n",
+			o->nodes[res->failed_node].host);
+		break;
+	}
+	strbuf_release(&b);
+}
+
+static void print_summary(const struct launch_options *o, const struct launch_result *res)
+{
+	static const char *const headers[] = { "RANK", "HOST", "STATUS", "TIME", "" };
+	static const char *const torchrun_headers[] = { "NODE", "HOST", "STATUS", "TIME", "" };
+	struct strbuf out = STRBUF_INIT, st = STRBUF_INIT;
+	struct table t;
+
+	table_init(&t, 5, o->job->torchrun ? torchrun_headers : headers);
+	t.right[0] = true;
+	t.right[3] = true;
+	for (size_t i = 0; i < res->nr_units; i++) {
+		const struct launch_unit_result *u = &res->units[i];
+		strbuf_reset(&st);
+		if (!u->started)
+			strbuf_addstr(&st, "not started");
+		else if (!u->ended)
+			strbuf_addstr(&st, "lost");
+		else
+			launch_describe_status(u->status, u->signaled, &st);
+		table_cellf(&t, "%u", u->id);
+		table_cell(&t, unit_host(o, u));
+		table_cell(&t, st.buf);
+		if (u->ended)
+			table_cellf(&t, "%.2f s", (double)u->ms / 1000.0);
+		else
+			table_cell(&t, "-");
+		table_cell(&t, res->end == LAUNCH_END_UNIT_FAILED && u->id == res->failed_unit
+				       ? "first to fail"
+			       : u->ended_by_launch ? "ended by sparkctl"
+						    : "");
+	}
+	table_render(&t, 0, &out);
+	fputs(out.buf, stderr);
+	table_release(&t);
+	strbuf_release(&st);
+	strbuf_release(&out);
+}
+
+static const char *end_name(enum launch_end e)
+{
+	static const char *const names[] = {
+		[LAUNCH_END_OK] = "ok",
+		[LAUNCH_END_UNIT_FAILED] = "failed",
+		[LAUNCH_END_INTERRUPTED] = "interrupted",
+		[LAUNCH_END_TIMEOUT] = "timeout",
+		[LAUNCH_END_NODE_FAILED] = "node-failed",
+	};
+	return names[e];
+}
+
+/* DIR/summary.json: the outcome and every unit, for scripts. */
+static int write_summary_json(const char *dir, const struct launch_options *o,
+			      const struct launch_result *res)
+{
+	json_t *j = json_object(), *units = json_array();
+	char *path = xasprintf("%s/summary.json", dir);
+	FILE *f;
+	int r = 0;
+
+	jset(j, "job_id", jstr(o->job->job_id));
+	jset(j, "outcome", jstr(end_name(res->end)));
+	jset(j, "exit_status", jint(res->exit_status));
+	jset(j, "master_addr", jstr(res->master_addr[0] ? res->master_addr : NULL));
+	jset(j, "master_port", res->port ? jint(res->port) : json_null());
+	jset(j, "seconds", json_real(res->seconds));
+	jset(j, "torchrun", jbool(o->job->torchrun));
+	for (size_t i = 0; i < res->nr_units; i++) {
+		const struct launch_unit_result *u = &res->units[i];
+		json_t *ju = json_object();
+		jset(ju, o->job->torchrun ? "node" : "rank", jint(u->id));
+		jset(ju, "host", jstr(unit_host(o, u)));
+		jset(ju, "started", jbool(u->started));
+		jset(ju, "exit_status", u->ended && !u->signaled ? jint(u->status) : json_null());
+		jset(ju, "signal", u->ended && u->signaled ? jint(u->status - 128) : json_null());
+		jset(ju, "seconds", u->ended ? json_real((double)u->ms / 1000.0) : json_null());
+		jset(ju, "ended_by_launch", jbool(u->ended_by_launch));
+		jpush(units, ju);
+	}
+	jset(j, "units", units);
+	if (!(f = fopen(path, "we")) || json_write(f, j) < 0)
+		r = -errno;
+	if (f && fclose(f) != 0 && r == 0)
+		r = -errno;
+	if (r < 0)
+		cmd_error("launch", "cannot write '%s': %s", path, strerror(-r));
+	free(path);
+	json_decref(j);
+	return r;
+}
+
+static int check_args(const struct launch_args *a, int n, char **argv)
+{
+	if (n < 1)
+		return cmd_usage_error("launch",
+				       "no command: sparkctl launch [options] -- CMD [ARG]...");
+	if (!argv[1][0])
+		return cmd_usage_error("launch", "the command is an empty word");
+	if (a->port > 65535)
+		return cmd_usage_error("launch", "--port %u: not a TCP port", a->port);
+	if (a->nproc > LAUNCH_MAX_RANKS)
+		return cmd_usage_error("launch", "--nproc-per-node %u: too many", a->nproc);
+	if (a->kill_stale && !a->port)
+		return cmd_usage_error("launch", "--kill-stale only applies with --port");
+	if (a->grace > 3600 || a->stall > 86400 * 30 || a->timeout > 86400 * 365 ||
+	    a->connect_timeout > 3600)
+		return cmd_usage_error("launch", "a time given is out of range");
+	if (a->master_addr && (!*a->master_addr || strpbrk(a->master_addr, " \t\n")))
+		return cmd_usage_error("launch", "--master-addr '%s': not an address",
+				       a->master_addr);
+	if (a->chdir && a->chdir[0] != '/')
+		return cmd_usage_error("launch", "--chdir takes an absolute path");
+	return SPARKCTL_EXIT_OK;
+}
+
+int cmd_launch(int argc, char **argv)
+{
+	struct launch_args a = { .grace = LAUNCH_GRACE_DEFAULT,
+				 .connect_timeout = 5,
+				 .envs = STRVEC_INIT,
+				 .exports = STRVEC_INIT };
+	const struct opt opts[] = {
+		OPT_STRING('H', "hosts", &a.hosts, "HOSTS",
+			   "nodes: spark1,spark2 or spark[1-4] (default localhost)"),
+		OPT_STRING(0, "hostfile", &a.hostfile, "FILE",
+			   "nodes from a hostfile ('host slots=N')"),
+		OPT_UINT('n', "nproc-per-node", &a.nproc, "N",
+			 "ranks on each node (default: the hostfile's slots, else 1)"),
+		OPT_BOOL(0, "torchrun", &a.torchrun,
+			 "run one torchrun per node, which starts the node's ranks"),
+		OPT_STRING(0, "master-addr", &a.master_addr, "ADDR",
+			   "MASTER_ADDR (default: node 0's fabric address)"),
+		OPT_UINT(0, "port", &a.port, "PORT",
+			 "MASTER_PORT (default: a free port on node 0)"),
+		OPT_BOOL(0, "kill-stale", &a.kill_stale,
+			 "end an earlier sparkctl job that holds --port"),
+		OPT_LIST(0, "env", &a.envs, "NAME=VALUE", "set a variable for every rank"),
+		OPT_LIST('x', NULL, &a.exports, "NAME", "pass this variable's value from here"),
+		OPT_STRING(0, "chdir", &a.chdir, "DIR",
+			   "working directory of the ranks (default: the current one)"),
+		OPT_BOOL(0, "no-env", &a.no_env, "do not add the node's 'sparkctl env'"),
+		OPT_BOOL(0, "tag-output", &a.tag_output, "prefix lines with [host:rank]"),
+		OPT_STRING(0, "log-dir", &a.log_dir, "DIR",
+			   "also write each rank's output to DIR/rank-N.log, and DIR/summary.json"),
+		OPT_UINT(0, "grace", &a.grace, "SECONDS",
+			 "from SIGTERM to SIGKILL when the job ends (default 10)"),
+		OPT_UINT(0, "stall", &a.stall, "SECONDS",
+			 "say what hangs a job when it prints nothing for this long"),
+		OPT_UINT(0, "timeout", &a.timeout, "SECONDS",
+			 "end the job after this long (exit 124)"),
+		OPT_UINT(0, "connect-timeout", &a.connect_timeout, "SECONDS",
+			 "ssh connect timeout (default 5)"),
+		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
+			   "sparkctl on the other nodes (default: this one's path)"),
+		OPT_BOOL('q', "quiet", &a.quiet, "no summary at the end"),
+		OPT_HELP(&a.help),
+		OPT_END(),
+	};
+	struct host_list hosts = { 0 };
+	struct launch_spec job;
+	struct launch_node *nodes = NULL;
+	struct ssh_options ssh = { .connect_timeout = 0 };
+	struct strvec ssh_extra = STRVEC_INIT;
+	struct launch_options o = { 0 };
+	struct launch_result res = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	char control_dir[SSH_CONTROL_DIR_MAX + 1] = "";
+	char *self = NULL, *cwd = NULL;
+	size_t total = 0;
+	bool any_remote = false, ran = false;
+	int n, ret;
+
+	launch_spec_init(&job);
+	n = cmd_parse_options(opts, launch_usage, launch_description, &a.help, argc, argv);
+	if (n < 0) {
+		ret = cmd_parse_exit(n);
+		goto out;
+	}
+	if ((ret = check_args(&a, n, argv)) != SPARKCTL_EXIT_OK ||
+	    (ret = load_hosts(&a, &hosts)) != SPARKCTL_EXIT_OK ||
+	    (ret = make_nodes(&a, &hosts, &nodes, &total)) != SPARKCTL_EXIT_OK ||
+	    (ret = collect_env(&a, &job.env)) != SPARKCTL_EXIT_OK)
+		goto out;
+	for (int i = 1; i <= n; i++)
+		strvec_push(&job.argv, argv[i]);
+	if (make_job_id(&job.job_id) < 0) {
+		cmd_error("launch", "cannot make a job id: %s", strerror(errno));
+		ret = SPARKCTL_EXIT_ERROR;
+		goto out;
+	}
+	if (!a.chdir && !(cwd = getcwd(NULL, 0))) {
+		cmd_error("launch", "cannot tell the current directory: %s; give --chdir",
+			  strerror(errno));
+		ret = SPARKCTL_EXIT_ERROR;
+		goto out;
+	}
+	job.chdir = xstrdup(a.chdir ? a.chdir : cwd);
+	job.master_addr = xstrdup_or_null(a.master_addr);
+	job.port = a.port;
+	job.kill_stale = a.kill_stale;
+	job.torchrun = a.torchrun;
+	job.use_env = !a.no_env;
+	job.grace_ms = a.grace * 1000;
+	job.world_size = (unsigned)total;
+	job.all_local = true;
+	for (size_t i = 0; i < hosts.nr; i++) {
+		any_remote |= !nodes[i].local;
+		job.all_local &= nodes[i].local;
+	}
+
+	self = cmd_self_path();
+	ssh.program = getenv("SPARKCTL_SSH");
+	ssh.connect_timeout = a.connect_timeout ? a.connect_timeout : 5;
+	/* A node that dies is noticed in 15 s, not at the next TCP timeout. */
+	strvec_push(&ssh_extra, "ServerAliveInterval=5");
+	strvec_push(&ssh_extra, "ServerAliveCountMax=3");
+	ssh.extra_options = &ssh_extra;
+	ssh.control_foreground = true;
+	if (any_remote && ssh_control_dir_make(control_dir) == 0)
+		ssh.control_dir = control_dir;
+
+	o = (struct launch_options){
+		.job = &job,
+		.nodes = nodes,
+		.nr_nodes = hosts.nr,
+		.local_sparkctl = self,
+		.remote_sparkctl = a.remote_sparkctl ? a.remote_sparkctl : self,
+		.ssh = &ssh,
+		.stall_s = a.stall,
+		.timeout_s = a.timeout,
+		.tag_output = a.tag_output,
+		.log_dir = a.log_dir,
+		.hosts_arg = a.hostfile ? a.hostfile
+			     : a.hosts	? a.hosts
+					: "localhost",
+		.out_fd = STDOUT_FILENO,
+		.err_fd = STDERR_FILENO,
+	};
+	fflush(stdout);
+	if (launch_run(&o, &res, &err) < 0) {
+		cmd_error("launch", "%s", err.buf);
+		ret = SPARKCTL_EXIT_ERROR;
+		goto out;
+	}
+	ran = true;
+	if (!a.quiet) {
+		print_outcome(&o, &res);
+		if (res.end != LAUNCH_END_OK || res.nr_units <= 64)
+			print_summary(&o, &res);
+	}
+	if (a.log_dir)
+		write_summary_json(a.log_dir, &o, &res);
+	ret = res.exit_status;
+out:
+	if (control_dir[0])
+		ssh_control_dir_remove(control_dir);
+	if (ran)
+		launch_result_release(&res);
+	launch_spec_release(&job);
+	host_list_release(&hosts);
+	free(nodes);
+	free(self);
+	free(cwd);
+	strvec_clear(&ssh_extra);
+	strvec_clear(&a.envs);
+	strvec_clear(&a.exports);
+	strbuf_release(&err);
+	return ret;
+}

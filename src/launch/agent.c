@@ -1,0 +1,949 @@
+/*
+ * agent.c - one node's part of a launch: start the node's ranks, pass
+ * their output on, and make sure that nothing of the job outlives it.
+ *
+ * The agent is a child subreaper, so whatever a rank leaves behind comes
+ * back to it; each rank leads a session of its own.  Ending the job means
+ * signalling, until none is left, every process that descends from the
+ * agent, shares a rank's session, or carries the job id in its
+ * environment.  The agent ends the job when the launcher says so, when
+ * the launcher is gone (its input closes or its output breaks), and when
+ * the last rank has exited and something of the job is still running.
+ */
+#include "sparkctl.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "config/nccl_env.h"
+#include "inventory/inventory.h"
+#include "launch/launch.h"
+#include "lib/ipv4.h"
+#include "lib/xalloc.h"
+#include "probe/probe.h"
+#include "proc/procscan.h"
+
+extern char **environ;
+
+/* When the launcher is gone nobody waits for a clean end: the grace is short. */
+#define LOST_LAUNCHER_GRACE_MS 2000
+/* How often a job that is ending is swept for processes still alive. */
+#define SWEEP_INTERVAL_MS      50
+/* How long, once the job is gone, its output pipes may take to close. */
+#define PIPE_CLOSE_WAIT_MS     1000
+/* The job spec is one line; bound it. */
+#define SPEC_MAX	       (16u << 20)
+
+struct stream {
+	int fd;		    /* -1 once closed */
+	char tag;	    /* 'O' or 'E' */
+	struct strbuf part; /* a line not yet ended */
+};
+
+struct unit {
+	unsigned id; /* the rank, or the node's rank with --torchrun */
+	unsigned local_rank;
+	pid_t pid; /* 0 before it starts; kept after it exits, for the sweep */
+	bool running;
+	uint64_t started_ms;
+	struct stream out, err;
+};
+
+enum agent_phase {
+	PHASE_SETUP,   /* reading the spec, choosing the master */
+	PHASE_READY,   /* waiting for the launcher's go */
+	PHASE_RUNNING, /* ranks started */
+};
+
+struct agent {
+	struct launch_spec spec;
+	int in_fd, out_fd, sig_fd;
+	pid_t self;
+	enum agent_phase phase;
+	struct strbuf in; /* control input not yet acted on */
+	struct strbuf tx; /* protocol output not yet written */
+	bool input_closed;
+	bool launcher_lost; /* input closed or output broken: write nothing more */
+	struct unit *units;
+	size_t nr_units, nr_running;
+	struct strvec node_env; /* "K=V" of the node's sparkctl env */
+	struct inventory inv;
+	bool have_inv;
+	char bootstrap_addr[16]; /* the env's bootstrap IPv4, "" if none */
+	char master_addr[256];
+	unsigned port;
+	/* ending the job */
+	bool ending;	  /* SIGTERM sent */
+	uint64_t kill_at; /* when SIGKILL follows */
+	bool killing;	  /* SIGKILL sent; repeated each sweep */
+	uint64_t gone_at; /* when the sweep last found nothing left; 0 while something is */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- protocol output ---------------------------------------------------- */
+
+static void send_line(struct agent *a, const char *fmt, ...) ATTR_PRINTF(2, 3);
+static void send_line(struct agent *a, const char *fmt, ...)
+{
+	va_list ap;
+	if (a->launcher_lost)
+		return;
+	va_start(ap, fmt);
+	strbuf_vaddf(&a->tx, fmt, ap);
+	va_end(ap);
+	strbuf_addch(&a->tx, '\n');
+}
+
+/* One output line of a unit: "O 3 " + bytes; a '\n' inside cannot occur. */
+static void send_output(struct agent *a, char tag, unsigned id, const char *data, size_t len)
+{
+	if (a->launcher_lost)
+		return;
+	strbuf_addf(&a->tx, "%c %u ", tag, id);
+	strbuf_add(&a->tx, data, len);
+	strbuf_addch(&a->tx, '\n');
+}
+
+static void end_job(struct agent *a, unsigned grace_ms);
+
+/* Write what is pending.  A broken pipe means the launcher is gone. */
+static void flush_tx(struct agent *a)
+{
+	size_t off = 0;
+
+	while (off < a->tx.len && !a->launcher_lost) {
+		ssize_t n = write(a->out_fd, a->tx.buf + off, a->tx.len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			a->launcher_lost = true;
+			break;
+		}
+		off += (size_t)n;
+	}
+	strbuf_reset(&a->tx);
+	if (a->launcher_lost)
+		end_job(a, LOST_LAUNCHER_GRACE_MS);
+}
+
+/* ---- the processes of the job ------------------------------------------- */
+
+/* Every live process of the job: descendants, rank sessions, job id. */
+static void job_processes(const struct agent *a, struct proc_list *out)
+{
+	struct proc_table t;
+
+	if (proc_table_scan(&t) < 0)
+		return;
+	procs_descendants(&t, a->self, out);
+	for (size_t i = 0; i < a->nr_units; i++)
+		if (a->units[i].pid > 0)
+			procs_in_session(&t, a->units[i].pid, out);
+	if (a->spec.job_id)
+		procs_with_env(&t, LAUNCH_JOB_VAR, a->spec.job_id, out);
+	proc_table_release(&t);
+}
+
+/* Signal the whole job; returns how many processes were still there. */
+static size_t signal_job(struct agent *a, int sig)
+{
+	struct proc_list l = { 0 };
+	size_t n;
+
+	/* The process groups first: a rank's children get the signal together. */
+	for (size_t i = 0; i < a->nr_units; i++)
+		if (a->units[i].running)
+			kill(-a->units[i].pid, sig);
+	job_processes(a, &l);
+	n = procs_signal(&l, sig);
+	proc_list_release(&l);
+	return n;
+}
+
+/*
+ * Start ending the job: SIGTERM now, SIGKILL after grace_ms.  Called
+ * again, it can only bring the SIGKILL closer.
+ */
+static void end_job(struct agent *a, unsigned grace_ms)
+{
+	uint64_t at = now_ms() + grace_ms;
+
+	if (!a->ending) {
+		a->ending = true;
+		a->kill_at = at;
+		signal_job(a, SIGTERM);
+	} else if (at < a->kill_at) {
+		a->kill_at = at;
+	}
+}
+
+/* ---- setting up: the environment, the master, the port ------------------- */
+
+static void warn(struct agent *a, const char *fmt, ...) ATTR_PRINTF(2, 3);
+static void warn(struct agent *a, const char *fmt, ...)
+{
+	struct strbuf b = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	for (char *p = b.buf; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	send_line(a, "W %s", b.buf);
+	strbuf_release(&b);
+}
+
+/* The node's sparkctl env, and its bootstrap address; a warning if there is none. */
+static void node_environment(struct agent *a)
+{
+	struct probe_options po = { .root = secure_getenv("SPARKCTL_ROOT") };
+	struct env_options eo = { .nodes = a->spec.nnodes };
+	struct strbuf err = STRBUF_INIT;
+	struct node_env e = { 0 };
+
+	if (!po.root || !*po.root)
+		po.root = "/";
+	inventory_init(&a->inv);
+	if (probe_inventory(&po, &a->inv, &err) < 0) {
+		inventory_release(&a->inv);
+		if (a->spec.use_env)
+			warn(a, "cannot read this node (%s); the job runs without the sparkctl env",
+			     err.buf);
+		goto out;
+	}
+	a->have_inv = true;
+	if (env_generate(&a->inv, &eo, &e, &err) < 0) {
+		if (a->spec.use_env)
+			warn(a, "no fabric for 'sparkctl env' (%s); the job runs without it",
+			     err.buf);
+		goto out;
+	}
+	if (e.bootstrap)
+		ipv4_format(e.bootstrap_addr.addr, a->bootstrap_addr);
+	if (a->spec.use_env)
+		for (size_t i = 0; i < e.nr_vars; i++)
+			env_list_set(&a->node_env, e.vars[i].key, e.vars[i].value);
+out:
+	node_env_release(&e);
+	strbuf_release(&err);
+}
+
+/* The address sshd accepted this session on, if it is a usable IPv4 address. */
+static bool ssh_server_addr(char buf[16])
+{
+	const char *conn = getenv("SSH_CONNECTION");
+	char client[64], server[64];
+	unsigned cport, sport;
+	uint32_t addr;
+
+	if (!conn || sscanf(conn, "%63s %u %63s %u", client, &cport, server, &sport) != 4 ||
+	    ipv4_parse(server, &addr) < 0 || (addr >> 24) == 127)
+		return false;
+	ipv4_format(addr, buf);
+	return true;
+}
+
+/* The first IPv4 address of the interface that holds the default route. */
+static bool default_route_addr(const struct agent *a, char buf[16])
+{
+	if (!a->have_inv)
+		return false;
+	for (size_t i = 0; i < a->inv.nr_netdevs; i++) {
+		const struct inv_netdev *nd = &a->inv.netdevs[i];
+		if (nd->default_route != 1)
+			continue;
+		for (size_t k = 0; k < nd->nr_addrs; k++)
+			if (nd->addrs[k].family == AF_INET) {
+				snprintf(buf, 16, "%s", nd->addrs[k].address);
+				return true;
+			}
+	}
+	return false;
+}
+
+/*
+ * MASTER_ADDR, on node 0: the user's; loopback when the whole job is on
+ * this host; else the fabric's bootstrap address (the one NCCL and Gloo
+ * bootstrap over); else the address the launcher reached this node on;
+ * else the default route's.
+ */
+static int choose_master_addr(struct agent *a, struct strbuf *err)
+{
+	char buf[16];
+
+	if (a->spec.master_addr)
+		snprintf(a->master_addr, sizeof(a->master_addr), "%s", a->spec.master_addr);
+	else if (a->spec.nnodes == 1 || a->spec.all_local)
+		snprintf(a->master_addr, sizeof(a->master_addr), "127.0.0.1");
+	else if (a->bootstrap_addr[0])
+		snprintf(a->master_addr, sizeof(a->master_addr), "%s", a->bootstrap_addr);
+	else if (ssh_server_addr(buf) || default_route_addr(a, buf))
+		snprintf(a->master_addr, sizeof(a->master_addr), "%s", buf);
+	else {
+		strbuf_addstr(err, "cannot choose MASTER_ADDR: no fabric, no SSH address, no "
+				   "default route; give --master-addr");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* A TCP port that is free now, chosen by the kernel. */
+static int pick_free_port(unsigned *ret, struct strbuf *err)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) < 0) {
+		int e = errno;
+		strbuf_addf(err, "cannot find a free TCP port: %s", strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	close(fd);
+	*ret = ntohs(sin.sin_port);
+	return 0;
+}
+
+/* Wait up to ms for the processes of a job to be gone; true if they are. */
+static bool wait_job_gone(const char *job_id, uint64_t ms)
+{
+	uint64_t until = now_ms() + ms;
+
+	for (;;) {
+		struct proc_table t;
+		struct proc_list l = { 0 };
+		bool gone;
+
+		if (proc_table_scan(&t) < 0)
+			return false;
+		procs_with_env(&t, LAUNCH_JOB_VAR, job_id, &l);
+		gone = l.nr == 0;
+		proc_list_release(&l);
+		proc_table_release(&t);
+		if (gone || now_ms() >= until)
+			return gone;
+		usleep(SWEEP_INTERVAL_MS * 1000);
+	}
+}
+
+/* End every process of an earlier job: SIGTERM, the grace, SIGKILL. */
+static void end_stale_job(const char *job_id, unsigned grace_ms)
+{
+	for (int sig = SIGTERM;; sig = SIGKILL) {
+		struct proc_table t;
+		struct proc_list l = { 0 };
+
+		if (proc_table_scan(&t) == 0) {
+			procs_with_env(&t, LAUNCH_JOB_VAR, job_id, &l);
+			procs_signal(&l, sig);
+			proc_list_release(&l);
+			proc_table_release(&t);
+		}
+		if (wait_job_gone(job_id, sig == SIGTERM ? grace_ms : 2000) || sig == SIGKILL)
+			return;
+	}
+}
+
+/* The port the user asked for: free, or held by an earlier job that --kill-stale ends. */
+static int claim_requested_port(struct agent *a, struct strbuf *err)
+{
+	unsigned port = a->spec.port;
+	char *stale_job = NULL, *cmdline = NULL;
+	pid_t owner = 0;
+	int r = 0;
+
+	if (!tcp_port_owner(port, &owner))
+		return 0;
+	if (owner == 0) {
+		strbuf_addf(err, "port %u is in use by a process this user cannot see", port);
+		return -EADDRINUSE;
+	}
+	stale_job = proc_env_value(owner, LAUNCH_JOB_VAR);
+	cmdline = proc_cmdline(owner, 120);
+	if (stale_job && !streq(stale_job, a->spec.job_id) && a->spec.kill_stale) {
+		warn(a, "ending sparkctl job %s, which holds port %u (pid %d: %s)", stale_job, port,
+		     (int)owner, cmdline ? cmdline : "?");
+		flush_tx(a);
+		end_stale_job(stale_job, a->spec.grace_ms);
+		if (tcp_port_owner(port, &owner)) {
+			strbuf_addf(err, "port %u is still in use after ending job %s", port,
+				    stale_job);
+			r = -EADDRINUSE;
+		}
+	} else {
+		strbuf_addf(err, "port %u is in use by pid %d (%s)", port, (int)owner,
+			    cmdline ? cmdline : "?");
+		if (stale_job)
+			strbuf_addf(err, ", of the earlier sparkctl job %s: --kill-stale ends it",
+				    stale_job);
+		r = -EADDRINUSE;
+	}
+	free(stale_job);
+	free(cmdline);
+	return r;
+}
+
+static int check_workdir(const char *dir, struct strbuf *err)
+{
+	struct stat st;
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || access(dir, X_OK) < 0) {
+		int e = errno ? errno : ENOTDIR;
+		if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+			e = ENOTDIR;
+		strbuf_addf(err, "cannot use working directory '%s': %s", dir, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* Everything before the go: env, working directory, and on node 0 the master. */
+static int set_up(struct agent *a, struct strbuf *err)
+{
+	bool need_fallback_addr = a->spec.node_rank == 0 && !a->spec.master_addr &&
+				  a->spec.nnodes > 1 && !a->spec.all_local;
+	int r;
+
+	/* The probe can take a while (CUDA's initialisation): only when it serves. */
+	if (a->spec.use_env || need_fallback_addr)
+		node_environment(a);
+	if (a->spec.chdir && (r = check_workdir(a->spec.chdir, err)) < 0)
+		return r;
+	if (a->spec.node_rank != 0) {
+		send_line(a, "R");
+		return 0;
+	}
+	if ((r = choose_master_addr(a, err)) < 0)
+		return r;
+	if (a->spec.port)
+		r = claim_requested_port(a, err);
+	else
+		r = pick_free_port(&a->spec.port, err);
+	if (r < 0)
+		return r;
+	send_line(a, "R %s %u", a->master_addr, a->spec.port);
+	return 0;
+}
+
+/* ---- starting the ranks ---------------------------------------------------- */
+
+/* The program execve() runs for name: name itself if it holds a '/', else PATH's. */
+static char *resolve_program(const char *name, const char *path)
+{
+	if (strchr(name, '/'))
+		return xstrdup(name);
+	for (const char *dir = path ? path : "/usr/local/bin:/usr/bin:/bin"; dir;) {
+		const char *colon = strchr(dir, ':');
+		size_t len = colon ? (size_t)(colon - dir) : strlen(dir);
+		char *cand = len ? xasprintf("%.*s/%s", (int)len, dir, name) : xstrdup(name);
+		struct stat st;
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		dir = colon ? colon + 1 : NULL;
+	}
+	return NULL;
+}
+
+static const char *env_lookup(const struct strvec *env, const char *key)
+{
+	size_t klen = strlen(key);
+	for (size_t i = 0; i < env->nr; i++)
+		if (!strncmp(env->v[i], key, klen) && env->v[i][klen] == '=')
+			return env->v[i] + klen + 1;
+	return NULL;
+}
+
+/*
+ * The child's side of a start: only async-signal-safe calls (the agent
+ * may have threads from the GPU libraries).  On failure the errno goes
+ * back through report_fd, which closes on a successful exec.
+ */
+static ATTR_NORETURN void exec_unit(pid_t agent, const char *program, char **argv, char **envp,
+				    const char *dir, int out_fd, int err_fd, int report_fd)
+{
+	sigset_t none;
+	int e, null_fd;
+
+	setsid();
+	/* If the agent dies without ending the job, so does the rank. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != agent)
+		_exit(127);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	null_fd = open("/dev/null", O_RDONLY);
+	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+	    dup2(err_fd, STDERR_FILENO) < 0 || (dir && chdir(dir) < 0))
+		goto fail;
+	execve(program, argv, envp);
+fail:
+	e = errno;
+	if (write(report_fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static void close_stream(struct stream *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+/* Start one unit.  Returns 0, or -errno with the reason in err. */
+static int start_unit(struct agent *a, struct unit *u, struct strbuf *err)
+{
+	struct strvec argv = STRVEC_INIT, envp = STRVEC_INIT;
+	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, report[2] = { -1, -1 };
+	char *program = NULL;
+	int r = 0, child_errno = 0;
+	pid_t pid;
+
+	launch_unit_env(&a->spec, environ, &a->node_env, u->local_rank, a->master_addr, a->port,
+			&envp);
+	launch_unit_argv(&a->spec, a->master_addr, a->port, &argv);
+	if (!(program = resolve_program(argv.v[0], env_lookup(&envp, "PATH")))) {
+		strbuf_addf(err, "cannot run '%s': not found in PATH", argv.v[0]);
+		r = -ENOENT;
+		goto out;
+	}
+	if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0 ||
+	    pipe2(report, O_CLOEXEC) < 0) {
+		r = -errno;
+		strbuf_addf(err, "cannot make pipes: %s", strerror(errno));
+		goto out;
+	}
+	u->started_ms = now_ms();
+	if ((pid = fork()) < 0) {
+		r = -errno;
+		strbuf_addf(err, "cannot fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		exec_unit(a->self, program, argv.v, envp.v, a->spec.chdir, out_pipe[1], err_pipe[1],
+			  report[1]);
+	close(report[1]);
+	report[1] = -1;
+	while (read(report[0], &child_errno, sizeof(child_errno)) < 0 && errno == EINTR)
+		;
+	u->pid = pid;
+	u->running = true;
+	a->nr_running++;
+	u->out.fd = out_pipe[0];
+	u->err.fd = err_pipe[0];
+	out_pipe[0] = err_pipe[0] = -1;
+	fcntl(u->out.fd, F_SETFL, O_NONBLOCK);
+	fcntl(u->err.fd, F_SETFL, O_NONBLOCK);
+	if (child_errno) {
+		/* It exits 127 at once; its exit is reported like any other. */
+		strbuf_addf(err, "cannot run '%s': %s", program, strerror(child_errno));
+		r = -child_errno;
+	}
+out:
+	for (int i = 0; i < 2; i++) {
+		if (out_pipe[i] >= 0)
+			close(out_pipe[i]);
+		if (err_pipe[i] >= 0)
+			close(err_pipe[i]);
+		if (report[i] >= 0)
+			close(report[i]);
+	}
+	free(program);
+	strvec_clear(&argv);
+	strvec_clear(&envp);
+	return r;
+}
+
+static void start_units(struct agent *a)
+{
+	for (size_t i = 0; i < a->nr_units && !a->ending; i++) {
+		struct unit *u = &a->units[i];
+		struct strbuf err = STRBUF_INIT;
+		if (start_unit(a, u, &err) < 0) {
+			warn(a, "%s %u: %s", a->spec.torchrun ? "node" : "rank", u->id, err.buf);
+			if (!u->running) /* never started: report it as the shell would */
+				send_line(a, "X %u 127 0 0", u->id);
+		}
+		strbuf_release(&err);
+	}
+}
+
+/* ---- the event loop ----------------------------------------------------- */
+
+/* Pass on the complete lines of a stream; at_eof also its unfinished one. */
+static void forward_lines(struct agent *a, struct unit *u, struct stream *s, bool at_eof)
+{
+	size_t start = 0;
+
+	for (size_t i = 0; i < s->part.len; i++)
+		if (s->part.buf[i] == '\n') {
+			send_output(a, s->tag, u->id, s->part.buf + start, i - start);
+			start = i + 1;
+		}
+	/* A line longer than the bound goes on in pieces. */
+	while (s->part.len - start >= LAUNCH_LINE_MAX) {
+		send_output(a, s->tag, u->id, s->part.buf + start, LAUNCH_LINE_MAX);
+		start += LAUNCH_LINE_MAX;
+	}
+	if (at_eof && start < s->part.len) {
+		send_output(a, s->tag, u->id, s->part.buf + start, s->part.len - start);
+		start = s->part.len;
+	}
+	memmove(s->part.buf, s->part.buf + start, s->part.len - start);
+	strbuf_setlen(&s->part, s->part.len - start);
+}
+
+/* Read what the stream holds now; close it at end of file. */
+static void read_stream(struct agent *a, struct unit *u, struct stream *s)
+{
+	for (int rounds = 0; s->fd >= 0 && rounds < 16; rounds++) {
+		ssize_t n;
+		strbuf_grow(&s->part, 65536);
+		n = read(s->fd, s->part.buf + s->part.len, s->part.alloc - s->part.len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			close_stream(s);
+			forward_lines(a, u, s, true);
+			break;
+		}
+		strbuf_setlen(&s->part, s->part.len + (size_t)n);
+		forward_lines(a, u, s, false);
+	}
+}
+
+static void reap_children(struct agent *a)
+{
+	for (;;) {
+		int wstatus;
+		pid_t pid = waitpid(-1, &wstatus, WNOHANG);
+		if (pid <= 0)
+			return;
+		for (size_t i = 0; i < a->nr_units; i++) {
+			struct unit *u = &a->units[i];
+			bool signaled;
+			int status;
+			if (u->pid != pid || !u->running)
+				continue;
+			/* Its output first: what it wrote before it ended comes before the end. */
+			read_stream(a, u, &u->out);
+			read_stream(a, u, &u->err);
+			status = launch_wait_status(wstatus, &signaled);
+			u->running = false;
+			a->nr_running--;
+			send_line(a, "X %u %d %d %" PRIu64, u->id, status, signaled ? 1 : 0,
+				  now_ms() - u->started_ms);
+		}
+	}
+}
+
+static void handle_signals(struct agent *a)
+{
+	struct signalfd_siginfo si;
+
+	while (read(a->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			reap_children(a);
+		else /* SIGTERM, SIGINT, SIGHUP: the session is going away */
+			end_job(a, LOST_LAUNCHER_GRACE_MS);
+	}
+}
+
+static int parse_go(struct agent *a, const char *line)
+{
+	char addr[256];
+	unsigned port;
+
+	if (sscanf(line, "G %255s %u", addr, &port) != 2 || port == 0 || port > 65535)
+		return -EINVAL;
+	snprintf(a->master_addr, sizeof(a->master_addr), "%s", addr);
+	a->port = port;
+	return 0;
+}
+
+static void handle_control(struct agent *a, const char *line)
+{
+	if (line[0] == 'G' && a->phase == PHASE_READY && !a->ending) {
+		if (parse_go(a, line) < 0) {
+			send_line(a, "F bad go line");
+			end_job(a, 0);
+			return;
+		}
+		a->phase = PHASE_RUNNING;
+		start_units(a);
+	} else if (streq(line, "T")) {
+		end_job(a, a->spec.grace_ms);
+	} else if (streq(line, "K")) {
+		end_job(a, 0);
+	}
+}
+
+static void read_control(struct agent *a)
+{
+	char *nl;
+	ssize_t n;
+
+	strbuf_grow(&a->in, 4096);
+	n = read(a->in_fd, a->in.buf + a->in.len, a->in.alloc - a->in.len - 1);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		a->input_closed = true;
+		a->launcher_lost = true;
+		strbuf_reset(&a->tx);
+		end_job(a, LOST_LAUNCHER_GRACE_MS);
+		return;
+	}
+	strbuf_setlen(&a->in, a->in.len + (size_t)n);
+	while ((nl = memchr(a->in.buf, '\n', a->in.len))) {
+		size_t len = (size_t)(nl - a->in.buf) + 1;
+		*nl = '\0';
+		handle_control(a, a->in.buf);
+		memmove(a->in.buf, a->in.buf + len, a->in.len - len);
+		strbuf_setlen(&a->in, a->in.len - len);
+	}
+	if (a->in.len > 4096) /* no control line is that long */
+		strbuf_reset(&a->in);
+}
+
+static bool streams_open(const struct agent *a)
+{
+	for (size_t i = 0; i < a->nr_units; i++)
+		if (a->units[i].out.fd >= 0 || a->units[i].err.fd >= 0)
+			return true;
+	return false;
+}
+
+static void close_streams(struct agent *a)
+{
+	for (size_t i = 0; i < a->nr_units; i++) {
+		struct unit *u = &a->units[i];
+		if (u->out.fd >= 0)
+			forward_lines(a, u, &u->out, true);
+		if (u->err.fd >= 0)
+			forward_lines(a, u, &u->err, true);
+		close_stream(&u->out);
+		close_stream(&u->err);
+	}
+}
+
+/*
+ * Once no unit runs: anything of the job still alive is ended; the job is
+ * over when nothing is left and the output pipes are closed (or stay open
+ * past PIPE_CLOSE_WAIT_MS, held by something that is not the job's).
+ * Returns true when the job is over.
+ */
+static bool job_over(struct agent *a, uint64_t now)
+{
+	struct proc_list l = { 0 };
+	bool left;
+
+	if (a->nr_running)
+		return false;
+	job_processes(a, &l);
+	left = l.nr > 0;
+	proc_list_release(&l);
+	if (left) {
+		a->gone_at = 0;
+		if (!a->ending)
+			end_job(a, a->launcher_lost ? LOST_LAUNCHER_GRACE_MS : a->spec.grace_ms);
+		return false;
+	}
+	if (!a->gone_at)
+		a->gone_at = now;
+	if (streams_open(a) && now - a->gone_at < PIPE_CLOSE_WAIT_MS)
+		return false;
+	close_streams(a);
+	return true;
+}
+
+static int event_loop(struct agent *a)
+{
+	struct pollfd *pfd = xcalloc(2 + 2 * a->nr_units, sizeof(*pfd));
+
+	for (;;) {
+		uint64_t now = now_ms();
+		int timeout = -1;
+		nfds_t n = 0;
+
+		flush_tx(a);
+		if (a->ending && (a->killing || now >= a->kill_at)) {
+			a->killing = true;
+			signal_job(a, SIGKILL);
+		}
+		if ((a->phase == PHASE_RUNNING || a->ending) && job_over(a, now))
+			break;
+		flush_tx(a);
+		if (a->ending || a->gone_at || (a->phase == PHASE_RUNNING && !a->nr_running))
+			timeout = SWEEP_INTERVAL_MS;
+		if (a->ending && !a->killing && a->kill_at > now &&
+		    a->kill_at - now < (uint64_t)timeout)
+			timeout = (int)(a->kill_at - now);
+
+		pfd[n++] = (struct pollfd){ .fd = a->sig_fd, .events = POLLIN };
+		if (!a->input_closed)
+			pfd[n++] = (struct pollfd){ .fd = a->in_fd, .events = POLLIN };
+		for (size_t i = 0; i < a->nr_units; i++) {
+			if (a->units[i].out.fd >= 0)
+				pfd[n++] = (struct pollfd){ .fd = a->units[i].out.fd,
+							    .events = POLLIN };
+			if (a->units[i].err.fd >= 0)
+				pfd[n++] = (struct pollfd){ .fd = a->units[i].err.fd,
+							    .events = POLLIN };
+		}
+		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
+			break;
+		/* Output before exits: reap_children() drains a unit's pipes itself. */
+		for (size_t i = 0; i < a->nr_units; i++) {
+			read_stream(a, &a->units[i], &a->units[i].out);
+			read_stream(a, &a->units[i], &a->units[i].err);
+		}
+		handle_signals(a);
+		if (!a->input_closed && pfd[1].fd == a->in_fd && pfd[1].revents)
+			read_control(a);
+	}
+	free(pfd);
+	return 0;
+}
+
+/* Read the first line, the spec, byte by byte: what follows is control input. */
+static int read_spec(struct agent *a, struct strbuf *err)
+{
+	struct strbuf line = STRBUF_INIT;
+	int r;
+
+	for (;;) {
+		char c;
+		ssize_t n = read(a->in_fd, &c, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			strbuf_addstr(err, "no job spec on input");
+			strbuf_release(&line);
+			return -EINVAL;
+		}
+		if (c == '\n')
+			break;
+		strbuf_addch(&line, c);
+		if (line.len > SPEC_MAX) {
+			strbuf_addstr(err, "job spec too long");
+			strbuf_release(&line);
+			return -E2BIG;
+		}
+	}
+	r = launch_spec_from_json(line.buf, line.len, &a->spec, err);
+	strbuf_release(&line);
+	return r;
+}
+
+static int set_up_signals(struct agent *a)
+{
+	sigset_t mask;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
+	    (a->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
+		return -errno;
+	return 0;
+}
+
+static void make_units(struct agent *a)
+{
+	const struct launch_spec *s = &a->spec;
+
+	a->nr_units = s->torchrun ? 1 : s->nproc;
+	a->units = xcalloc(a->nr_units, sizeof(*a->units));
+	for (size_t i = 0; i < a->nr_units; i++) {
+		struct unit *u = &a->units[i];
+		u->local_rank = (unsigned)i;
+		u->id = s->torchrun ? s->node_rank : s->rank_base + (unsigned)i;
+		u->out = (struct stream){ .fd = -1, .tag = 'O', .part = STRBUF_INIT };
+		u->err = (struct stream){ .fd = -1, .tag = 'E', .part = STRBUF_INIT };
+	}
+}
+
+static void agent_release(struct agent *a)
+{
+	for (size_t i = 0; i < a->nr_units; i++) {
+		close_stream(&a->units[i].out);
+		close_stream(&a->units[i].err);
+		strbuf_release(&a->units[i].out.part);
+		strbuf_release(&a->units[i].err.part);
+	}
+	free(a->units);
+	if (a->have_inv)
+		inventory_release(&a->inv);
+	if (a->sig_fd >= 0)
+		close(a->sig_fd);
+	launch_spec_release(&a->spec);
+	strvec_clear(&a->node_env);
+	strbuf_release(&a->in);
+	strbuf_release(&a->tx);
+}
+
+int launch_agent_main(int in_fd, int out_fd)
+{
+	struct agent a = { .in_fd = in_fd,
+			   .out_fd = out_fd,
+			   .sig_fd = -1,
+			   .self = getpid(),
+			   .in = STRBUF_INIT,
+			   .tx = STRBUF_INIT,
+			   .node_env = STRVEC_INIT };
+	struct strbuf err = STRBUF_INIT;
+	int ret = 1;
+
+	launch_spec_init(&a.spec);
+	/* Orphans of the job come back to the agent, which ends and reaps them. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || set_up_signals(&a) < 0) {
+		strbuf_addf(&err, "cannot set up the agent: %s", strerror(errno));
+		goto fail;
+	}
+	if (read_spec(&a, &err) < 0)
+		goto fail;
+	make_units(&a);
+	if (set_up(&a, &err) < 0)
+		goto fail;
+	a.phase = PHASE_READY;
+	event_loop(&a);
+	send_line(&a, "D");
+	flush_tx(&a);
+	ret = 0;
+	goto out;
+fail:
+	for (char *p = err.buf; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	send_line(&a, "F %s", err.buf);
+	flush_tx(&a);
+out:
+	strbuf_release(&err);
+	agent_release(&a);
+	return ret;
+}

@@ -1,0 +1,312 @@
+/*
+ * procscan.c - finding and ending processes through /proc.
+ */
+#include "sparkctl.h"
+
+#include <dirent.h>
+#include <signal.h>
+
+#include "lib/parse.h"
+#include "lib/strbuf.h"
+#include "lib/xalloc.h"
+#include "proc/procscan.h"
+
+/* /proc/PID/environ and cmdline are bounded by the kernel's ARG_MAX; stat is short. */
+#define PROC_FILE_MAX (4u << 20)
+
+/* Read /proc/<rel> whole into out (reset first).  Returns 0 or -errno. */
+static int read_proc_file(const char *rel, size_t max, struct strbuf *out)
+{
+	char path[64];
+	int fd, ret = 0;
+
+	strbuf_reset(out);
+	if ((size_t)snprintf(path, sizeof(path), "/proc/%s", rel) >= sizeof(path))
+		return -ENAMETOOLONG;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+		strbuf_grow(out, 4096);
+		n = read(fd, out->buf + out->len, out->alloc - out->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		strbuf_setlen(out, out->len + (size_t)n);
+		if (out->len > max) {
+			ret = -EFBIG;
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+static int parse_pid_field(const char *s, size_t len, pid_t *ret)
+{
+	uint64_t v;
+	if (parse_u64_n(s, len, &v) < 0 || v > INT32_MAX)
+		return -EINVAL;
+	*ret = (pid_t)v;
+	return 0;
+}
+
+int proc_stat_parse(const char *text, struct proc_entry *out)
+{
+	const char *open = strchr(text, '('), *close = strrchr(text, ')');
+	const char *p;
+	pid_t *fields[] = { &out->ppid, &out->pgid, &out->sid };
+
+	if (!open || !close || close < open || open == text || open[-1] != ' ' ||
+	    parse_pid_field(text, (size_t)(open - text - 1), &out->pid) < 0)
+		return -EINVAL;
+	p = close + 1;
+	if (p[0] != ' ' || !p[1] || p[2] != ' ')
+		return -EINVAL;
+	out->state = p[1];
+	p += 3;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		size_t len = strspn(p, "0123456789");
+		/* ppid is 0 for init and kernel threads; pgid and sid may be 0 for the latter */
+		if (len == 0 || parse_pid_field(p, len, fields[i]) < 0 || (p[len] != ' '))
+			return -EINVAL;
+		p += len + 1;
+	}
+	return 0;
+}
+
+int proc_table_scan(struct proc_table *t)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct dirent *de;
+	DIR *dir;
+
+	t->v = NULL;
+	t->nr = 0;
+	if (!(dir = opendir("/proc")))
+		return -errno;
+	while ((de = readdir(dir))) {
+		struct proc_entry e;
+		char rel[32];
+		pid_t pid;
+
+		if (parse_pid_field(de->d_name, strlen(de->d_name), &pid) < 0)
+			continue;
+		snprintf(rel, sizeof(rel), "%d/stat", pid);
+		if (read_proc_file(rel, 4096, &text) < 0 || proc_stat_parse(text.buf, &e) < 0)
+			continue; /* gone meanwhile */
+		*ARRAY_PUSH(t->v, t->nr) = e;
+	}
+	closedir(dir);
+	strbuf_release(&text);
+	return 0;
+}
+
+void proc_table_release(struct proc_table *t)
+{
+	free(t->v);
+	t->v = NULL;
+	t->nr = 0;
+}
+
+void proc_list_add(struct proc_list *l, pid_t pid)
+{
+	if (!proc_list_has(l, pid))
+		*ARRAY_PUSH(l->pids, l->nr) = pid;
+}
+
+bool proc_list_has(const struct proc_list *l, pid_t pid)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		if (l->pids[i] == pid)
+			return true;
+	return false;
+}
+
+void proc_list_release(struct proc_list *l)
+{
+	free(l->pids);
+	l->pids = NULL;
+	l->nr = 0;
+}
+
+void procs_descendants(const struct proc_table *t, pid_t root, struct proc_list *out)
+{
+	struct proc_list found = { 0 };
+
+	proc_list_add(&found, root);
+	/* Breadth-first over the parent links: found grows while it is walked. */
+	for (size_t k = 0; k < found.nr; k++)
+		for (size_t i = 0; i < t->nr; i++)
+			if (t->v[i].ppid == found.pids[k] && t->v[i].pid != root)
+				proc_list_add(&found, t->v[i].pid);
+	for (size_t k = 1; k < found.nr; k++)
+		for (size_t i = 0; i < t->nr; i++)
+			if (t->v[i].pid == found.pids[k] && t->v[i].state != 'Z')
+				proc_list_add(out, found.pids[k]);
+	proc_list_release(&found);
+}
+
+void procs_in_session(const struct proc_table *t, pid_t sid, struct proc_list *out)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->v[i].sid == sid && t->v[i].state != 'Z')
+			proc_list_add(out, t->v[i].pid);
+}
+
+/* The value of name in a NUL-separated environment block, or NULL. */
+static const char *environ_lookup(const struct strbuf *env, const char *name)
+{
+	size_t nlen = strlen(name);
+	for (size_t off = 0; off < env->len;) {
+		const char *entry = env->buf + off;
+		size_t len = strnlen(entry, env->len - off);
+		if (len > nlen && !memcmp(entry, name, nlen) && entry[nlen] == '=')
+			return entry + nlen + 1;
+		off += len + 1;
+	}
+	return NULL;
+}
+
+static int read_environ(pid_t pid, struct strbuf *out)
+{
+	char rel[32];
+	snprintf(rel, sizeof(rel), "%d/environ", pid);
+	return read_proc_file(rel, PROC_FILE_MAX, out);
+}
+
+void procs_with_env(const struct proc_table *t, const char *name, const char *value,
+		    struct proc_list *out)
+{
+	struct strbuf env = STRBUF_INIT;
+
+	for (size_t i = 0; i < t->nr; i++) {
+		const char *v;
+		if (t->v[i].state == 'Z' || read_environ(t->v[i].pid, &env) < 0)
+			continue;
+		if ((v = environ_lookup(&env, name)) && streq(v, value))
+			proc_list_add(out, t->v[i].pid);
+	}
+	strbuf_release(&env);
+}
+
+char *proc_env_value(pid_t pid, const char *name)
+{
+	struct strbuf env = STRBUF_INIT;
+	const char *v;
+	char *ret = NULL;
+
+	if (read_environ(pid, &env) == 0 && (v = environ_lookup(&env, name)))
+		ret = xstrdup(v);
+	strbuf_release(&env);
+	return ret;
+}
+
+char *proc_cmdline(pid_t pid, size_t max)
+{
+	struct strbuf text = STRBUF_INIT;
+	char rel[32];
+
+	snprintf(rel, sizeof(rel), "%d/cmdline", pid);
+	if (read_proc_file(rel, PROC_FILE_MAX, &text) < 0 || text.len == 0) {
+		strbuf_release(&text);
+		return NULL;
+	}
+	while (text.len && text.buf[text.len - 1] == '\0')
+		text.len--;
+	for (size_t i = 0; i < text.len; i++)
+		if (text.buf[i] == '\0' || text.buf[i] == '\n')
+			text.buf[i] = ' ';
+	strbuf_setlen(&text, text.len < max ? text.len : max);
+	return strbuf_detach(&text, NULL);
+}
+
+int tcp_table_find_listener(const char *text, unsigned port, unsigned long *ret_inode)
+{
+	const char *line = strchr(text, '\n');
+
+	if (!strstr(text, "local_address") || !line)
+		return -EINVAL;
+	for (line++; *line;) {
+		const char *next = strchr(line, '\n');
+		char local[64], remote[64], state[8];
+		unsigned long inode;
+		unsigned uid, timeout;
+		const char *colon;
+		uint64_t p;
+
+		/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+		if (sscanf(line, "%*s %63s %63s %7s %*s %*s %*s %u %u %lu", local, remote, state,
+			   &uid, &timeout, &inode) == 6 &&
+		    (colon = strrchr(local, ':')) && parse_u64_hex(colon + 1, &p) == 0 &&
+		    p == port && streq(state, "0A")) {
+			*ret_inode = inode;
+			return 1;
+		}
+		line = next ? next + 1 : line + strlen(line);
+	}
+	return 0;
+}
+
+/* The process with an open descriptor on socket inode, or 0 if none can be seen. */
+static pid_t socket_owner(unsigned long inode)
+{
+	char want[48], rel[64], target[64];
+	struct proc_table t;
+	pid_t owner = 0;
+
+	snprintf(want, sizeof(want), "socket:[%lu]", inode);
+	if (proc_table_scan(&t) < 0)
+		return 0;
+	for (size_t i = 0; i < t.nr && !owner; i++) {
+		struct dirent *de;
+		DIR *dir;
+		snprintf(rel, sizeof(rel), "/proc/%d/fd", t.v[i].pid);
+		if (!(dir = opendir(rel)))
+			continue;
+		while (!owner && (de = readdir(dir))) {
+			ssize_t n = readlinkat(dirfd(dir), de->d_name, target, sizeof(target) - 1);
+			if (n <= 0)
+				continue;
+			target[n] = '\0';
+			if (streq(target, want))
+				owner = t.v[i].pid;
+		}
+		closedir(dir);
+	}
+	proc_table_release(&t);
+	return owner;
+}
+
+int tcp_port_owner(unsigned port, pid_t *ret_pid)
+{
+	static const char *const tables[] = { "net/tcp", "net/tcp6" };
+	struct strbuf text = STRBUF_INIT;
+	unsigned long inode = 0;
+	int found = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(tables) && found <= 0; i++)
+		if (read_proc_file(tables[i], 64u << 20, &text) == 0)
+			found = tcp_table_find_listener(text.buf, port, &inode);
+	strbuf_release(&text);
+	if (found <= 0)
+		return 0;
+	*ret_pid = socket_owner(inode);
+	return 1;
+}
+
+size_t procs_signal(const struct proc_list *l, int sig)
+{
+	pid_t self = getpid();
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->nr; i++)
+		if (l->pids[i] > 0 && l->pids[i] != self && kill(l->pids[i], sig) == 0)
+			n++;
+	return n;
+}
