@@ -45,7 +45,7 @@ struct launch_args {
 	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl;
 	unsigned nproc, port, grace, stall, timeout, connect_timeout;
 	bool torchrun, kill_stale, no_env, tag_output, quiet, help;
-	struct strvec envs, exports;
+	struct strvec envs, exports, torchrun_opts;
 };
 
 static bool valid_var_name(const char *s, size_t len)
@@ -318,6 +318,12 @@ static int check_args(const struct launch_args *a, int n, char **argv)
 	if (a->master_addr && (!*a->master_addr || strpbrk(a->master_addr, " \t\n")))
 		return cmd_usage_error("launch", "--master-addr '%s': not an address",
 				       a->master_addr);
+	if (a->torchrun_opts.nr && !a->torchrun)
+		return cmd_usage_error("launch", "--torchrun-opt only applies with --torchrun");
+	for (size_t i = 0; i < a->torchrun_opts.nr; i++)
+		if (a->torchrun_opts.v[i][0] != '-')
+			return cmd_usage_error("launch", "--torchrun-opt '%s': not an option",
+					       a->torchrun_opts.v[i]);
 	if (a->chdir && a->chdir[0] != '/')
 		return cmd_usage_error("launch", "--chdir takes an absolute path");
 	return SPARKCTL_EXIT_OK;
@@ -338,6 +344,8 @@ int cmd_launch(int argc, char **argv)
 			 "ranks on each node (default: the hostfile's slots, else 1)"),
 		OPT_BOOL(0, "torchrun", &a.torchrun,
 			 "run one torchrun per node, which starts the node's ranks"),
+		OPT_LIST(0, "torchrun-opt", &a.torchrun_opts, "OPTION",
+			 "pass an option to torchrun, e.g. --torchrun-opt=--max_restarts=0"),
 		OPT_STRING(0, "master-addr", &a.master_addr, "ADDR",
 			   "MASTER_ADDR (default: node 0's fabric address)"),
 		OPT_UINT(0, "port", &a.port, "PORT",
@@ -362,7 +370,8 @@ int cmd_launch(int argc, char **argv)
 			 "ssh connect timeout (default 5)"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
 			   "sparkctl on the other nodes (default: this one's path)"),
-		OPT_BOOL('q', "quiet", &a.quiet, "no summary at the end"),
+		OPT_BOOL('q', "quiet", &a.quiet,
+			 "no summary at the end (a failure still gets its line)"),
 		OPT_HELP(&a.help),
 		OPT_END(),
 	};
@@ -393,6 +402,8 @@ int cmd_launch(int argc, char **argv)
 		goto out;
 	for (int i = 1; i <= n; i++)
 		strvec_push(&job.argv, argv[i]);
+	for (size_t i = 0; i < a.torchrun_opts.nr; i++)
+		strvec_push(&job.torchrun_opts, a.torchrun_opts.v[i]);
 	if (make_job_id(&job.job_id) < 0) {
 		cmd_error("launch", "cannot make a job id: %s", strerror(errno));
 		ret = SPARKCTL_EXIT_ERROR;
@@ -453,11 +464,11 @@ int cmd_launch(int argc, char **argv)
 		goto out;
 	}
 	ran = true;
-	if (!a.quiet) {
+	/* -q drops the table, never the reason a job failed. */
+	if (!a.quiet || res.end != LAUNCH_END_OK)
 		print_outcome(&o, &res);
-		if (res.end != LAUNCH_END_OK || res.nr_units <= 64)
-			print_summary(&o, &res);
-	}
+	if (!a.quiet && (res.end != LAUNCH_END_OK || res.nr_units <= 64))
+		print_summary(&o, &res);
 	if (a.log_dir)
 		write_summary_json(a.log_dir, &o, &res);
 	ret = res.exit_status;
@@ -474,6 +485,7 @@ out:
 	strvec_clear(&ssh_extra);
 	strvec_clear(&a.envs);
 	strvec_clear(&a.exports);
+	strvec_clear(&a.torchrun_opts);
 	strbuf_release(&err);
 	return ret;
 }

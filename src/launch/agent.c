@@ -77,6 +77,7 @@ struct agent {
 	struct inventory inv;
 	bool have_inv;
 	char bootstrap_addr[16]; /* the env's bootstrap IPv4, "" if none */
+	char *marks[3];		 /* "SPARKCTL_JOB_ID=..." "SPARKCTL_JOB_NODE=..." NULL */
 	char master_addr[256];
 	unsigned port;
 	/* ending the job */
@@ -152,8 +153,8 @@ static void job_processes(const struct agent *a, struct proc_list *out)
 	for (size_t i = 0; i < a->nr_units; i++)
 		if (a->units[i].pid > 0)
 			procs_in_session(&t, a->units[i].pid, out);
-	if (a->spec.job_id)
-		procs_with_env(&t, LAUNCH_JOB_VAR, a->spec.job_id, out);
+	if (a->marks[0])
+		procs_with_env(&t, (const char *const *)a->marks, out);
 	proc_table_release(&t);
 }
 
@@ -326,40 +327,48 @@ static int pick_free_port(unsigned *ret, struct strbuf *err)
 static bool wait_job_gone(const char *job_id, uint64_t ms)
 {
 	uint64_t until = now_ms() + ms;
+	char *mark = xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id);
+	bool gone;
 
 	for (;;) {
 		struct proc_table t;
 		struct proc_list l = { 0 };
-		bool gone;
 
-		if (proc_table_scan(&t) < 0)
-			return false;
-		procs_with_env(&t, LAUNCH_JOB_VAR, job_id, &l);
+		if (proc_table_scan(&t) < 0) {
+			gone = false;
+			break;
+		}
+		procs_with_env(&t, (const char *const[]){ mark, NULL }, &l);
 		gone = l.nr == 0;
 		proc_list_release(&l);
 		proc_table_release(&t);
 		if (gone || now_ms() >= until)
-			return gone;
+			break;
 		usleep(SWEEP_INTERVAL_MS * 1000);
 	}
+	free(mark);
+	return gone;
 }
 
-/* End every process of an earlier job: SIGTERM, the grace, SIGKILL. */
+/* End every process of an earlier job on this host: SIGTERM, the grace, SIGKILL. */
 static void end_stale_job(const char *job_id, unsigned grace_ms)
 {
+	char *mark = xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id);
+
 	for (int sig = SIGTERM;; sig = SIGKILL) {
 		struct proc_table t;
 		struct proc_list l = { 0 };
 
 		if (proc_table_scan(&t) == 0) {
-			procs_with_env(&t, LAUNCH_JOB_VAR, job_id, &l);
+			procs_with_env(&t, (const char *const[]){ mark, NULL }, &l);
 			procs_signal(&l, sig);
 			proc_list_release(&l);
 			proc_table_release(&t);
 		}
 		if (wait_job_gone(job_id, sig == SIGTERM ? grace_ms : 2000) || sig == SIGKILL)
-			return;
+			break;
 	}
+	free(mark);
 }
 
 /* The port the user asked for: free, or held by an earlier job that --kill-stale ends. */
@@ -902,6 +911,8 @@ static void agent_release(struct agent *a)
 	if (a->sig_fd >= 0)
 		close(a->sig_fd);
 	launch_spec_release(&a->spec);
+	free(a->marks[0]);
+	free(a->marks[1]);
 	strvec_clear(&a->node_env);
 	strbuf_release(&a->in);
 	strbuf_release(&a->tx);
@@ -927,6 +938,8 @@ int launch_agent_main(int in_fd, int out_fd)
 	}
 	if (read_spec(&a, &err) < 0)
 		goto fail;
+	a.marks[0] = xasprintf("%s=%s", LAUNCH_JOB_VAR, a.spec.job_id);
+	a.marks[1] = xasprintf("%s=%u", LAUNCH_JOB_NODE_VAR, a.spec.node_rank);
 	make_units(&a);
 	if (set_up(&a, &err) < 0)
 		goto fail;

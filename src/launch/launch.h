@@ -37,30 +37,37 @@
 #include "lib/strvec.h"
 #include "remote/ssh.h"
 
-/* The variable that marks every process of a job; teardown finds them by it. */
-#define LAUNCH_JOB_VAR "SPARKCTL_JOB_ID"
+/*
+ * The variables that mark every process of a job: the job (the same on
+ * every node; --kill-stale ends a job by it) and the node within it.  An
+ * agent's teardown matches both, so it never touches another node's ranks
+ * where nodes share a kernel (containers, or one host named twice).
+ */
+#define LAUNCH_JOB_VAR	    "SPARKCTL_JOB_ID"
+#define LAUNCH_JOB_NODE_VAR "SPARKCTL_JOB_NODE"
 
 /* A rank's output line longer than this is passed on in pieces. */
 #define LAUNCH_LINE_MAX 16384
 
 /* The job as one node's agent needs it. */
 struct launch_spec {
-	char *job_id;	     /* 16 hex digits */
-	unsigned node_rank;  /* this node's index */
-	unsigned nnodes;     /* nodes in the job */
-	unsigned nproc;	     /* ranks on this node */
-	unsigned rank_base;  /* the global rank of this node's first rank */
-	unsigned world_size; /* ranks in the job */
-	bool torchrun;	     /* one torchrun per node instead of the ranks */
-	bool use_env;	     /* add the node's 'sparkctl env' */
-	bool all_local;	     /* every node is this host: master on loopback */
-	bool kill_stale;     /* end an earlier job that holds the requested port */
-	char *master_addr;   /* requested by the user, or NULL */
-	unsigned port;	     /* requested by the user, or 0 to pick a free one */
-	unsigned grace_ms;   /* SIGTERM to SIGKILL */
-	char *chdir;	     /* working directory of the ranks, or NULL */
-	struct strvec argv;  /* the command */
-	struct strvec env;   /* KEY=VALUE from the caller (-x, --env), in order */
+	char *job_id;		     /* 16 hex digits */
+	unsigned node_rank;	     /* this node's index */
+	unsigned nnodes;	     /* nodes in the job */
+	unsigned nproc;		     /* ranks on this node */
+	unsigned rank_base;	     /* the global rank of this node's first rank */
+	unsigned world_size;	     /* ranks in the job */
+	bool torchrun;		     /* one torchrun per node instead of the ranks */
+	bool use_env;		     /* add the node's 'sparkctl env' */
+	bool all_local;		     /* every node is this host: master on loopback */
+	bool kill_stale;	     /* end an earlier job that holds the requested port */
+	char *master_addr;	     /* requested by the user, or NULL */
+	unsigned port;		     /* requested by the user, or 0 to pick a free one */
+	unsigned grace_ms;	     /* SIGTERM to SIGKILL */
+	char *chdir;		     /* working directory of the ranks, or NULL */
+	struct strvec argv;	     /* the command */
+	struct strvec torchrun_opts; /* more options for torchrun, before the command */
+	struct strvec env;	     /* KEY=VALUE from the caller (-x, --env), in order */
 };
 
 void launch_spec_init(struct launch_spec *s);
@@ -88,7 +95,7 @@ void env_list_put(struct strvec *env, const char *entry);
  * node_env (the node's 'sparkctl env', "K=V"), then the caller's spec->env,
  * then the variables of the rank - RANK, LOCAL_RANK, WORLD_SIZE,
  * LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK, MASTER_ADDR, MASTER_PORT (with
- * --torchrun only the node's: torchrun sets the rest) - and the job id.
+ * --torchrun only the node's: torchrun sets the rest) - and the job's marks.
  * PYTHONUNBUFFERED=1 is added unless set, so Python's output is seen as it
  * is written.
  */
@@ -99,7 +106,7 @@ void launch_unit_env(const struct launch_spec *s, char *const *base, const struc
 /*
  * The command of one unit: spec->argv, or with --torchrun
  *   torchrun --nnodes=N --node_rank=I --nproc_per_node=K --master_addr=A
- *            --master_port=P [--no_python] CMD ARGS...
+ *            --master_port=P [TORCHRUN_OPTS...] [--no_python] CMD ARGS...
  * where --no_python is given unless CMD is a Python script (ends in .py).
  */
 void launch_unit_argv(const struct launch_spec *s, const char *master_addr, unsigned port,

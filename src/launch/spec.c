@@ -27,6 +27,7 @@ void launch_spec_init(struct launch_spec *s)
 	memset(s, 0, sizeof(*s));
 	strvec_init(&s->argv);
 	strvec_init(&s->env);
+	strvec_init(&s->torchrun_opts);
 }
 
 void launch_spec_release(struct launch_spec *s)
@@ -36,6 +37,7 @@ void launch_spec_release(struct launch_spec *s)
 	free(s->chdir);
 	strvec_clear(&s->argv);
 	strvec_clear(&s->env);
+	strvec_clear(&s->torchrun_opts);
 	launch_spec_init(s);
 }
 
@@ -126,6 +128,7 @@ void launch_spec_to_json(const struct launch_spec *s, struct strbuf *out)
 	jset(j, "chdir", s->chdir ? jbytes(s->chdir) : json_null());
 	jset(j, "argv", jbytes_array(&s->argv));
 	jset(j, "env", jbytes_array(&s->env));
+	jset(j, "torchrun_opts", jbytes_array(&s->torchrun_opts));
 	json_to_line(j, out);
 	json_decref(j);
 }
@@ -217,7 +220,8 @@ int launch_spec_from_json(const char *text, size_t len, struct launch_spec *s, s
 	    get_uint(j, "grace_ms", &s->grace_ms, err) < 0 ||
 	    get_bytes(j, "chdir", &s->chdir, err) < 0 ||
 	    get_bytes_array(j, "argv", &s->argv, err) < 0 ||
-	    get_bytes_array(j, "env", &s->env, err) < 0)
+	    get_bytes_array(j, "env", &s->env, err) < 0 ||
+	    get_bytes_array(j, "torchrun_opts", &s->torchrun_opts, err) < 0)
 		goto out;
 	if (!s->job_id || !s->argv.nr || !s->nnodes || s->node_rank >= s->nnodes || !s->nproc ||
 	    s->port > 65535 || (uint64_t)s->rank_base + s->nproc > s->world_size) {
@@ -303,6 +307,7 @@ void launch_unit_env(const struct launch_spec *s, char *const *base, const struc
 	env_list_set(out, "MASTER_ADDR", master_addr);
 	env_list_setu(out, "MASTER_PORT", port);
 	env_list_set(out, LAUNCH_JOB_VAR, s->job_id);
+	env_list_setu(out, LAUNCH_JOB_NODE_VAR, s->node_rank);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -321,6 +326,8 @@ void launch_unit_argv(const struct launch_spec *s, const char *master_addr, unsi
 		strvec_pushf(out, "--nproc_per_node=%u", s->nproc);
 		strvec_pushf(out, "--master_addr=%s", master_addr);
 		strvec_pushf(out, "--master_port=%u", port);
+		for (size_t i = 0; i < s->torchrun_opts.nr; i++)
+			strvec_push(out, s->torchrun_opts.v[i]);
 		if (!ends_with(s->argv.v[0], ".py"))
 			strvec_push(out, "--no_python");
 	}

@@ -180,16 +180,35 @@ static int read_environ(pid_t pid, struct strbuf *out)
 	return read_proc_file(rel, PROC_FILE_MAX, out);
 }
 
-void procs_with_env(const struct proc_table *t, const char *name, const char *value,
-		    struct proc_list *out)
+/* True when the environment block holds every entry ("NAME=VALUE") exactly. */
+static bool environ_has_all(const struct strbuf *env, const char *const *entries)
+{
+	for (size_t i = 0; entries[i]; i++) {
+		const char *eq = strchr(entries[i], '=');
+		char *name;
+		const char *v;
+		bool match;
+
+		if (!eq)
+			return false;
+		name = xstrndup(entries[i], (size_t)(eq - entries[i]));
+		v = environ_lookup(env, name);
+		match = v && streq(v, eq + 1);
+		free(name);
+		if (!match)
+			return false;
+	}
+	return true;
+}
+
+void procs_with_env(const struct proc_table *t, const char *const *entries, struct proc_list *out)
 {
 	struct strbuf env = STRBUF_INIT;
 
 	for (size_t i = 0; i < t->nr; i++) {
-		const char *v;
 		if (t->v[i].state == 'Z' || read_environ(t->v[i].pid, &env) < 0)
 			continue;
-		if ((v = environ_lookup(&env, name)) && streq(v, value))
+		if (environ_has_all(&env, entries))
 			proc_list_add(out, t->v[i].pid);
 	}
 	strbuf_release(&env);

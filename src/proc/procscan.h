@@ -55,12 +55,11 @@ void proc_table_release(struct proc_table *t);
 void procs_descendants(const struct proc_table *t, pid_t root, struct proc_list *out);
 void procs_in_session(const struct proc_table *t, pid_t sid, struct proc_list *out);
 /*
- * The processes whose initial environment (/proc/PID/environ) holds
- * NAME=VALUE exactly; those that cannot be read (another user's, without
- * privileges) are skipped.
+ * The processes whose initial environment (/proc/PID/environ) holds every
+ * "NAME=VALUE" entry of the NULL-terminated list exactly; those that
+ * cannot be read (another user's, without privileges) are skipped.
  */
-void procs_with_env(const struct proc_table *t, const char *name, const char *value,
-		    struct proc_list *out);
+void procs_with_env(const struct proc_table *t, const char *const *entries, struct proc_list *out);
 
 /* Add pid unless it is there already. */
 void proc_list_add(struct proc_list *l, pid_t pid);
