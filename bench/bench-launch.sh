@@ -7,7 +7,10 @@
 #   SPARKCTL=build/sparkctl SRCDIR=. bench/bench-launch.sh
 #
 # All three reach the nodes through the cluster's ssh wrapper, $SPARKCTL_SSH:
-#   sparkctl  launch -q --no-env -H node0,...,node7 [-n 8] -- true
+#   sparkctl  launch -q --no-env -H node0,...,node7 [-n 8] -- true, twice:
+#             "sparkctl" reuses the ssh connection the previous launch kept
+#             (ControlPersist, the default), "sparkctl_cold" makes new ones and
+#             closes them (--ssh-close), as pdsh and mpirun do on every run
 #   pdsh      -R exec -w node[0-7] $SPARKCTL_SSH %h CMD  (no ranks: with 8 per
 #             node, CMD starts 8 'true' in the background and waits for them)
 #   mpirun    --host node0:R,... -np 8R with plm_rsh_agent $SPARKCTL_SSH; it
@@ -30,6 +33,10 @@ sparkctl_argv() {
   argv=("$SPARKCTL" launch -q --no-env -H "$(cluster_hosts)")
   [ "$1" = 1 ] || argv+=(-n "$1")
   argv+=(-- "$2")
+}
+sparkctl_cold_argv() {
+  sparkctl_argv "$@"
+  argv=("${argv[0]}" launch --ssh-close "${argv[@]:2}")
 }
 pdsh_argv() {
   local cmd=$2
@@ -68,26 +75,29 @@ verify() {
       line+=" node$i:$got"
     done
     if [ "$rc" = 0 ] && [ "$ok" = "$CLUSTER_N" ]; then
-      printf '  %-8s x%d reaches %d/%d nodes, %d hostname(s) each\n' "$tool" "$r" "$ok" \
+      printf '  %-13s x%d reaches %d/%d nodes, %d hostname(s) each\n' "$tool" "$r" "$ok" \
         "$CLUSTER_N" "$r"
       return 0
     fi
-    printf '  %-8s x%d try %d FAILED: exit %d, hostnames per node:%s\n' "$tool" "$r" "$try" \
+    printf '  %-13s x%d try %d FAILED: exit %d, hostnames per node:%s\n' "$tool" "$r" "$try" \
       "$rc" "$line"
     sed 's/^/    | /' "$TMP/verify.err" | head -n 10
   done
   return 1
 }
 
-# leftovers: the processes in the cluster's namespaces other than the sshd
-# listeners (a launcher should leave none behind once it has returned).
+# leftovers: the processes in the cluster's namespaces other than sshd and
+# kept ssh connections (a launcher should leave none behind once it has returned).
 leftovers() {
   local ns pids
   sleep 0.2
   pids=$(for ns in "$CLUSTER_HUB" "${_cluster_ns[@]}"; do ip netns pids "$ns"; done | tr '\n' ' ')
   [ -n "${pids// /}" ] || return 0
   # shellcheck disable=SC2086
-  ps -o pid=,args= -p ${pids// /,} 2> /dev/null | grep -v -e 'sshd -D -f' -e '\[listener\]' || true
+  # The ssh connections sparkctl keeps for the next launch (a "[mux]" master
+  # here, its "sshd: root" session process on the node) are not the job's.
+  ps -o pid=,args= -p ${pids// /,} 2> /dev/null \
+    | grep -v -e 'sshd -D -f' -e '\[listener\]' -e '\[mux\]' -e 'sshd: root' || true
 }
 
 # run_one TOOL RANKS RUN: one timed run of 'true'.  Its time goes to
@@ -107,13 +117,13 @@ run_one() {
   else
     runs[$tool.$r]+=" $((t1 - t0))(exit $rc)"
     failed[$tool.$r]=$((${failed[$tool.$r]:-0} + 1))
-    printf '  %-8s x%d run %d exited %d%s\n' "$tool" "$r" "$k" "$rc" \
+    printf '  %-13s x%d run %d exited %d%s\n' "$tool" "$r" "$k" "$rc" \
       "$([ -s "$TMP/run.out" ] || [ -s "$TMP/run.err" ] || echo ', printing nothing')"
     cat "$TMP/run.out" "$TMP/run.err" | sed 's/^/    | /' | head -n 5
   fi
   left=$(leftovers)
   if [ -n "$left" ]; then
-    printf '  %-8s x%d run %d left processes in the cluster:\n' "$tool" "$r" "$k"
+    printf '  %-13s x%d run %d left processes in the cluster:\n' "$tool" "$r" "$k"
     printf '%s\n' "$left" | sed 's/^/    | /'
   fi
 }
@@ -123,9 +133,9 @@ cluster_up "$NODES" > /dev/null
 echo "launch 'true' on $CLUSTER_N namespace nodes (real sshd, $CLUSTER_FABRIC fabric)," \
   "$(nproc) CPUs, load average $load"
 tools=()
-for tool in sparkctl pdsh mpirun; do
-  if [ "$tool" != sparkctl ] && ! command -v "$tool" > /dev/null 2>&1; then
-    printf '  %-8s skipped: install pdsh openmpi-bin (no %s command)\n' "$tool" "$tool"
+for tool in sparkctl sparkctl_cold pdsh mpirun; do
+  if [ "${tool%_cold}" != sparkctl ] && ! command -v "$tool" > /dev/null 2>&1; then
+    printf '  %-13s skipped: install pdsh openmpi-bin (no %s command)\n' "$tool" "$tool"
     continue
   fi
   ok=1
@@ -133,11 +143,11 @@ for tool in sparkctl pdsh mpirun; do
   verify "$tool" 8 || ok=0
   if [ "$ok" = 1 ]; then
     tools+=("$tool")
-  elif [ "$tool" = sparkctl ]; then
+  elif [ "${tool%_cold}" = sparkctl ]; then
     tools+=("$tool")
-    printf '  %-8s measured anyway; failed runs are marked\n' "$tool"
+    printf '  %-13s measured anyway; failed runs are marked\n' "$tool"
   else
-    printf '  %-8s skipped: it does not reach every node here (see above)\n' "$tool"
+    printf '  %-13s skipped: it does not reach every node here (see above)\n' "$tool"
   fi
 done
 echo "  (pdsh has no ranks: x8 is one shell per node running 8 'true' in the background)"
@@ -153,33 +163,35 @@ for r in 1 8; do
     list=${ok_ms[$tool.$r]:-${all_ms[$tool.$r]}}
     median[$tool.$r]=$(tr ' ' '\n' <<< "$list" | sed '/^$/d' | sort -n \
       | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-    printf '  %-8s x%d  %3d ranks  median %5d ms   (runs:%s)\n' "$tool" "$r" \
+    printf '  %-13s x%d  %3d ranks  median %5d ms   (runs:%s)\n' "$tool" "$r" \
       $((CLUSTER_N * r)) "${median[$tool.$r]}" "${runs[$tool.$r]}"
   done
 done
 cluster_down
 read -r load _ < /proc/loadavg
 
-# ratio TOOL RANKS: TOOL's median over sparkctl's (>1: sparkctl is faster).
+# ratio TOOL RANKS SPARKCTL: TOOL's median over SPARKCTL's (>1: sparkctl is faster).
 ratio() {
-  local a=${median[$1.$2]:-} b=${median[sparkctl.$2]:-}
+  local a=${median[$1.$2]:-} b=${median[$3.$2]:-}
   if [ -z "$a" ] || [ -z "$b" ] || [ "$b" = 0 ]; then echo -; return; fi
   awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }'
 }
 echo
-printf '%-9s %5s %6s %9s %7s %14s %16s\n' tool ranks /node 'median ms' failed \
+printf '%-13s %5s %6s %9s %7s %14s %16s\n' tool ranks /node 'median ms' failed \
   pdsh/sparkctl mpirun/sparkctl
 for r in 1 8; do
   for tool in "${tools[@]}"; do
-    if [ "$tool" = sparkctl ]; then
-      set -- "$(ratio pdsh "$r")" "$(ratio mpirun "$r")"
+    if [ "${tool%_cold}" = sparkctl ]; then
+      set -- "$(ratio pdsh "$r" "$tool")" "$(ratio mpirun "$r" "$tool")"
     else
       set -- "" ""
     fi
-    printf '%-9s %5d %6d %9d %5d/%d %14s %16s\n' "$tool" $((NODES * r)) "$r" \
+    printf '%-13s %5d %6d %9d %5d/%d %14s %16s\n' "$tool" $((NODES * r)) "$r" \
       "${median[$tool.$r]}" "${failed[$tool.$r]:-0}" "$RUNS" "$1" "$2"
   done
 done
+echo "(sparkctl: ssh connections kept from the run before; sparkctl_cold: new ones each run," \
+  "like pdsh and mpirun)"
 echo "(median of the runs that succeeded; failed: runs that exited non-zero;" \
   "load average $load at the end: other work on this machine slows every tool)"
 echo "target: sparkctl launch faster than pdsh and mpirun"

@@ -44,7 +44,7 @@ static const char launch_description[] =
 struct launch_args {
 	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl;
 	unsigned nproc, port, grace, stall, timeout, connect_timeout;
-	bool torchrun, kill_stale, no_env, tag_output, quiet, help;
+	bool torchrun, kill_stale, no_env, tag_output, quiet, ssh_close, help;
 	struct strvec envs, exports, torchrun_opts;
 };
 
@@ -368,6 +368,9 @@ int cmd_launch(int argc, char **argv)
 			 "end the job after this long (exit 124)"),
 		OPT_UINT(0, "connect-timeout", &a.connect_timeout, "SECONDS",
 			 "ssh connect timeout (default 5)"),
+		OPT_BOOL(0, "ssh-close", &a.ssh_close,
+			 "close the ssh connections at the end (default: kept 60 s for the next "
+			 "run)"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
 			   "sparkctl on the other nodes (default: this one's path)"),
 		OPT_BOOL('q', "quiet", &a.quiet,
@@ -383,7 +386,7 @@ int cmd_launch(int argc, char **argv)
 	struct launch_options o = { 0 };
 	struct launch_result res = { 0 };
 	struct strbuf err = STRBUF_INIT;
-	char control_dir[SSH_CONTROL_DIR_MAX + 1] = "";
+	char shared_dir[SSH_CONTROL_DIR_MAX + 1];
 	char *self = NULL, *cwd = NULL;
 	size_t total = 0;
 	bool any_remote = false, ran = false;
@@ -436,9 +439,15 @@ int cmd_launch(int argc, char **argv)
 	strvec_push(&ssh_extra, "ServerAliveInterval=5");
 	strvec_push(&ssh_extra, "ServerAliveCountMax=3");
 	ssh.extra_options = &ssh_extra;
-	ssh.control_foreground = true;
-	if (any_remote && ssh_control_dir_make(control_dir) == 0)
-		ssh.control_dir = control_dir;
+	/*
+	 * One ssh connection per node, kept for 60 s (ControlPersist) in a
+	 * private directory: the next launch skips the handshake, which is
+	 * most of a launch's time.  With --ssh-close, or where that directory
+	 * cannot be used, plain connections that end with the launch (a
+	 * master of their own would serve no second session).
+	 */
+	if (any_remote && !a.ssh_close && ssh_control_dir_shared(shared_dir) == 0)
+		ssh.control_dir = shared_dir;
 
 	o = (struct launch_options){
 		.job = &job,
@@ -473,8 +482,6 @@ int cmd_launch(int argc, char **argv)
 		write_summary_json(a.log_dir, &o, &res);
 	ret = res.exit_status;
 out:
-	if (control_dir[0])
-		ssh_control_dir_remove(control_dir);
 	if (ran)
 		launch_result_release(&res);
 	launch_spec_release(&job);

@@ -76,7 +76,7 @@ int ssh_command(struct strvec *out, const char *host, const struct ssh_options *
 		strbuf_addstr(&sb, "/%C");
 		strvec_push_nodup(out, strbuf_detach(&sb, NULL));
 		strvec_push(out, "-o");
-		strvec_push(out, o->control_foreground ? "ControlPersist=no" : "ControlPersist=60");
+		strvec_push(out, "ControlPersist=60");
 	}
 	if (o->extra_options) {
 		for (size_t i = 0; i < o->extra_options->nr; i++) {
@@ -108,6 +108,34 @@ int ssh_control_dir_make(char dir[SSH_CONTROL_DIR_MAX + 1])
 		tmpdir = "/tmp";
 	snprintf(dir, SSH_CONTROL_DIR_MAX + 1, "%s%s", tmpdir, name);
 	return mkdtemp(dir) ? 0 : -errno;
+}
+
+int ssh_control_dir_shared(char dir[SSH_CONTROL_DIR_MAX + 1])
+{
+	const char *env = getenv("SPARKCTL_SSH_CONTROL_DIR");
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int n;
+
+	if (env && *env)
+		n = snprintf(dir, SSH_CONTROL_DIR_MAX + 1, "%s", env);
+	else if (runtime && *runtime == '/')
+		n = snprintf(dir, SSH_CONTROL_DIR_MAX + 1, "%s/sparkctl-ssh", runtime);
+	else
+		n = snprintf(dir, SSH_CONTROL_DIR_MAX + 1, "/tmp/sparkctl-ssh-%u",
+			     (unsigned)geteuid());
+	if (n < 0 || n > SSH_CONTROL_DIR_MAX)
+		return -ENAMETOOLONG;
+	if (!control_dir_ok(dir))
+		return -EINVAL;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	/* Whoever can write here could hand us their own master: it must be ours alone. */
+	if (lstat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EPERM;
+	return 0;
 }
 
 static void remove_dir_contents(const char *path)

@@ -16,11 +16,6 @@ struct ssh_options {
 	const char *program;	  /* "ssh" unless set ($SPARKCTL_SSH in tests and odd setups) */
 	unsigned connect_timeout; /* seconds; 0 means 5 */
 	const char *control_dir;  /* ControlMaster multiplexing sockets go here; NULL: none */
-	/*
-	 * The master stays the foreground ssh and ends with its session
-	 * (ControlPersist=no) instead of lingering for 60 s in the background.
-	 */
-	bool control_foreground;
 	const struct strvec *extra_options; /* more "-o KEY=VALUE" options, verbatim */
 };
 
@@ -37,6 +32,15 @@ struct ssh_options {
  */
 int ssh_control_dir_make(char dir[SSH_CONTROL_DIR_MAX + 1]);
 /*
+ * The directory whose masters outlive one command (ControlPersist), so the
+ * next command to the same node starts without a handshake:
+ * $SPARKCTL_SSH_CONTROL_DIR, else $XDG_RUNTIME_DIR/sparkctl-ssh, else
+ * /tmp/sparkctl-ssh-UID; created 0700 if missing.  Refused (-EPERM) unless
+ * it is a directory of this user that no one else may enter; -ENAMETOOLONG
+ * when the path is too long for ssh's socket names.
+ */
+int ssh_control_dir_shared(char dir[SSH_CONTROL_DIR_MAX + 1]);
+/*
  * Remove it once the masters were told to exit (each removes its socket a
  * moment after '-O exit' returns, or as it ends with ControlPersist=no).
  */
@@ -48,7 +52,7 @@ void shell_quote(struct strbuf *out, const char *word);
 /*
  * Build the argv that runs remote_argv (NULL-terminated) on host:
  *   ssh -o BatchMode=yes -o ConnectTimeout=N [-o ControlMaster=auto
- *       -o ControlPath=DIR/%C -o ControlPersist=60|no] [extra] -- host 'w1' 'w2' ...
+ *       -o ControlPath=DIR/%C -o ControlPersist=60] [extra] -- host 'w1' 'w2' ...
  * Returns -EINVAL for a host that starts with '-' or is empty.
  *
  * The remote words travel as one argument, each shell-quoted, joined by

@@ -53,6 +53,8 @@
 # 'ssh -F $TMP/ssh_config "$@"'; so sparkctl, run on this host as it is,
 # reaches the nodes through it: "$SPARKCTL_SSH" node1 -- true.
 # cluster_client CMD runs any other command on the client's side.
+# $SPARKCTL_SSH_CONTROL_DIR (exported) is $TMP/cluster/mux: the ssh masters
+# that sparkctl keeps between commands belong to this cluster alone.
 #
 # Node trees: $TMP/nodes/nodeI is a copy of tests/fixtures/FIXTURE fitted to
 # the node by tests/cluster/tree.py: hostname nodeI; its own MAC addresses,
@@ -330,6 +332,9 @@ EOF
   } > "$TMP/ssh"
   chmod +x "$TMP/ssh"
   export SPARKCTL_SSH="$TMP/ssh"
+  # The ssh masters that outlive one command live with this cluster (and die with its hub).
+  mkdir -m 700 "$CLUSTER_DIR/mux"
+  export SPARKCTL_SSH_CONTROL_DIR="$CLUSTER_DIR/mux"
 }
 
 # _cluster_shq STRING: STRING quoted for sh.
@@ -446,7 +451,7 @@ cluster_down() {
     | ip -force -batch - 2> /dev/null || true
   rm -rf "$CLUSTER_DIR" "$TMP/nodes" "$TMP/ssh" "$TMP/ssh_config" "$TMP/known_hosts" \
     "$TMP/client_key" "$TMP/client_key.pub"
-  unset SPARKCTL_SSH
+  unset SPARKCTL_SSH SPARKCTL_SSH_CONTROL_DIR
   CLUSTER_HUB=""
   CLUSTER_N=0
   CLUSTER_FABRIC=""

@@ -75,7 +75,18 @@ assert len(ports) == 1 and 0 < int(ports.pop()) < 65536, "MASTER_PORT differs or
 assert len(jobs) == 1, "job ids differ"
 PY
 nothing_left || fail "processes are left after a clean job"
+# The connections stay for the next launch (ControlPersist) in the private directory...
+[ -n "$(ls "$SPARKCTL_SSH_CONTROL_DIR")" ] || fail "no ssh master kept for the next launch"
+# ...unless --ssh-close: then nothing of ssh outlives the launch.
+ls "$SPARKCTL_SSH_CONTROL_DIR" > "$TMP/masters"
+"$SPARKCTL_SSH" -O exit -o ControlPath="$SPARKCTL_SSH_CONTROL_DIR/%C" node0 2> /dev/null || true
+"$SPARKCTL_SSH" -O exit -o ControlPath="$SPARKCTL_SSH_CONTROL_DIR/%C" node1 2> /dev/null || true
+wait_until 5 "the masters to exit" test -z "$(ls "$SPARKCTL_SSH_CONTROL_DIR")"
+expect 0 "$SPARKCTL" launch -H "$hosts" --ssh-close -- true
+[ -z "$(ls "$SPARKCTL_SSH_CONTROL_DIR")" ] || fail "--ssh-close left a master in the shared directory"
 ! ls -d "$TMP"/sparkctl-ssh-* 2> /dev/null || fail "an ssh control directory was left behind"
+no_ssh_left() { ! pgrep -f "^ssh -F $TMP/ssh_config" > /dev/null; }
+wait_until 5 "no ssh client left" no_ssh_left
 
 # --- Arguments with every awkward byte arrive intact on the remote node ---
 args=("two words" "it's" 'say "hi"' '$HOME' '`id`' 'a;b' $'line1\nline2' $'tab\there' 'back\slash'
