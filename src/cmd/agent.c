@@ -13,6 +13,10 @@
  *       one node's part of 'sparkctl launch': the job spec and control
  *       lines on stdin, the ranks' output and exits on stdout
  *       (src/launch/launch.h has the protocol).
+ *
+ *   sparkctl agent reap JOB NODE GRACE_MS
+ *       end what is left of node NODE's part of launch JOB after its agent
+ *       died: SIGTERM, then SIGKILL after GRACE_MS.
  */
 #include "sparkctl.h"
 
@@ -92,6 +96,13 @@ int cmd_agent(int argc, char **argv)
 		return agent_ping(argc - 2, argv + 2);
 	if (argc == 2 && streq(argv[1], "launch"))
 		return launch_agent_main(STDIN_FILENO, STDOUT_FILENO);
+	if (argc == 5 && streq(argv[1], "reap")) {
+		uint32_t node, grace;
+		if (parse_u32(argv[3], &node) < 0 || parse_u32(argv[4], &grace) < 0 ||
+		    strlen(argv[2]) != 16 || strspn(argv[2], "0123456789abcdef") != 16)
+			return cmd_usage_error("agent", "reap takes JOB NODE GRACE_MS");
+		return launch_agent_reap(argv[2], node, grace);
+	}
 	return cmd_usage_error("agent",
 			       "sparkctl runs this on other nodes; it is not for use by hand");
 }

@@ -19,6 +19,8 @@
 /* A bound on the ranks of one job (each is a process and four pipe ends somewhere). */
 #define LAUNCH_MAX_RANKS     65536
 #define LAUNCH_GRACE_DEFAULT 10
+/* -n not given: the hostfile's slots, else 1. */
+#define NPROC_FROM_HOSTS     UINT_MAX
 
 static const char *const launch_usage[] = {
 	"sparkctl launch [-H HOSTS | --hostfile FILE] [-n N] [options] -- CMD [ARG]...",
@@ -154,9 +156,10 @@ static int make_nodes(const struct launch_args *a, const struct host_list *hosts
 	for (size_t i = 0; i < hosts->nr; i++) {
 		nodes[i].host = hosts->hosts[i].name;
 		nodes[i].local = host_is_local(nodes[i].host);
-		nodes[i].nproc = a->nproc		 ? a->nproc
-				 : hosts->hosts[i].slots ? hosts->hosts[i].slots
-							 : 1;
+		if (a->nproc != NPROC_FROM_HOSTS)
+			nodes[i].nproc = a->nproc;
+		else
+			nodes[i].nproc = hosts->hosts[i].slots ? hosts->hosts[i].slots : 1;
 		*total += nodes[i].nproc;
 	}
 	if (*total > LAUNCH_MAX_RANKS)
@@ -177,8 +180,9 @@ static void print_outcome(const struct launch_options *o, const struct launch_re
 
 	switch (res->end) {
 	case LAUNCH_END_OK:
-		fprintf(stderr, "sparkctl launch: %zu %s ended with status 0 in %.2f s\n",
-			res->nr_units, o->job->torchrun ? "nodes" : "ranks", res->seconds);
+		fprintf(stderr, "sparkctl launch: %zu %s%s ended with status 0 in %.2f s\n",
+			res->nr_units, o->job->torchrun ? "node" : "rank",
+			res->nr_units == 1 ? "" : "s", res->seconds);
 		break;
 	case LAUNCH_END_UNIT_FAILED: {
 		const struct launch_unit_result *u = &res->units[res->failed_unit];
@@ -308,7 +312,9 @@ static int check_args(const struct launch_args *a, int n, char **argv)
 		return cmd_usage_error("launch", "the command is an empty word");
 	if (a->port > 65535)
 		return cmd_usage_error("launch", "--port %u: not a TCP port", a->port);
-	if (a->nproc > LAUNCH_MAX_RANKS)
+	if (a->nproc == 0)
+		return cmd_usage_error("launch", "--nproc-per-node 0: a node needs a rank");
+	if (a->nproc != NPROC_FROM_HOSTS && a->nproc > LAUNCH_MAX_RANKS)
 		return cmd_usage_error("launch", "--nproc-per-node %u: too many", a->nproc);
 	if (a->kill_stale && !a->port)
 		return cmd_usage_error("launch", "--kill-stale only applies with --port");
@@ -333,8 +339,10 @@ int cmd_launch(int argc, char **argv)
 {
 	struct launch_args a = { .grace = LAUNCH_GRACE_DEFAULT,
 				 .connect_timeout = 5,
+				 .nproc = NPROC_FROM_HOSTS,
 				 .envs = STRVEC_INIT,
-				 .exports = STRVEC_INIT };
+				 .exports = STRVEC_INIT,
+				 .torchrun_opts = STRVEC_INIT };
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &a.hosts, "HOSTS",
 			   "nodes: spark1,spark2 or spark[1-4] (default localhost)"),
@@ -376,6 +384,7 @@ int cmd_launch(int argc, char **argv)
 		OPT_BOOL('q', "quiet", &a.quiet,
 			 "no summary at the end (a failure still gets its line)"),
 		OPT_HELP(&a.help),
+		OPT_OPERANDS_STOP(), /* the command's own options are the command's */
 		OPT_END(),
 	};
 	struct host_list hosts = { 0 };
@@ -468,8 +477,9 @@ int cmd_launch(int argc, char **argv)
 	};
 	fflush(stdout);
 	if (launch_run(&o, &res, &err) < 0) {
+		/* Nothing started; 255 as for a node that could not be set up (1 is a rank's). */
 		cmd_error("launch", "%s", err.buf);
-		ret = SPARKCTL_EXIT_ERROR;
+		ret = LAUNCH_EXIT_NODE_FAILED;
 		goto out;
 	}
 	ran = true;

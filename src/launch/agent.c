@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -323,52 +324,68 @@ static int pick_free_port(unsigned *ret, struct strbuf *err)
 	return 0;
 }
 
-/* Wait up to ms for the processes of a job to be gone; true if they are. */
-static bool wait_job_gone(const char *job_id, uint64_t ms)
+/* The processes of the list that are still alive (not gone, not zombies). */
+static size_t still_alive(const struct proc_list *l)
 {
-	uint64_t until = now_ms() + ms;
-	char *mark = xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id);
-	bool gone;
+	struct proc_table t;
+	size_t n = 0;
 
-	for (;;) {
-		struct proc_table t;
-		struct proc_list l = { 0 };
-
-		if (proc_table_scan(&t) < 0) {
-			gone = false;
-			break;
-		}
-		procs_with_env(&t, (const char *const[]){ mark, NULL }, &l);
-		gone = l.nr == 0;
-		proc_list_release(&l);
-		proc_table_release(&t);
-		if (gone || now_ms() >= until)
-			break;
-		usleep(SWEEP_INTERVAL_MS * 1000);
-	}
-	free(mark);
-	return gone;
+	if (proc_table_scan(&t) < 0)
+		return l->nr;
+	for (size_t i = 0; i < t.nr; i++)
+		if (t.v[i].state != 'Z' && proc_list_has(l, t.v[i].pid))
+			n++;
+	proc_table_release(&t);
+	return n;
 }
 
-/* End every process of an earlier job on this host: SIGTERM, the grace, SIGKILL. */
+/* Wait up to ms for every process of the list to be gone. */
+static bool wait_gone(const struct proc_list *l, uint64_t ms)
+{
+	for (uint64_t until = now_ms() + ms;;) {
+		if (!still_alive(l))
+			return true;
+		if (now_ms() >= until)
+			return false;
+		usleep(SWEEP_INTERVAL_MS * 1000);
+	}
+}
+
+/*
+ * End every process of an earlier job on this host: SIGTERM, the grace,
+ * SIGKILL.  Found by the job id once; then each is watched by its pid (a
+ * dying process stops showing its environment before its sockets close).
+ */
 static void end_stale_job(const char *job_id, unsigned grace_ms)
 {
 	char *mark = xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id);
+	struct proc_list l = { 0 };
+	struct proc_table t;
 
-	for (int sig = SIGTERM;; sig = SIGKILL) {
-		struct proc_table t;
-		struct proc_list l = { 0 };
-
-		if (proc_table_scan(&t) == 0) {
-			procs_with_env(&t, (const char *const[]){ mark, NULL }, &l);
-			procs_signal(&l, sig);
-			proc_list_release(&l);
-			proc_table_release(&t);
-		}
-		if (wait_job_gone(job_id, sig == SIGTERM ? grace_ms : 2000) || sig == SIGKILL)
-			break;
+	if (proc_table_scan(&t) == 0) {
+		procs_with_env(&t, (const char *const[]){ mark, NULL }, &l);
+		proc_table_release(&t);
 	}
+	procs_signal(&l, SIGTERM);
+	if (!wait_gone(&l, grace_ms)) {
+		procs_signal(&l, SIGKILL);
+		wait_gone(&l, 2000);
+	}
+	proc_list_release(&l);
 	free(mark);
+}
+
+/* Wait up to ms for nothing to listen on port. */
+static bool wait_port_free(unsigned port, uint64_t ms)
+{
+	for (uint64_t until = now_ms() + ms;;) {
+		pid_t owner;
+		if (!tcp_port_owner(port, &owner))
+			return true;
+		if (now_ms() >= until)
+			return false;
+		usleep(SWEEP_INTERVAL_MS * 1000);
+	}
 }
 
 /* The port the user asked for: free, or held by an earlier job that --kill-stale ends. */
@@ -392,7 +409,7 @@ static int claim_requested_port(struct agent *a, struct strbuf *err)
 		     (int)owner, cmdline ? cmdline : "?");
 		flush_tx(a);
 		end_stale_job(stale_job, a->spec.grace_ms);
-		if (tcp_port_owner(port, &owner)) {
+		if (!wait_port_free(port, 2000)) {
 			strbuf_addf(err, "port %u is still in use after ending job %s", port,
 				    stale_job);
 			r = -EADDRINUSE;
@@ -453,9 +470,14 @@ static int set_up(struct agent *a, struct strbuf *err)
 
 /* ---- starting the ranks ---------------------------------------------------- */
 
-/* The program execve() runs for name: name itself if it holds a '/', else PATH's. */
-static char *resolve_program(const char *name, const char *path)
+/*
+ * The program execve() runs for name: name itself if it holds a '/', else
+ * the first match in PATH.  NULL with *why ENOENT (nowhere) or EACCES (found,
+ * but not an executable file).
+ */
+static char *resolve_program(const char *name, const char *path, int *why)
 {
+	*why = ENOENT;
 	if (strchr(name, '/'))
 		return xstrdup(name);
 	for (const char *dir = path ? path : "/usr/local/bin:/usr/bin:/bin"; dir;) {
@@ -463,8 +485,11 @@ static char *resolve_program(const char *name, const char *path)
 		size_t len = colon ? (size_t)(colon - dir) : strlen(dir);
 		char *cand = len ? xasprintf("%.*s/%s", (int)len, dir, name) : xstrdup(name);
 		struct stat st;
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			return cand;
+		if (stat(cand, &st) == 0) {
+			if (S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+				return cand;
+			*why = EACCES;
+		}
 		free(cand);
 		dir = colon ? colon + 1 : NULL;
 	}
@@ -499,16 +524,19 @@ static ATTR_NORETURN void exec_unit(pid_t agent, const char *program, char **arg
 	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	null_fd = open("/dev/null", O_RDONLY);
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
 	    dup2(err_fd, STDERR_FILENO) < 0 || (dir && chdir(dir) < 0))
 		goto fail;
+	/* The rank gets 0, 1 and 2, nothing the agent or its caller had open. */
+	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	execve(program, argv, envp);
 fail:
 	e = errno;
 	if (write(report_fd, &e, sizeof(e)) < 0)
 		_exit(127);
-	_exit(127);
+	/* As the shell has it: 126 found but cannot run, 127 not found. */
+	_exit(e == EACCES || e == ENOEXEC || e == EISDIR ? 126 : 127);
 }
 
 static void close_stream(struct stream *s)
@@ -530,11 +558,13 @@ static int start_unit(struct agent *a, struct unit *u, struct strbuf *err)
 	launch_unit_env(&a->spec, environ, &a->node_env, u->local_rank, a->master_addr, a->port,
 			&envp);
 	launch_unit_argv(&a->spec, a->master_addr, a->port, &argv);
-	if (!(program = resolve_program(argv.v[0], env_lookup(&envp, "PATH")))) {
-		strbuf_addf(err, "cannot run '%s': not found in PATH", argv.v[0]);
-		r = -ENOENT;
+	if (!(program = resolve_program(argv.v[0], env_lookup(&envp, "PATH"), &r))) {
+		strbuf_addf(err, "cannot run '%s': %s", argv.v[0],
+			    r == EACCES ? "not an executable file" : "not found in PATH");
+		r = -r;
 		goto out;
 	}
+	r = 0;
 	if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0 ||
 	    pipe2(report, O_CLOEXEC) < 0) {
 		r = -errno;
@@ -587,16 +617,28 @@ static void start_units(struct agent *a)
 	for (size_t i = 0; i < a->nr_units && !a->ending; i++) {
 		struct unit *u = &a->units[i];
 		struct strbuf err = STRBUF_INIT;
-		if (start_unit(a, u, &err) < 0) {
+		int r = start_unit(a, u, &err);
+		if (r < 0) {
 			warn(a, "%s %u: %s", a->spec.torchrun ? "node" : "rank", u->id, err.buf);
 			if (!u->running) /* never started: report it as the shell would */
-				send_line(a, "X %u 127 0 0", u->id);
+				send_line(a, "X %u %d 0 0 0", u->id, r == -EACCES ? 126 : 127);
 		}
 		strbuf_release(&err);
 	}
 }
 
 /* ---- the event loop ----------------------------------------------------- */
+
+/* One line (without its newline), in pieces of at most LAUNCH_LINE_MAX bytes. */
+static void send_line_pieces(struct agent *a, char tag, unsigned id, const char *data, size_t len)
+{
+	while (len > LAUNCH_LINE_MAX) {
+		send_output(a, tag, id, data, LAUNCH_LINE_MAX);
+		data += LAUNCH_LINE_MAX;
+		len -= LAUNCH_LINE_MAX;
+	}
+	send_output(a, tag, id, data, len);
+}
 
 /* Pass on the complete lines of a stream; at_eof also its unfinished one. */
 static void forward_lines(struct agent *a, struct unit *u, struct stream *s, bool at_eof)
@@ -605,11 +647,14 @@ static void forward_lines(struct agent *a, struct unit *u, struct stream *s, boo
 
 	for (size_t i = 0; i < s->part.len; i++)
 		if (s->part.buf[i] == '\n') {
-			send_output(a, s->tag, u->id, s->part.buf + start, i - start);
+			send_line_pieces(a, s->tag, u->id, s->part.buf + start, i - start);
 			start = i + 1;
 		}
-	/* A line longer than the bound goes on in pieces. */
-	while (s->part.len - start >= LAUNCH_LINE_MAX) {
+	/*
+	 * An unfinished line longer than the bound goes on in pieces now; one
+	 * of exactly the bound waits, as its newline may come next.
+	 */
+	while (s->part.len - start > LAUNCH_LINE_MAX) {
 		send_output(a, s->tag, u->id, s->part.buf + start, LAUNCH_LINE_MAX);
 		start += LAUNCH_LINE_MAX;
 	}
@@ -661,8 +706,8 @@ static void reap_children(struct agent *a)
 			status = launch_wait_status(wstatus, &signaled);
 			u->running = false;
 			a->nr_running--;
-			send_line(a, "X %u %d %d %" PRIu64, u->id, status, signaled ? 1 : 0,
-				  now_ms() - u->started_ms);
+			send_line(a, "X %u %d %d %" PRIu64 " %d", u->id, status, signaled ? 1 : 0,
+				  now_ms() - u->started_ms, a->ending ? 1 : 0);
 		}
 	}
 }
@@ -916,6 +961,28 @@ static void agent_release(struct agent *a)
 	strvec_clear(&a->node_env);
 	strbuf_release(&a->in);
 	strbuf_release(&a->tx);
+}
+
+int launch_agent_reap(const char *job_id, unsigned node_rank, unsigned grace_ms)
+{
+	char *marks[3] = { xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id),
+			   xasprintf("%s=%u", LAUNCH_JOB_NODE_VAR, node_rank), NULL };
+	struct proc_list l = { 0 };
+	struct proc_table t;
+
+	if (proc_table_scan(&t) == 0) {
+		procs_with_env(&t, (const char *const *)marks, &l);
+		proc_table_release(&t);
+	}
+	procs_signal(&l, SIGTERM);
+	if (!wait_gone(&l, grace_ms)) {
+		procs_signal(&l, SIGKILL);
+		wait_gone(&l, 2000);
+	}
+	proc_list_release(&l);
+	free(marks[0]);
+	free(marks[1]);
+	return 0;
 }
 
 int launch_agent_main(int in_fd, int out_fd)

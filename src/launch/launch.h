@@ -19,10 +19,11 @@
  *     R ADDR PORT       ready; node 0 names the master address and port
  *     O UNIT BYTES      a line the unit wrote to stdout (no newline)
  *     E UNIT BYTES      the same for stderr
- *     X UNIT STATUS SIG MS
+ *     X UNIT STATUS SIG MS ENDING
  *                       the unit ended after MS milliseconds with exit
  *                       status STATUS (128+N for signal N; SIG is 1 when
- *                       it was a signal, 0 for an exit)
+ *                       it was a signal, 0 for an exit); ENDING is 1 when
+ *                       the agent had begun to end the job by then
  *     D                 every unit ended and no process of the job is left
  *
  * A unit is a rank, numbered by its global rank; with --torchrun it is the
@@ -128,6 +129,14 @@ void launch_describe_status(int status, bool signaled, struct strbuf *out);
  * be set up.
  */
 int launch_agent_main(int in_fd, int out_fd);
+
+/*
+ * End what is left of a node's part of a job whose agent died without
+ * ending it ('sparkctl agent reap JOB NODE GRACE_MS', run by the launcher):
+ * every process with both marks, SIGTERM then SIGKILL after grace_ms.
+ * What a rank started that cleared its environment cannot be found.
+ */
+int launch_agent_reap(const char *job_id, unsigned node_rank, unsigned grace_ms);
 
 /* ---- the launcher (launcher.c) ---- */
 

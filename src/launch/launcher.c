@@ -68,6 +68,8 @@ struct launcher {
 	bool out_broken;	   /* our stdout is gone: the ranks' output is dropped */
 	struct strbuf out, errout; /* to write at the end of this turn */
 	int *logs;		   /* one fd per unit, or NULL */
+	pid_t *reapers;		   /* 'agent reap' for nodes whose agent died; 0 once reaped */
+	size_t nr_reapers;
 };
 
 static uint64_t now_ms(void)
@@ -157,6 +159,8 @@ static int spawn_agent(struct launcher *l, struct node *nd, struct strbuf *err)
 	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, errp[1], STDERR_FILENO);
+	/* Only the three pipes: nothing else this process has open reaches a node. */
+	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
 	posix_spawnattr_init(&attr);
 	sigemptyset(&none);
 	sigemptyset(&defaults);
@@ -306,22 +310,22 @@ static void unit_exit(struct launcher *l, struct node *nd, const char *text)
 {
 	struct launch_unit_result *u;
 	const char *rest;
-	int status, signaled;
+	int status, signaled, ending;
 	uint64_t ms;
 
 	if (!(u = unit_of(l, text, &rest)) || u->node != nd->index || u->ended ||
-	    sscanf(rest, "%d %d %" SCNu64, &status, &signaled, &ms) != 3)
+	    sscanf(rest, "%d %d %" SCNu64 " %d", &status, &signaled, &ms, &ending) != 4)
 		return;
 	u->ended = true;
 	u->status = status;
 	u->signaled = signaled != 0;
 	u->ms = ms;
-	if (status == 0)
+	/* Its own failure, unless its agent was ending the job when it ended. */
+	u->ended_by_launch = ending != 0;
+	if (status == 0 || ending)
 		return;
-	if (l->ending) {
-		u->ended_by_launch = true;
+	if (l->ending)
 		return;
-	}
 	l->res->failed_unit = u->id;
 	set_end(l, LAUNCH_END_UNIT_FAILED, status);
 	end_job(l, 'T');
@@ -457,6 +461,54 @@ static void write_agent(struct node *nd)
 	}
 }
 
+/*
+ * A node's agent died before it said the job was over there: run 'agent
+ * reap' on the node to end what its ranks left (a rank itself gets
+ * SIGKILL from the kernel when its agent dies, its children do not).
+ * Nothing can be done where the node itself is gone; then this fails fast.
+ */
+static void spawn_reaper(struct launcher *l, struct node *nd)
+{
+	struct strvec argv = STRVEC_INIT;
+	char node[16], grace[16];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none;
+	pid_t pid;
+	int r = 0;
+
+	snprintf(node, sizeof(node), "%zu", nd->index);
+	snprintf(grace, sizeof(grace), "%u", l->o->job->grace_ms);
+	const char *const words[] = { nd->n->local ? l->o->local_sparkctl : l->o->remote_sparkctl,
+				      "agent",
+				      "reap",
+				      l->o->job->job_id,
+				      node,
+				      grace,
+				      NULL };
+	if (nd->n->local) {
+		for (size_t i = 0; words[i]; i++)
+			strvec_push(&argv, words[i]);
+	} else if ((r = ssh_command(&argv, nd->n->host, l->o->ssh, words)) < 0) {
+		strvec_clear(&argv);
+		return;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+	if (posix_spawnp(&pid, argv.v[0], &fa, &attr, argv.v, environ) == 0)
+		*ARRAY_PUSH(l->reapers, l->nr_reapers) = pid;
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	strvec_clear(&argv);
+}
+
 /* An agent ended: fine after D, otherwise the node failed or was lost. */
 static void agent_exited(struct launcher *l, struct node *nd)
 {
@@ -473,7 +525,8 @@ static void agent_exited(struct launcher *l, struct node *nd)
 		       WIFSIGNALED(nd->wstatus) ? "killed by signal" : "exited with status",
 		       WIFSIGNALED(nd->wstatus) ? WTERMSIG(nd->wstatus) : WEXITSTATUS(nd->wstatus),
 		       nd->last_err ? ": " : "", nd->last_err ? nd->last_err : "");
-	/* Its ranks are gone with it (the agent ends them when its input closes). */
+	if (nd->state != NODE_STARTING)
+		spawn_reaper(l, nd);
 	for (size_t i = 0; i < l->res->nr_units; i++) {
 		struct launch_unit_result *u = &l->res->units[i];
 		if (u->node == nd->index && u->started && !u->ended)
@@ -490,6 +543,9 @@ static void reap_agents(struct launcher *l)
 		pid_t pid = waitpid(-1, &wstatus, WNOHANG);
 		if (pid <= 0)
 			return;
+		for (size_t i = 0; i < l->nr_reapers; i++)
+			if (l->reapers[i] == pid)
+				l->reapers[i] = 0;
 		for (size_t i = 0; i < l->nr; i++) {
 			struct node *nd = &l->nodes[i];
 			if (nd->pid != pid || nd->reaped)
@@ -617,12 +673,15 @@ static int run_timers(struct launcher *l, uint64_t now)
 		if (now >= hangup_at) {
 			/* An agent that does not answer: its input closes, it ends the job itself.
 			 */
+			int sig = now >= hangup_at + 5000 ? SIGKILL : SIGTERM;
 			for (size_t i = 0; i < l->nr; i++)
 				if (!l->nodes[i].reaped) {
 					close_fd(&l->nodes[i].in_fd);
-					kill(l->nodes[i].pid,
-					     now >= hangup_at + 5000 ? SIGKILL : SIGTERM);
+					kill(l->nodes[i].pid, sig);
 				}
+			for (size_t i = 0; i < l->nr_reapers; i++)
+				if (l->reapers[i])
+					kill(l->reapers[i], sig);
 			NEXT(hangup_at + 5000);
 		} else {
 			NEXT(hangup_at);
@@ -648,6 +707,9 @@ static int run_timers(struct launcher *l, uint64_t now)
 
 static bool finished(const struct launcher *l)
 {
+	for (size_t i = 0; i < l->nr_reapers; i++)
+		if (l->reapers[i])
+			return false;
 	for (size_t i = 0; i < l->nr; i++)
 		if (!l->nodes[i].reaped || l->nodes[i].out_fd >= 0 || l->nodes[i].err_fd >= 0)
 			return false;
@@ -828,6 +890,7 @@ out_nosig:
 	for (size_t i = 0; l.logs && i < res->nr_units; i++)
 		close_fd(&l.logs[i]);
 	free(l.logs);
+	free(l.reapers);
 	free(l.nodes);
 	strbuf_release(&l.out);
 	strbuf_release(&l.errout);

@@ -10,8 +10,9 @@
 #include "lib/xalloc.h"
 
 const char *const launch_reserved_vars[] = {
-	"RANK",	      "LOCAL_RANK",  "WORLD_SIZE",  "LOCAL_WORLD_SIZE", "NODE_RANK",
-	"GROUP_RANK", "MASTER_ADDR", "MASTER_PORT", LAUNCH_JOB_VAR,	NULL,
+	"RANK",		"LOCAL_RANK",	     "WORLD_SIZE",  "LOCAL_WORLD_SIZE",
+	"NODE_RANK",	"GROUP_RANK",	     "MASTER_ADDR", "MASTER_PORT",
+	LAUNCH_JOB_VAR, LAUNCH_JOB_NODE_VAR, NULL,
 };
 
 bool launch_var_reserved(const char *key)
@@ -170,13 +171,17 @@ static int get_bytes(const json_t *j, const char *key, char **ret, struct strbuf
 	return 0;
 }
 
-static int get_bytes_array(const json_t *j, const char *key, struct strvec *out, struct strbuf *err)
+/* An array of percent-encoded strings; an optional one may be missing (an older launcher). */
+static int get_bytes_array(const json_t *j, const char *key, bool optional, struct strvec *out,
+			   struct strbuf *err)
 {
 	const json_t *a, *v;
 	size_t i;
 
 	if (jget_array(j, "job spec", key, &a, err) < 0)
 		return -EINVAL;
+	if (!a && optional)
+		return 0;
 	if (!a) {
 		strbuf_addf(err, "job spec: \"%s\" missing", key);
 		return -EINVAL;
@@ -191,6 +196,17 @@ static int get_bytes_array(const json_t *j, const char *key, struct strvec *out,
 		strvec_push_nodup(out, s);
 	}
 	return 0;
+}
+
+/* 16 lowercase hex digits: it goes into environments and messages as it is. */
+static bool valid_job_id(const char *id)
+{
+	if (!id || strlen(id) != 16)
+		return false;
+	for (const char *p = id; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
 }
 
 int launch_spec_from_json(const char *text, size_t len, struct launch_spec *s, struct strbuf *err)
@@ -219,12 +235,12 @@ int launch_spec_from_json(const char *text, size_t len, struct launch_spec *s, s
 	    get_uint(j, "port", &s->port, err) < 0 ||
 	    get_uint(j, "grace_ms", &s->grace_ms, err) < 0 ||
 	    get_bytes(j, "chdir", &s->chdir, err) < 0 ||
-	    get_bytes_array(j, "argv", &s->argv, err) < 0 ||
-	    get_bytes_array(j, "env", &s->env, err) < 0 ||
-	    get_bytes_array(j, "torchrun_opts", &s->torchrun_opts, err) < 0)
+	    get_bytes_array(j, "argv", false, &s->argv, err) < 0 ||
+	    get_bytes_array(j, "env", false, &s->env, err) < 0 ||
+	    get_bytes_array(j, "torchrun_opts", true, &s->torchrun_opts, err) < 0)
 		goto out;
-	if (!s->job_id || !s->argv.nr || !s->nnodes || s->node_rank >= s->nnodes || !s->nproc ||
-	    s->port > 65535 || (uint64_t)s->rank_base + s->nproc > s->world_size) {
+	if (!valid_job_id(s->job_id) || !s->argv.nr || !s->nnodes || s->node_rank >= s->nnodes ||
+	    !s->nproc || s->port > 65535 || (uint64_t)s->rank_base + s->nproc > s->world_size) {
 		strbuf_addstr(err, "job spec: inconsistent");
 		goto out;
 	}

@@ -44,6 +44,7 @@ static int opt_apply(const struct opt *o, const char *arg, struct strbuf *err)
 		return 0;
 	}
 	case OPT_TYPE_END:
+	case OPT_TYPE_OPERANDS_STOP:
 		break;
 	}
 	return -EINVAL;
@@ -145,7 +146,11 @@ int options_parse(const struct opt *opts, int argc, char **argv, struct strbuf *
 {
 	int nr_operands = 0;
 	char **operands = xcalloc((size_t)argc + 1, sizeof(*operands));
+	bool stop_at_operand = false;
 	int r = 0;
+
+	for (const struct opt *o = opts; o->type != OPT_TYPE_END; o++)
+		stop_at_operand |= o->type == OPT_TYPE_OPERANDS_STOP;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -158,7 +163,11 @@ int options_parse(const struct opt *opts, int argc, char **argv, struct strbuf *
 			r = parse_long(opts, argc, argv, &i, err);
 		else if (a[0] == '-' && a[1])
 			r = parse_short_cluster(opts, argc, argv, &i, err);
-		else
+		else if (stop_at_operand) {
+			while (i < argc)
+				operands[nr_operands++] = argv[i++];
+			break;
+		} else
 			operands[nr_operands++] = argv[i];
 		if (r < 0)
 			goto out;
@@ -183,6 +192,8 @@ void options_help(struct strbuf *out, const char *const *usage, const char *desc
 	strbuf_addstr(out, "\noptions:\n");
 	for (const struct opt *o = opts; o->type != OPT_TYPE_END; o++) {
 		size_t start = out->len;
+		if (o->type == OPT_TYPE_OPERANDS_STOP)
+			continue;
 		strbuf_addstr(out, "  ");
 		if (o->short_name)
 			strbuf_addf(out, "-%c%s", o->short_name, o->long_name ? ", " : "");

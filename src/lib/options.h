@@ -22,6 +22,12 @@ enum opt_type {
 	OPT_TYPE_UINT,	 /* value: unsigned *, a decimal argument */
 	OPT_TYPE_LIST,	 /* value: struct strvec *, one entry per use */
 	OPT_TYPE_HELP,	 /* value: bool *, -h/--help */
+	/*
+	 * Not an option: the first operand ends the options, and everything
+	 * after it is an operand (for commands that run a command: 'launch
+	 * -n 2 train.py -n 5' passes the second -n to train.py).
+	 */
+	OPT_TYPE_OPERANDS_STOP,
 };
 
 struct opt {
@@ -52,6 +58,10 @@ struct opt {
 #define OPT_HELP(v)                                                                                \
 	{                                                                                          \
 		OPT_TYPE_HELP, 'h', "help", (v), NULL, "show this help"                            \
+	}
+#define OPT_OPERANDS_STOP()                                                                        \
+	{                                                                                          \
+		OPT_TYPE_OPERANDS_STOP, 0, NULL, NULL, NULL, NULL                                  \
 	}
 #define OPT_END()                                                                                  \
 	{                                                                                          \
