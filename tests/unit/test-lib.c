@@ -216,6 +216,46 @@ static void options(void **state)
 	strbuf_release(&err);
 }
 
+/* With OPT_OPERANDS_STOP the first operand ends the options: the rest is the command's. */
+static void options_operands_stop(void **state)
+{
+	bool verbose = false, help = false;
+	unsigned count = 0;
+	const struct opt opts[] = {
+		OPT_BOOL('v', "verbose", &verbose, "more"),
+		OPT_UINT('n', "count", &count, "N", "count"),
+		OPT_HELP(&help),
+		OPT_OPERANDS_STOP(),
+		OPT_END(),
+	};
+	struct strbuf err = STRBUF_INIT, help_text = STRBUF_INIT;
+	struct strvec sv = STRVEC_INIT;
+	int argc;
+	char **argv = make_argv(&sv, &argc, "cmd", "-n", "2", "prog", "-n", "5", "-v", "--x", NULL);
+
+	(void)state;
+	assert_int_equal(options_parse(opts, argc, argv, &err), 5);
+	assert_int_equal(count, 2);
+	assert_false(verbose);
+	assert_string_equal(argv[1], "prog");
+	assert_string_equal(argv[2], "-n");
+	assert_string_equal(argv[3], "5");
+	assert_string_equal(argv[4], "-v");
+	assert_string_equal(argv[5], "--x");
+	/* "--" before the command is still allowed. */
+	argv = make_argv(&sv, &argc, "cmd", "-v", "--", "-prog", NULL);
+	assert_int_equal(options_parse(opts, argc, argv, &err), 1);
+	assert_true(verbose);
+	assert_string_equal(argv[1], "-prog");
+	/* The marker is not an option: no line in the help. */
+	options_help(&help_text, NULL, NULL, opts);
+	assert_int_equal(strstr(help_text.buf, "-n, --count") != NULL, 1);
+	assert_null(strstr(help_text.buf, "                        \n")); /* an empty entry */
+	strbuf_release(&help_text);
+	strbuf_release(&err);
+	strvec_clear(&sv);
+}
+
 static void suggestions(void **state)
 {
 	const char *const names[] = { "topo", "capture", "help", "version" };
@@ -266,8 +306,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(strbuf_basics), cmocka_unit_test(strvec_basics),
 		cmocka_unit_test(array_growth),	 cmocka_unit_test(numbers),
-		cmocka_unit_test(options),	 cmocka_unit_test(suggestions),
-		cmocka_unit_test(json_helpers),
+		cmocka_unit_test(options),	 cmocka_unit_test(options_operands_stop),
+		cmocka_unit_test(suggestions),	 cmocka_unit_test(json_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
