@@ -21,12 +21,12 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "config/nccl_env.h"
 #include "inventory/inventory.h"
 #include "launch/launch.h"
 #include "lib/ipv4.h"
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "probe/probe.h"
 #include "proc/procscan.h"
@@ -87,13 +87,6 @@ struct agent {
 	bool killing;	  /* SIGKILL sent; repeated each sweep */
 	uint64_t gone_at; /* when the sweep last found nothing left; 0 while something is */
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /* ---- protocol output ---------------------------------------------------- */
 
@@ -181,7 +174,7 @@ static size_t signal_job(struct agent *a, int sig)
  */
 static void end_job(struct agent *a, unsigned grace_ms)
 {
-	uint64_t at = now_ms() + grace_ms;
+	uint64_t at = monotonic_ms() + grace_ms;
 
 	if (!a->ending) {
 		a->ending = true;
@@ -342,28 +335,28 @@ static size_t still_alive(const struct proc_list *l)
 /* Wait up to ms for every process of the list to be gone. */
 static bool wait_gone(const struct proc_list *l, uint64_t ms)
 {
-	for (uint64_t until = now_ms() + ms;;) {
+	for (uint64_t until = monotonic_ms() + ms;;) {
 		if (!still_alive(l))
 			return true;
-		if (now_ms() >= until)
+		if (monotonic_ms() >= until)
 			return false;
 		usleep(SWEEP_INTERVAL_MS * 1000);
 	}
 }
 
 /*
- * End every process of an earlier job on this host: SIGTERM, the grace,
- * SIGKILL.  Found by the job id once; then each is watched by its pid (a
- * dying process stops showing its environment before its sockets close).
+ * End every process whose environment holds all the marks: SIGTERM, the
+ * grace, SIGKILL.  Found by the marks once; then each is watched by its
+ * pid (a dying process stops showing its environment before its sockets
+ * close).
  */
-static void end_stale_job(const char *job_id, unsigned grace_ms)
+static void end_marked(const char *const *marks, unsigned grace_ms)
 {
-	char *mark = xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id);
 	struct proc_list l = { 0 };
 	struct proc_table t;
 
 	if (proc_table_scan(&t) == 0) {
-		procs_with_env(&t, (const char *const[]){ mark, NULL }, &l);
+		procs_with_env(&t, marks, &l);
 		proc_table_release(&t);
 	}
 	procs_signal(&l, SIGTERM);
@@ -372,17 +365,24 @@ static void end_stale_job(const char *job_id, unsigned grace_ms)
 		wait_gone(&l, 2000);
 	}
 	proc_list_release(&l);
+}
+
+/* End every process of an earlier job on this host. */
+static void end_stale_job(const char *job_id, unsigned grace_ms)
+{
+	char *mark = xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id);
+	end_marked((const char *const[]){ mark, NULL }, grace_ms);
 	free(mark);
 }
 
 /* Wait up to ms for nothing to listen on port. */
 static bool wait_port_free(unsigned port, uint64_t ms)
 {
-	for (uint64_t until = now_ms() + ms;;) {
+	for (uint64_t until = monotonic_ms() + ms;;) {
 		pid_t owner;
 		if (!tcp_port_owner(port, &owner))
 			return true;
-		if (now_ms() >= until)
+		if (monotonic_ms() >= until)
 			return false;
 		usleep(SWEEP_INTERVAL_MS * 1000);
 	}
@@ -571,7 +571,7 @@ static int start_unit(struct agent *a, struct unit *u, struct strbuf *err)
 		strbuf_addf(err, "cannot make pipes: %s", strerror(errno));
 		goto out;
 	}
-	u->started_ms = now_ms();
+	u->started_ms = monotonic_ms();
 	if ((pid = fork()) < 0) {
 		r = -errno;
 		strbuf_addf(err, "cannot fork: %s", strerror(errno));
@@ -707,7 +707,7 @@ static void reap_children(struct agent *a)
 			u->running = false;
 			a->nr_running--;
 			send_line(a, "X %u %d %d %" PRIu64 " %d", u->id, status, signaled ? 1 : 0,
-				  now_ms() - u->started_ms, a->ending ? 1 : 0);
+				  monotonic_ms() - u->started_ms, a->ending ? 1 : 0);
 		}
 	}
 }
@@ -837,7 +837,7 @@ static int event_loop(struct agent *a)
 	struct pollfd *pfd = xcalloc(2 + 2 * a->nr_units, sizeof(*pfd));
 
 	for (;;) {
-		uint64_t now = now_ms();
+		uint64_t now = monotonic_ms();
 		int timeout = -1;
 		nfds_t n = 0;
 
@@ -967,19 +967,8 @@ int launch_agent_reap(const char *job_id, unsigned node_rank, unsigned grace_ms)
 {
 	char *marks[3] = { xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id),
 			   xasprintf("%s=%u", LAUNCH_JOB_NODE_VAR, node_rank), NULL };
-	struct proc_list l = { 0 };
-	struct proc_table t;
 
-	if (proc_table_scan(&t) == 0) {
-		procs_with_env(&t, (const char *const *)marks, &l);
-		proc_table_release(&t);
-	}
-	procs_signal(&l, SIGTERM);
-	if (!wait_gone(&l, grace_ms)) {
-		procs_signal(&l, SIGKILL);
-		wait_gone(&l, 2000);
-	}
-	proc_list_release(&l);
+	end_marked((const char *const *)marks, grace_ms);
 	free(marks[0]);
 	free(marks[1]);
 	return 0;

@@ -16,9 +16,9 @@
 #include <spawn.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "launch/launch.h"
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 
 /* How long the agents may take to report ready, beyond ssh's connect timeout. */
@@ -71,13 +71,6 @@ struct launcher {
 	pid_t *reapers;		   /* 'agent reap' for nodes whose agent died; 0 once reaped */
 	size_t nr_reapers;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void notice(struct launcher *l, const char *fmt, ...) ATTR_PRINTF(2, 3);
 static void notice(struct launcher *l, const char *fmt, ...)
@@ -228,7 +221,7 @@ static void end_job(struct launcher *l, char how)
 {
 	if (!l->ending) {
 		l->ending = true;
-		l->end_started_ms = now_ms();
+		l->end_started_ms = monotonic_ms();
 	}
 	for (size_t i = 0; i < l->nr; i++) {
 		struct node *nd = &l->nodes[i];
@@ -302,7 +295,7 @@ static void unit_output(struct launcher *l, struct node *nd, bool is_err, const 
 		}
 		strbuf_release(&line);
 	}
-	l->last_output_ms = now_ms();
+	l->last_output_ms = monotonic_ms();
 	l->stall_reported = false;
 }
 
@@ -343,7 +336,7 @@ static void all_ready_go(struct launcher *l)
 	for (size_t i = 0; i < l->res->nr_units; i++)
 		l->res->units[i].started = true;
 	l->all_go = true;
-	l->go_ms = l->last_output_ms = now_ms();
+	l->go_ms = l->last_output_ms = monotonic_ms();
 }
 
 static void agent_line(struct launcher *l, struct node *nd, char *line, size_t len)
@@ -552,7 +545,7 @@ static void reap_agents(struct launcher *l)
 				continue;
 			nd->reaped = true;
 			nd->wstatus = wstatus;
-			nd->reaped_at = now_ms();
+			nd->reaped_at = monotonic_ms();
 			agent_exited(l, nd);
 		}
 	}
@@ -721,7 +714,7 @@ static void event_loop(struct launcher *l)
 	struct pollfd *pfd = xcalloc(1 + 3 * l->nr, sizeof(*pfd));
 
 	while (!finished(l)) {
-		int timeout = run_timers(l, now_ms());
+		int timeout = run_timers(l, monotonic_ms());
 		nfds_t n = 0;
 
 		flush_output(l);
@@ -850,7 +843,7 @@ int launch_run(const struct launch_options *o, struct launch_result *res, struct
 		signal(SIGPIPE, old_pipe);
 		goto out_nosig;
 	}
-	l.started_ms = now_ms();
+	l.started_ms = monotonic_ms();
 	l.ready_deadline =
 		l.started_ms + READY_SLACK_MS +
 		(uint64_t)(o->ssh && o->ssh->connect_timeout ? o->ssh->connect_timeout : 5) * 1000 +
@@ -871,7 +864,7 @@ int launch_run(const struct launch_options *o, struct launch_result *res, struct
 		queue_spec(&l, nd);
 	}
 	event_loop(&l);
-	res->seconds = (double)(now_ms() - l.started_ms) / 1000.0;
+	res->seconds = (double)(monotonic_ms() - l.started_ms) / 1000.0;
 
 	close(l.sig_fd);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);

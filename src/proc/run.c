@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "proc/run.h"
 
@@ -93,15 +94,6 @@ void run_job_release(struct run_job *job)
 	strvec_clear(&job->argv);
 	strbuf_release(&job->out);
 	strbuf_release(&job->err);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	/* CLOCK_MONOTONIC cannot fail with a valid pointer. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static double realtime_seconds(void)
@@ -258,7 +250,7 @@ static int start_job(struct slot *s, struct run_job *job, unsigned timeout_ms)
 	s->err_fd = err[0];
 	in[1] = out[0] = err[0] = -1;
 	s->in_len = job->input ? strlen(job->input) : 0;
-	s->start = now_ns();
+	s->start = monotonic_ns();
 	job->started_at = realtime_seconds();
 	s->deadline = timeout_ms ? s->start + timeout_ms * NSEC_PER_MSEC : 0;
 	job->pid = pid;
@@ -417,11 +409,11 @@ static void finish_command(struct slot *s, size_t max_output, bool abandon)
 		r = waitpid(s->pid, &st, 0);
 	} while (r < 0 && errno == EINTR);
 	job->status = r == s->pid ? decode_status(st) : -1;
-	job->seconds = (double)(now_ns() - s->start) / 1e9;
+	job->seconds = (double)(monotonic_ns() - s->start) / 1e9;
 	job->ended_at = job->started_at + job->seconds;
 	if (s->term_at || abandon) {
 		s->state = SLOT_LINGERING;
-		s->linger_end = now_ns() + LINGER_MAX_NS;
+		s->linger_end = monotonic_ns() + LINGER_MAX_NS;
 	}
 }
 
@@ -549,7 +541,7 @@ int run_jobs(struct run_job *jobs, size_t n, unsigned parallel, unsigned timeout
 			nr_running++;
 		}
 
-		now = now_ns();
+		now = monotonic_ns();
 		for (size_t i = 0; i < nr_live;) {
 			struct slot *s = &slots[i];
 			bool done = false;
