@@ -79,6 +79,7 @@ struct agent {
 	bool have_inv;
 	char bootstrap_addr[16]; /* the env's bootstrap IPv4, "" if none */
 	char *marks[3];		 /* "SPARKCTL_JOB_ID=..." "SPARKCTL_JOB_NODE=..." NULL */
+	uint64_t start_ticks;	 /* when the agent started: the job's processes are younger */
 	char master_addr[256];
 	unsigned port;
 	/* ending the job */
@@ -136,6 +137,22 @@ static void flush_tx(struct agent *a)
 
 /* ---- the processes of the job ------------------------------------------- */
 
+/* When this process started (clock ticks after boot), or 0 if unknown. */
+static uint64_t self_start_ticks(void)
+{
+	struct proc_table t;
+	uint64_t start = 0;
+	pid_t self = getpid();
+
+	if (proc_table_scan(&t) < 0)
+		return 0;
+	for (size_t i = 0; i < t.nr; i++)
+		if (t.v[i].pid == self)
+			start = t.v[i].start_ticks;
+	proc_table_release(&t);
+	return start;
+}
+
 /* Every live process of the job: descendants, rank sessions, job id. */
 static void job_processes(const struct agent *a, struct proc_list *out)
 {
@@ -147,8 +164,12 @@ static void job_processes(const struct agent *a, struct proc_list *out)
 	for (size_t i = 0; i < a->nr_units; i++)
 		if (a->units[i].pid > 0)
 			procs_in_session(&t, a->units[i].pid, out);
-	if (a->marks[0])
-		procs_with_env(&t, (const char *const *)a->marks, out);
+	if (a->marks[0]) {
+		struct proc_table young;
+		procs_started_since(&t, a->start_ticks, &young);
+		procs_with_env(&young, (const char *const *)a->marks, out);
+		proc_table_release(&young);
+	}
 	proc_table_release(&t);
 }
 
@@ -996,6 +1017,7 @@ int launch_agent_main(int in_fd, int out_fd)
 		goto fail;
 	a.marks[0] = xasprintf("%s=%s", LAUNCH_JOB_VAR, a.spec.job_id);
 	a.marks[1] = xasprintf("%s=%u", LAUNCH_JOB_NODE_VAR, a.spec.node_rank);
+	a.start_ticks = self_start_ticks();
 	make_units(&a);
 	if (set_up(&a, &err) < 0)
 		goto fail;

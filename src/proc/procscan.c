@@ -77,7 +77,31 @@ int proc_stat_parse(const char *text, struct proc_entry *out)
 			return -EINVAL;
 		p += len + 1;
 	}
+	/*
+	 * starttime, field 22, 15 fields on (tty_nr and tpgid may be negative);
+	 * 0 ("unknown") where the line is cut short.
+	 */
+	out->start_ticks = 0;
+	for (int field = 7; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		p = p ? p + 1 : NULL;
+	}
+	if (p) {
+		uint64_t v;
+		size_t len = strspn(p, "0123456789");
+		if (len && parse_u64_n(p, len, &v) == 0)
+			out->start_ticks = v;
+	}
 	return 0;
+}
+
+void procs_started_since(const struct proc_table *t, uint64_t start_ticks, struct proc_table *out)
+{
+	out->v = NULL;
+	out->nr = 0;
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->v[i].start_ticks >= start_ticks || t->v[i].start_ticks == 0)
+			*ARRAY_PUSH(out->v, out->nr) = t->v[i];
 }
 
 int proc_table_scan(struct proc_table *t)

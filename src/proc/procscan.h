@@ -17,7 +17,8 @@
 
 struct proc_entry {
 	pid_t pid, ppid, pgid, sid;
-	char state; /* 'R', 'S', ..., 'Z' for a zombie */
+	char state;	      /* 'R', 'S', ..., 'Z' for a zombie */
+	uint64_t start_ticks; /* when it started, in clock ticks after boot; 0 if unknown */
 };
 
 /* A snapshot of every process. */
@@ -43,6 +44,13 @@ int proc_stat_parse(const char *text, struct proc_entry *out);
  * not, -EINVAL for text that is not such a table.
  */
 int tcp_table_find_listener(const char *text, unsigned port, unsigned long *ret_inode);
+
+/*
+ * The processes of t that started at or after start_ticks (and those whose
+ * start is unknown): a process cannot carry a job's marks from before the
+ * job, so the environments of older ones need not be read.
+ */
+void procs_started_since(const struct proc_table *t, uint64_t start_ticks, struct proc_table *out);
 
 /* Every process now (those that vanish while being read are left out). */
 int proc_table_scan(struct proc_table *t);

@@ -716,6 +716,13 @@ static void stat_parse(void **state)
 	assert_int_equal(e.sid, 0);
 	assert_int_equal(proc_stat_parse("2147483647 (max) S 1 1 1 0", &e), 0);
 	assert_int_equal(e.pid, 2147483647);
+	assert_int_equal(e.start_ticks, 0); /* cut short: unknown */
+	/* Field 22, starttime, after negative tty fields and a comm with spaces. */
+	assert_int_equal(proc_stat_parse("9 (a b) S 1 9 9 0 -1 4194560 10 0 0 0 3 4 0 0 20 0 1 0 "
+					 "123456 2000 300 18446744073709551615",
+					 &e),
+			 0);
+	assert_int_equal(e.start_ticks, 123456);
 }
 
 static void stat_parse_malformed(void **state)
@@ -835,19 +842,19 @@ static void tcp6_table(void **state)
 /* ---- selections from a process table ---- */
 
 static const struct proc_entry table_entries[] = {
-	/* pid ppid pgid sid state */
-	{ 1, 0, 1, 1, 'S' },	     /* init */
-	{ 100, 1, 100, 100, 'S' },   /* the agent */
-	{ 101, 100, 101, 101, 'S' }, /* a rank, leading its session */
-	{ 102, 101, 101, 101, 'R' }, /* its child */
-	{ 103, 102, 103, 103, 'Z' }, /* a dead grandchild */
-	{ 104, 103, 104, 104, 'S' }, /* below the dead one */
-	{ 105, 100, 105, 105, 'Z' }, /* a dead rank */
-	{ 106, 105, 106, 106, 'S' }, /* its child */
-	{ 107, 1, 101, 101, 'S' },   /* in the rank's session, orphaned to init */
-	{ 108, 1, 108, 101, 'Z' },   /* in the rank's session, dead */
-	{ 200, 1, 200, 200, 'S' },   /* unrelated */
-	{ 201, 200, 200, 200, 'S' }, /* unrelated */
+	/* pid ppid pgid sid state start_ticks */
+	{ 1, 0, 1, 1, 'S', 5 },		   /* init */
+	{ 100, 1, 100, 100, 'S', 1000 },   /* the agent */
+	{ 101, 100, 101, 101, 'S', 1001 }, /* a rank, leading its session */
+	{ 102, 101, 101, 101, 'R', 1002 }, /* its child */
+	{ 103, 102, 103, 103, 'Z', 1003 }, /* a dead grandchild */
+	{ 104, 103, 104, 104, 'S', 1004 }, /* below the dead one */
+	{ 105, 100, 105, 105, 'Z', 1005 }, /* a dead rank */
+	{ 106, 105, 106, 106, 'S', 1006 }, /* its child */
+	{ 107, 1, 101, 101, 'S', 1007 },   /* in the rank's session, orphaned to init */
+	{ 108, 1, 108, 101, 'Z', 1008 },   /* in the rank's session, dead */
+	{ 200, 1, 200, 200, 'S', 500 },	   /* unrelated */
+	{ 201, 200, 200, 200, 'S', 0 },	   /* unrelated */
 };
 
 static void assert_pids(const struct proc_list *l, const pid_t *want, size_t n)
@@ -860,6 +867,38 @@ static void assert_pids(const struct proc_list *l, const pid_t *want, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (!proc_list_has(l, want[i]))
 			fail_msg("%d is missing", (int)want[i]);
+}
+
+/* Only processes as young as the job (or of unknown age) are candidates for its marks. */
+static void started_since(void **state)
+{
+	const struct proc_table t = { (struct proc_entry *)table_entries,
+				      ARRAY_SIZE(table_entries) };
+	struct proc_table young;
+
+	(void)state;
+	procs_started_since(&t, 1000, &young);
+	assert_int_equal(young.nr, 10);
+	for (size_t i = 0; i < young.nr; i++)
+		assert_true(young.v[i].start_ticks >= 1000 || young.v[i].start_ticks == 0);
+	proc_table_release(&young);
+	procs_started_since(&t, 0, &young);
+	assert_int_equal(young.nr, ARRAY_SIZE(table_entries));
+	proc_table_release(&young);
+
+	/* A real process has its start; this one started after init. */
+	struct proc_table live;
+	uint64_t self = 0, init = 0;
+	assert_int_equal(proc_table_scan(&live), 0);
+	for (size_t i = 0; i < live.nr; i++) {
+		if (live.v[i].pid == getpid())
+			self = live.v[i].start_ticks;
+		if (live.v[i].pid == 1)
+			init = live.v[i].start_ticks;
+	}
+	proc_table_release(&live);
+	assert_true(self > 0);
+	assert_true(self >= init);
 }
 
 static void descendants(void **state)
@@ -1086,6 +1125,7 @@ int main(void)
 		cmocka_unit_test(stat_parse_malformed),
 		cmocka_unit_test(tcp_table),
 		cmocka_unit_test(tcp6_table),
+		cmocka_unit_test(started_since),
 		cmocka_unit_test(descendants),
 		cmocka_unit_test(session),
 		cmocka_unit_test(proc_list_basics),
