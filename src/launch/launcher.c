@@ -581,7 +581,7 @@ static void handle_signals(struct launcher *l)
 static void stall_advice(struct launcher *l)
 {
 	notice(l,
-	       "no output for %u s while every rank runs.  A job that hangs silently at "
+	       "no output for %u s while ranks still run.  A job that hangs silently at "
 	       "start-up is most often:",
 	       l->o->stall_s);
 	strbuf_addstr(
