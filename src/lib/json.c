@@ -1,5 +1,7 @@
 #include "sparkctl.h"
 
+#include <math.h>
+
 #include "lib/json.h"
 #include "lib/xalloc.h"
 
@@ -83,6 +85,11 @@ json_t *jint(int64_t v)
 	return checked(json_integer((json_int_t)v));
 }
 
+json_t *jreal(double v)
+{
+	return checked(isfinite(v) ? json_real(v) : json_null());
+}
+
 json_t *jtri(int t)
 {
 	return checked(t < 0 ? json_null() : json_boolean(t));
@@ -154,25 +161,6 @@ int json_load_buffer(const char *buf, size_t len, const char *name, json_t **ret
 	return 0;
 }
 
-static int read_stream(int fd, struct strbuf *out)
-{
-	for (;;) {
-		strbuf_grow(out, 65536);
-		ssize_t n = read(fd, out->buf + out->len, out->alloc - out->len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return 0;
-		out->len += (size_t)n;
-		out->buf[out->len] = '\0';
-		if (out->len > JSON_INPUT_MAX)
-			return -EFBIG;
-	}
-}
-
 int json_load_path(const char *path, json_t **ret, struct strbuf *err)
 {
 	struct strbuf text = STRBUF_INIT;
@@ -186,7 +174,7 @@ int json_load_path(const char *path, json_t **ret, struct strbuf *err)
 		strbuf_addf(err, "cannot open '%s': %s", path, strerror(-r));
 		return r;
 	}
-	r = read_stream(fd, &text);
+	r = strbuf_read_fd(&text, fd, JSON_INPUT_MAX);
 	if (!is_stdin)
 		close(fd);
 	if (r == -EFBIG)

@@ -26,6 +26,8 @@ json_t *jstr(const char *s);
 json_t *jint_known(int64_t v);
 /* An integer. */
 json_t *jint(int64_t v);
+/* A number, or null when v is not finite (JSON has no NaN or infinity). */
+json_t *jreal(double v);
 /* true/false, or null when t is negative (unknown). */
 json_t *jtri(int t);
 json_t *jbool(bool b);

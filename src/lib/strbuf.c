@@ -150,3 +150,36 @@ void strbuf_trim(struct strbuf *sb)
 		strbuf_setlen(sb, sb->len - start);
 	}
 }
+
+int strbuf_read_fd(struct strbuf *sb, int fd, size_t max)
+{
+	size_t start = sb->len;
+
+	for (;;) {
+		strbuf_grow(sb, 65536);
+		ssize_t n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		sb->len += (size_t)n;
+		sb->buf[sb->len] = '\0';
+		if (sb->len - start > max)
+			return -EFBIG;
+	}
+}
+
+int strbuf_read_path(struct strbuf *sb, const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = strbuf_read_fd(sb, fd, max);
+	close(fd);
+	return r;
+}

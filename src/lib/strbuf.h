@@ -49,5 +49,12 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) ATTR_PRINTF(2,
 void strbuf_rtrim(struct strbuf *sb);
 /* Remove leading and trailing whitespace. */
 void strbuf_trim(struct strbuf *sb);
+/*
+ * Append everything fd has to read, up to max bytes: -EFBIG beyond that,
+ * -errno on a read error.
+ */
+int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
+/* The same for the file at path (opened close-on-exec, not following a terminal). */
+int strbuf_read_path(struct strbuf *sb, const char *path, size_t max);
 
 #endif

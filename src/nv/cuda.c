@@ -5,7 +5,7 @@
 #include "lib/dl.h"
 #include "nv/cuda.h"
 
-int cuda_open(struct cuda *cuda, struct strbuf *err)
+int cuda_open(struct cuda *cuda, bool compute, struct strbuf *err)
 {
 	const struct dl_symbol syms[] = {
 		{ { "cuInit" }, (void **)&cuda->init, true },
@@ -16,6 +16,22 @@ int cuda_open(struct cuda *cuda, struct strbuf *err)
 		{ { "cuDeviceGetName" }, (void **)&cuda->device_get_name, false },
 		{ { "cuDeviceGetPCIBusId" }, (void **)&cuda->device_get_pci_bus_id, false },
 		{ { "cuGetErrorString" }, (void **)&cuda->get_error_string, false },
+		/* Exported under the _v2 names that cuda.h maps the calls to. */
+		{ { "cuDevicePrimaryCtxRetain" }, (void **)&cuda->primary_ctx_retain, compute },
+		{ { "cuDevicePrimaryCtxRelease_v2" },
+		  (void **)&cuda->primary_ctx_release,
+		  compute },
+		{ { "cuCtxSetCurrent" }, (void **)&cuda->ctx_set_current, compute },
+		{ { "cuMemAlloc_v2" }, (void **)&cuda->mem_alloc, compute },
+		{ { "cuMemFree_v2" }, (void **)&cuda->mem_free, compute },
+		{ { "cuMemGetInfo_v2" }, (void **)&cuda->mem_get_info, compute },
+		{ { "cuMemcpyHtoD_v2" }, (void **)&cuda->memcpy_htod, compute },
+		{ { "cuMemcpyDtoH_v2" }, (void **)&cuda->memcpy_dtoh, compute },
+		{ { "cuMemsetD8_v2" }, (void **)&cuda->memset_d8, compute },
+		{ { "cuStreamCreate" }, (void **)&cuda->stream_create, compute },
+		{ { "cuStreamDestroy_v2" }, (void **)&cuda->stream_destroy, compute },
+		{ { "cuStreamQuery" }, (void **)&cuda->stream_query, compute },
+		{ { "cuStreamSynchronize" }, (void **)&cuda->stream_synchronize, compute },
 	};
 	int r;
 

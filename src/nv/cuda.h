@@ -15,13 +15,24 @@
 
 typedef int cu_result;
 typedef int cu_device;
+typedef unsigned long long cu_deviceptr;
+typedef struct CUctx_st *cu_context;
+/* The same handle as the runtime's cudaStream_t, which NCCL takes. */
+typedef struct CUstream_st *cu_stream;
 
 enum {
 	CUDA_SUCCESS = 0,
 	CUDA_ERROR_NO_DEVICE = 100,
+	CUDA_ERROR_NOT_READY = 600,
+};
+
+/* cuStreamCreate's flag: no implicit synchronisation with the legacy stream. */
+enum {
+	CU_STREAM_FLAG_NON_BLOCKING = 0x1
 };
 
 enum cu_device_attribute {
+	CU_ATTR_INTEGRATED = 18,
 	CU_ATTR_PCI_BUS_ID = 33,
 	CU_ATTR_PCI_DEVICE_ID = 34,
 	CU_ATTR_PCI_DOMAIN_ID = 50,
@@ -41,14 +52,30 @@ struct cuda {
 	cu_result (*device_get_name)(char *name, int len, cu_device dev);
 	cu_result (*device_get_pci_bus_id)(char *bus_id, int len, cu_device dev);
 	cu_result (*get_error_string)(cu_result r, const char **str);
+
+	/* Memory and streams, for bench nccl (cuda_open(..., true, ...)). */
+	cu_result (*primary_ctx_retain)(cu_context *ctx, cu_device dev);
+	cu_result (*primary_ctx_release)(cu_device dev);
+	cu_result (*ctx_set_current)(cu_context ctx);
+	cu_result (*mem_alloc)(cu_deviceptr *ptr, size_t size);
+	cu_result (*mem_free)(cu_deviceptr ptr);
+	cu_result (*mem_get_info)(size_t *free, size_t *total);
+	cu_result (*memcpy_htod)(cu_deviceptr dst, const void *src, size_t size);
+	cu_result (*memcpy_dtoh)(void *dst, cu_deviceptr src, size_t size);
+	cu_result (*memset_d8)(cu_deviceptr dst, unsigned char value, size_t size);
+	cu_result (*stream_create)(cu_stream *stream, unsigned flags);
+	cu_result (*stream_destroy)(cu_stream stream);
+	cu_result (*stream_query)(cu_stream stream);
+	cu_result (*stream_synchronize)(cu_stream stream);
 };
 
 /*
- * Load the library and call cuInit(0).  -ENOENT when the library or a
- * symbol is missing, -EIO when cuInit fails (no device, driver mismatch),
- * with the reason in err.
+ * Load the library and call cuInit(0); with compute, the memory and stream
+ * functions are required too.  -ENOENT when the library or a symbol is
+ * missing, -EIO when cuInit fails (no device, driver mismatch), with the
+ * reason in err.
  */
-int cuda_open(struct cuda *cuda, struct strbuf *err);
+int cuda_open(struct cuda *cuda, bool compute, struct strbuf *err);
 void cuda_close(struct cuda *cuda);
 const char *cuda_strerror(const struct cuda *cuda, cu_result r);
 

@@ -37,3 +37,60 @@ int nccl_probe_version(int *ret_code, char **ret_path, struct strbuf *err)
 	dlclose(h);
 	return r;
 }
+
+int nccl_open(struct nccl *nccl, struct strbuf *err)
+{
+	const struct dl_symbol syms[] = {
+		{ { "ncclGetVersion" }, (void **)&nccl->get_version, true },
+		{ { "ncclGetUniqueId" }, (void **)&nccl->get_unique_id, true },
+		{ { "ncclCommInitRank" }, (void **)&nccl->comm_init_rank, true },
+		{ { "ncclCommDestroy" }, (void **)&nccl->comm_destroy, true },
+		{ { "ncclCommAbort" }, (void **)&nccl->comm_abort, true },
+		{ { "ncclCommFinalize" }, (void **)&nccl->comm_finalize, false },
+		{ { "ncclCommGetAsyncError" }, (void **)&nccl->comm_get_async_error, true },
+		{ { "ncclGetErrorString" }, (void **)&nccl->get_error_string, true },
+		{ { "ncclGetLastError" }, (void **)&nccl->get_last_error, false },
+		{ { "ncclAllReduce" }, (void **)&nccl->all_reduce, true },
+		{ { "ncclAllGather" }, (void **)&nccl->all_gather, true },
+		{ { "ncclReduceScatter" }, (void **)&nccl->reduce_scatter, true },
+		{ { "ncclBroadcast" }, (void **)&nccl->broadcast, true },
+		{ { "ncclReduce" }, (void **)&nccl->reduce, true },
+		{ { "ncclAlltoAll" }, (void **)&nccl->alltoall, false },
+		{ { "ncclSend" }, (void **)&nccl->send, true },
+		{ { "ncclRecv" }, (void **)&nccl->recv, true },
+		{ { "ncclGroupStart" }, (void **)&nccl->group_start, true },
+		{ { "ncclGroupEnd" }, (void **)&nccl->group_end, true },
+	};
+	int r;
+
+	memset(nccl, 0, sizeof(*nccl));
+	r = dl_open(NCCL_SONAME, &nccl->handle, err);
+	if (r < 0)
+		return r;
+	r = dl_resolve(nccl->handle, syms, ARRAY_SIZE(syms), err);
+	if (r == 0 && nccl->get_version(&nccl->version) != NCCL_SUCCESS) {
+		strbuf_addstr(err, "ncclGetVersion failed");
+		r = -EIO;
+	}
+	if (r < 0) {
+		dlclose(nccl->handle);
+		memset(nccl, 0, sizeof(*nccl));
+	}
+	return r;
+}
+
+void nccl_close(struct nccl *nccl)
+{
+	if (nccl->handle)
+		dlclose(nccl->handle);
+	memset(nccl, 0, sizeof(*nccl));
+}
+
+void nccl_describe(const struct nccl *nccl, nccl_comm comm, nccl_result r, struct strbuf *out)
+{
+	const char *last = nccl->get_last_error ? nccl->get_last_error(comm) : NULL;
+
+	strbuf_addstr(out, nccl->get_error_string ? nccl->get_error_string(r) : "NCCL error");
+	if (last && *last)
+		strbuf_addf(out, " (%s)", last);
+}

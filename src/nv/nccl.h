@@ -1,16 +1,74 @@
 /*
  * nccl.h - the NCCL library (libnccl.so.2), loaded at run time.
  *
- * For the inventory only the version is needed; bench nccl extends this
- * with the collective API.
+ * The inventory needs only the version; bench nccl the collective API,
+ * declared here with our own types (no NCCL or CUDA header at build time;
+ * tests/abi/check-abi.c compares them with the real nccl.h).
  */
 #ifndef SPARKCTL_NCCL_H
 #define SPARKCTL_NCCL_H
 
 #include "sparkctl.h"
 #include "lib/strbuf.h"
+#include "nv/cuda.h"
 
 #define NCCL_SONAME "libnccl.so.2"
+
+#define NCCL_UNIQUE_ID_BYTES 128
+
+typedef int nccl_result;
+typedef struct ncclComm *nccl_comm;
+/* Passed by value, as nccl.h's ncclUniqueId: an aggregate of 128 bytes. */
+typedef struct {
+	char internal[NCCL_UNIQUE_ID_BYTES];
+} nccl_unique_id;
+
+enum {
+	NCCL_SUCCESS = 0,
+	NCCL_IN_PROGRESS = 7,
+};
+
+/* The collective API, for bench nccl.  A NULL member is absent from this version. */
+struct nccl {
+	void *handle;
+	int version;
+	nccl_result (*get_version)(int *version);
+	nccl_result (*get_unique_id)(nccl_unique_id *id);
+	nccl_result (*comm_init_rank)(nccl_comm *comm, int nranks, nccl_unique_id id, int rank);
+	nccl_result (*comm_destroy)(nccl_comm comm);
+	nccl_result (*comm_abort)(nccl_comm comm);
+	nccl_result (*comm_finalize)(nccl_comm comm); /* 2.14 */
+	nccl_result (*comm_get_async_error)(nccl_comm comm, nccl_result *error);
+	const char *(*get_error_string)(nccl_result r);
+	const char *(*get_last_error)(nccl_comm comm); /* 2.13 */
+	nccl_result (*all_reduce)(const void *send, void *recv, size_t count, int dtype, int op,
+				  nccl_comm comm, cu_stream stream);
+	nccl_result (*all_gather)(const void *send, void *recv, size_t send_count, int dtype,
+				  nccl_comm comm, cu_stream stream);
+	nccl_result (*reduce_scatter)(const void *send, void *recv, size_t recv_count, int dtype,
+				      int op, nccl_comm comm, cu_stream stream);
+	nccl_result (*broadcast)(const void *send, void *recv, size_t count, int dtype, int root,
+				 nccl_comm comm, cu_stream stream);
+	nccl_result (*reduce)(const void *send, void *recv, size_t count, int dtype, int op,
+			      int root, nccl_comm comm, cu_stream stream);
+	nccl_result (*alltoall)(const void *send, void *recv, size_t count, int dtype,
+				nccl_comm comm, cu_stream stream); /* 2.28 */
+	nccl_result (*send)(const void *send, size_t count, int dtype, int peer, nccl_comm comm,
+			    cu_stream stream);
+	nccl_result (*recv)(void *recv, size_t count, int dtype, int peer, nccl_comm comm,
+			    cu_stream stream);
+	nccl_result (*group_start)(void);
+	nccl_result (*group_end)(void);
+};
+
+/*
+ * Load libnccl.so.2 with the collective API.  -ENOENT with the reason in
+ * err when the library or a required function is missing.
+ */
+int nccl_open(struct nccl *nccl, struct strbuf *err);
+void nccl_close(struct nccl *nccl);
+/* The message of a result code, and NCCL's last error when it has one. */
+void nccl_describe(const struct nccl *nccl, nccl_comm comm, nccl_result r, struct strbuf *out);
 
 /*
  * NCCL's version code as ncclGetVersion() returns it: X*1000+Y*100+Z up to

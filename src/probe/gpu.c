@@ -211,7 +211,7 @@ void probe_gpus_live(struct probe_ctx *ctx)
 		nvml_close(&nvml);
 	}
 	strbuf_reset(&err);
-	if (cuda_open(&cuda, &err) < 0) {
+	if (cuda_open(&cuda, false, &err) < 0) {
 		gi->cuda.available = TRI_NO;
 		gi->cuda.reason = strbuf_detach(&err, NULL);
 	} else {

@@ -44,6 +44,7 @@
  */
 #define CUDA_SUCCESS			   ours_CUDA_SUCCESS
 #define CUDA_ERROR_NO_DEVICE		   ours_CUDA_ERROR_NO_DEVICE
+#define CUDA_ERROR_NOT_READY		   ours_CUDA_ERROR_NOT_READY
 #define NVML_SUCCESS			   ours_NVML_SUCCESS
 #define NVML_ERROR_UNINITIALIZED	   ours_NVML_ERROR_UNINITIALIZED
 #define NVML_ERROR_INVALID_ARGUMENT	   ours_NVML_ERROR_INVALID_ARGUMENT
@@ -56,8 +57,10 @@
 #include "nv/cuda.h"
 #include "nv/nccl.h"
 #include "nv/nvml.h"
+#include "bench/nccl_perf.h"
 #undef CUDA_SUCCESS
 #undef CUDA_ERROR_NO_DEVICE
+#undef CUDA_ERROR_NOT_READY
 #undef NVML_SUCCESS
 #undef NVML_ERROR_UNINITIALIZED
 #undef NVML_ERROR_INVALID_ARGUMENT
@@ -110,6 +113,12 @@
 
 SAME_VALUE(CUDA_SUCCESS);
 SAME_VALUE(CUDA_ERROR_NO_DEVICE);
+SAME_VALUE(CUDA_ERROR_NOT_READY);
+SAME_CONST(CU_STREAM_FLAG_NON_BLOCKING, CU_STREAM_NON_BLOCKING);
+SAME_CONST(CU_ATTR_INTEGRATED, CU_DEVICE_ATTRIBUTE_INTEGRATED);
+SAME_CONST(CU_ATTR_PCI_BUS_ID, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
+SAME_CONST(CU_ATTR_PCI_DEVICE_ID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
+SAME_CONST(CU_ATTR_PCI_DOMAIN_ID, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID);
 SAME_CONST(CU_ATTR_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 SAME_CONST(CU_ATTR_COMPUTE_CAPABILITY_MINOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
 SAME_CONST(CU_ATTR_GPU_DIRECT_RDMA_SUPPORTED, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED);
@@ -118,6 +127,9 @@ SAME_CONST(CU_ATTR_DMA_BUF_SUPPORTED, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED);
 SAME_SIZE(cu_result, CUresult);
 SAME_SIZE(enum cu_device_attribute, CUdevice_attribute);
 SAME_TYPE(cu_device, CUdevice);
+SAME_TYPE(cu_deviceptr, CUdeviceptr);
+SAME_TYPE(cu_context, CUcontext);
+SAME_TYPE(cu_stream, CUstream);
 
 CALLS(struct cuda, init, cuInit);
 CALLS(struct cuda, driver_get_version, cuDriverGetVersion);
@@ -127,6 +139,20 @@ CALLS(struct cuda, device_get_attribute, cuDeviceGetAttribute);
 CALLS(struct cuda, device_get_name, cuDeviceGetName);
 CALLS(struct cuda, device_get_pci_bus_id, cuDeviceGetPCIBusId);
 CALLS(struct cuda, get_error_string, cuGetErrorString);
+/* The _v2 names cuda.c resolves are the ones cuda.h maps the calls to. */
+CALLS(struct cuda, primary_ctx_retain, cuDevicePrimaryCtxRetain);
+CALLS(struct cuda, primary_ctx_release, cuDevicePrimaryCtxRelease_v2);
+CALLS(struct cuda, ctx_set_current, cuCtxSetCurrent);
+CALLS(struct cuda, mem_alloc, cuMemAlloc_v2);
+CALLS(struct cuda, mem_free, cuMemFree_v2);
+CALLS(struct cuda, mem_get_info, cuMemGetInfo_v2);
+CALLS(struct cuda, memcpy_htod, cuMemcpyHtoD_v2);
+CALLS(struct cuda, memcpy_dtoh, cuMemcpyDtoH_v2);
+CALLS(struct cuda, memset_d8, cuMemsetD8_v2);
+CALLS(struct cuda, stream_create, cuStreamCreate);
+CALLS(struct cuda, stream_destroy, cuStreamDestroy_v2);
+CALLS(struct cuda, stream_query, cuStreamQuery);
+CALLS(struct cuda, stream_synchronize, cuStreamSynchronize);
 #endif
 
 #ifdef HAVE_NVML_H
@@ -188,6 +214,58 @@ CALLS(struct nvml, device_get_cuda_compute_capability, nvmlDeviceGetCudaComputeC
 _Static_assert(NCCL_MAJOR == 2, NCCL_SONAME " is not the library of this nccl.h");
 /* nccl.c's get_version, a local variable there. */
 CALLS_TYPE(int (*)(int *version), ncclGetVersion);
+
+SAME_SIZE(nccl_unique_id, ncclUniqueId);
+SAME_CONST(sizeof(nccl_unique_id), NCCL_UNIQUE_ID_BYTES);
+SAME_TYPE(nccl_comm, ncclComm_t);
+SAME_SIZE(nccl_result, ncclResult_t);
+SAME_CONST(NCCL_SUCCESS, ncclSuccess);
+SAME_CONST(NCCL_IN_PROGRESS, ncclInProgress);
+/* Our enum values are nccl.h's: ncclDataType_t and ncclRedOp_t. */
+SAME_CONST(PERF_INT8, ncclInt8);
+SAME_CONST(PERF_UINT8, ncclUint8);
+SAME_CONST(PERF_INT32, ncclInt32);
+SAME_CONST(PERF_UINT32, ncclUint32);
+SAME_CONST(PERF_INT64, ncclInt64);
+SAME_CONST(PERF_UINT64, ncclUint64);
+SAME_CONST(PERF_HALF, ncclFloat16);
+SAME_CONST(PERF_FLOAT, ncclFloat32);
+SAME_CONST(PERF_DOUBLE, ncclFloat64);
+SAME_CONST(PERF_BFLOAT16, ncclBfloat16);
+SAME_CONST(PERF_SUM, ncclSum);
+SAME_CONST(PERF_PROD, ncclProd);
+SAME_CONST(PERF_MAX, ncclMax);
+SAME_CONST(PERF_MIN, ncclMin);
+SAME_CONST(PERF_AVG, ncclAvg);
+
+CALLS(struct nccl, get_version, ncclGetVersion);
+CALLS(struct nccl, get_unique_id, ncclGetUniqueId);
+/*
+ * The id goes by value: our struct and nccl.h's are distinct types of the
+ * same layout (SAME_SIZE above; one char array each), which the cast check
+ * cannot see through, so the rest of the type is checked with the real id.
+ */
+CALLS_TYPE(nccl_result (*)(nccl_comm *, int, ncclUniqueId, int), ncclCommInitRank);
+SAME_TYPE(__typeof__(((struct nccl *)0)->comm_init_rank),
+	  nccl_result (*)(nccl_comm *, int, nccl_unique_id, int));
+CALLS(struct nccl, comm_destroy, ncclCommDestroy);
+CALLS(struct nccl, comm_abort, ncclCommAbort);
+CALLS(struct nccl, comm_finalize, ncclCommFinalize);
+CALLS(struct nccl, comm_get_async_error, ncclCommGetAsyncError);
+CALLS(struct nccl, get_error_string, ncclGetErrorString);
+CALLS(struct nccl, get_last_error, ncclGetLastError);
+CALLS(struct nccl, all_reduce, ncclAllReduce);
+CALLS(struct nccl, all_gather, ncclAllGather);
+CALLS(struct nccl, reduce_scatter, ncclReduceScatter);
+CALLS(struct nccl, broadcast, ncclBroadcast);
+CALLS(struct nccl, reduce, ncclReduce);
+CALLS(struct nccl, send, ncclSend);
+CALLS(struct nccl, recv, ncclRecv);
+CALLS(struct nccl, group_start, ncclGroupStart);
+CALLS(struct nccl, group_end, ncclGroupEnd);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+CALLS(struct nccl, alltoall, ncclAlltoAll);
+#endif
 
 /* nccl_version_string() of NCCL_VERSION(x, y, z) is "x.y.z". */
 static int check_nccl_version(int code, int x, int y, int z)

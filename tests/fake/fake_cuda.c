@@ -7,10 +7,48 @@
  * real library makes them equal), so that code passing one for the other
  * gets CUDA_ERROR_INVALID_DEVICE instead of working by accident.
  *
+ * Enough of the rest for sparkctl bench nccl to run against the stand-in
+ * libnccl.so.2 (fake_nccl.c) on one rank, with device memory in host
+ * memory:
+ *
+ *   - primary contexts: cuDevicePrimaryCtxRetain counts references and
+ *     cuDevicePrimaryCtxRelease_v2 takes them back; cuCtxSetCurrent makes
+ *     one current to the calling thread (each thread has its own).  The
+ *     memory and stream calls need a current context whose primary context
+ *     is retained, or they fail with CUDA_ERROR_INVALID_CONTEXT, as in the
+ *     real library.
+ *   - cuMemAlloc_v2 hands out host memory (aligned to 256 bytes) as the
+ *     CUdeviceptr.  cuMemFree_v2 of anything else is CUDA_ERROR_INVALID_VALUE,
+ *     and so are copies and memsets that leave one allocation.
+ *   - cuMemGetInfo_v2: the total is the GPU's memory (128 GiB for the GB10,
+ *     which has none of its own), the free memory that less what is
+ *     allocated.  SPARKCTL_FAKE_CUDA_FREE_MIB=N makes the free memory N MiB
+ *     less what is allocated; an allocation larger than the free memory
+ *     fails with CUDA_ERROR_OUT_OF_MEMORY.
+ *   - streams carry no work of their own: the copies are synchronous.  The
+ *     stand-in libnccl marks a stream busy for a while or hung, through the
+ *     hooks of fake_gpu.h.  cuStreamQuery of a busy or hung stream answers
+ *     CUDA_ERROR_NOT_READY; cuStreamSynchronize waits out a busy one, and
+ *     on a hung one fails at once with CUDA_ERROR_LAUNCH_TIMEOUT instead of
+ *     blocking forever, as do cuMemFree_v2 and the last
+ *     cuDevicePrimaryCtxRelease_v2 (which synchronize in the real library).
+ *     NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the current
+ *     context's default stream.
+ *
+ * Allocations, streams and primary context references still held when the
+ * library is unloaded (at the latest, at exit) are reported on stderr,
+ * which the tests require to be empty.
+ *
  * Built with FAKE_BROKEN, it lacks cuDeviceGetAttribute, which sparkctl
  * requires.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "fake_gpu.h"
 
@@ -22,16 +60,40 @@
 typedef enum cudaError_enum {
 	CUDA_SUCCESS = 0,
 	CUDA_ERROR_INVALID_VALUE = 1,
+	CUDA_ERROR_OUT_OF_MEMORY = 2,
 	CUDA_ERROR_NOT_INITIALIZED = 3,
 	CUDA_ERROR_NO_DEVICE = 100,
 	CUDA_ERROR_INVALID_DEVICE = 101,
+	CUDA_ERROR_INVALID_CONTEXT = 201,
+	CUDA_ERROR_INVALID_HANDLE = 400,
+	CUDA_ERROR_NOT_READY = 600,
+	CUDA_ERROR_LAUNCH_TIMEOUT = 702,
 	CUDA_ERROR_UNKNOWN = 999,
 } CUresult;
 
 typedef int CUdevice_v1;
 typedef CUdevice_v1 CUdevice;
 
+#if defined(_WIN64) || defined(__LP64__)
+typedef unsigned long long CUdeviceptr_v2;
+#else
+typedef unsigned int CUdeviceptr_v2;
+#endif
+typedef CUdeviceptr_v2 CUdeviceptr;
+
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+
+#define CU_STREAM_LEGACY     ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+
+typedef enum CUstream_flags_enum {
+	CU_STREAM_DEFAULT = 0x0,
+	CU_STREAM_NON_BLOCKING = 0x1,
+} CUstream_flags;
+
 typedef enum CUdevice_attribute_enum {
+	CU_DEVICE_ATTRIBUTE_INTEGRATED = 18,
 	CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
 	CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
 	CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
@@ -49,10 +111,31 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
 CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
 CUresult cuGetErrorString(CUresult error, const char **pStr);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total);
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
+CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
+CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N);
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags);
+CUresult cuStreamDestroy_v2(CUstream hStream);
+CUresult cuStreamQuery(CUstream hStream);
+CUresult cuStreamSynchronize(CUstream hStream);
 #endif
 
 /* CUdevice of ordinal i. */
 #define DEVICE_BASE 0x100
+
+/* The most GPUs a machine of fake_gpu.c has. */
+#define MAX_GPUS 8
+
+/* What a GPU without memory of its own (the GB10) reports: its share of the unified memory. */
+#define UNIFIED_MEMORY_BYTES (128ULL << 30)
+
+#define ALLOC_ALIGN 256
 
 static const struct fake_machine *machine;
 
@@ -62,6 +145,41 @@ static const struct fake_gpu *gpu_of(CUdevice dev)
 		return NULL;
 	return machine->cuda_gpus[dev - DEVICE_BASE];
 }
+
+/*
+ * A stream: idle, busy until a time, or hung until the stand-in libnccl
+ * releases it (fake_cuda_stream_release).
+ */
+struct CUstream_st {
+	struct CUctx_st *ctx;
+	bool hung;
+	struct timespec busy_until; /* CLOCK_MONOTONIC; zero: idle */
+	struct CUstream_st *next;   /* in streams, for those of cuStreamCreate */
+};
+
+/* The primary context of a device. */
+struct CUctx_st {
+	CUdevice dev;
+	unsigned refs;		/* cuDevicePrimaryCtxRetain less cuDevicePrimaryCtxRelease_v2 */
+	size_t allocated;	/* bytes of its live allocations */
+	struct CUstream_st def; /* its default stream */
+};
+
+struct allocation {
+	uintptr_t base;
+	size_t size;
+	struct CUctx_st *ctx;
+};
+
+/* Everything below, but the current context, is shared by the threads under lock. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct CUctx_st primary[MAX_GPUS];
+static struct CUstream_st *streams;
+static struct allocation *allocations;
+static size_t nr_allocations, allocations_cap;
+
+/* As in the real library, each thread has its own. */
+static _Thread_local struct CUctx_st *current;
 
 FAKE_EXPORT CUresult cuInit(unsigned int Flags)
 {
@@ -73,6 +191,8 @@ FAKE_EXPORT CUresult cuInit(unsigned int Flags)
 		return CUDA_ERROR_UNKNOWN;
 	if (m->cuda_no_device)
 		return CUDA_ERROR_NO_DEVICE;
+	if (m->nr_cuda_gpus > MAX_GPUS)
+		return CUDA_ERROR_UNKNOWN;
 	machine = m;
 	return CUDA_SUCCESS;
 }
@@ -122,6 +242,10 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CU
 	if (!pi)
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (attrib) {
+	case CU_DEVICE_ATTRIBUTE_INTEGRATED:
+		/* Integrated with host memory: the GPUs without memory of their own. */
+		*pi = gpu->memory_bytes == 0;
+		return CUDA_SUCCESS;
 	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
 		*pi = (int)gpu->bus;
 		return CUDA_SUCCESS;
@@ -180,6 +304,463 @@ FAKE_EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/* ---- Primary contexts ---- */
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	struct CUctx_st *ctx;
+
+	if (!machine)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!gpu_of(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	ctx = &primary[dev - DEVICE_BASE];
+	pthread_mutex_lock(&lock);
+	ctx->dev = dev;
+	ctx->def.ctx = ctx;
+	ctx->refs++;
+	pthread_mutex_unlock(&lock);
+	*pctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+/* Under lock: a stream of ctx hangs. */
+static bool ctx_hung(const struct CUctx_st *ctx)
+{
+	if (ctx->def.hung)
+		return true;
+	for (const struct CUstream_st *s = streams; s; s = s->next)
+		if (s->ctx == ctx && s->hung)
+			return true;
+	return false;
+}
+
+/*
+ * The last reference destroys the context in the real library, which waits
+ * for its work first: a hung stream would block forever.  What was
+ * allocated in it is kept, to be reported as leaked.
+ */
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	struct CUctx_st *ctx;
+	CUresult r = CUDA_SUCCESS;
+
+	if (!machine)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!gpu_of(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	ctx = &primary[dev - DEVICE_BASE];
+	pthread_mutex_lock(&lock);
+	if (ctx->refs == 0)
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	else if (ctx->refs == 1 && ctx_hung(ctx))
+		r = CUDA_ERROR_LAUNCH_TIMEOUT;
+	else if (--ctx->refs == 0)
+		memset(&ctx->def, 0, sizeof(ctx->def));
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* Only primary contexts exist here; NULL makes none current. */
+FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	struct CUctx_st *c = NULL;
+	CUresult r = CUDA_SUCCESS;
+
+	if (!machine)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; ctx && i < MAX_GPUS; i++)
+		if (ctx == &primary[i] && primary[i].refs)
+			c = &primary[i];
+	if (ctx && !c)
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	else
+		current = c;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* The current context, under lock, or NULL with the error in *r. */
+static struct CUctx_st *current_ctx(CUresult *r)
+{
+	if (!machine) {
+		*r = CUDA_ERROR_NOT_INITIALIZED;
+		return NULL;
+	}
+	/* Released since it was made current: destroyed, as in the real library. */
+	if (!current || current->refs == 0) {
+		*r = CUDA_ERROR_INVALID_CONTEXT;
+		return NULL;
+	}
+	*r = CUDA_SUCCESS;
+	return current;
+}
+
+/* ---- Memory ---- */
+
+/* Under lock: the allocation holding [p, p + n), or NULL. */
+static struct allocation *allocation_of(uintptr_t p, size_t n)
+{
+	for (size_t i = 0; i < nr_allocations; i++) {
+		struct allocation *a = &allocations[i];
+
+		if (p >= a->base && p - a->base <= a->size && n <= a->size - (p - a->base))
+			return a;
+	}
+	return NULL;
+}
+
+static CUresult parse_free_mib(unsigned long long *bytes)
+{
+	const char *s = getenv("SPARKCTL_FAKE_CUDA_FREE_MIB");
+	unsigned long long mib;
+	char *end;
+
+	if (!s)
+		return CUDA_ERROR_NOT_READY; /* unset */
+	if (*s < '0' || *s > '9')
+		return CUDA_ERROR_INVALID_VALUE;
+	mib = strtoull(s, &end, 10);
+	if (*end || mib > (SIZE_MAX >> 20))
+		return CUDA_ERROR_INVALID_VALUE;
+	*bytes = mib << 20;
+	return CUDA_SUCCESS;
+}
+
+/* Under lock: the free and total memory of ctx's GPU. */
+static CUresult memory_of(const struct CUctx_st *ctx, size_t *free_bytes, size_t *total_bytes)
+{
+	const struct fake_gpu *gpu = gpu_of(ctx->dev);
+	unsigned long long total = gpu ? gpu->memory_bytes : 0, free_env = 0;
+	CUresult r = parse_free_mib(&free_env);
+
+	if (total == 0)
+		total = UNIFIED_MEMORY_BYTES;
+	if (r == CUDA_ERROR_INVALID_VALUE)
+		return r;
+	if (r == CUDA_SUCCESS)
+		*free_bytes = free_env > ctx->allocated ? (size_t)(free_env - ctx->allocated) : 0;
+	else
+		*free_bytes = total > ctx->allocated ? (size_t)(total - ctx->allocated) : 0;
+	*total_bytes = (size_t)total;
+	if (*total_bytes < *free_bytes)
+		*total_bytes = *free_bytes;
+	return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+	struct CUctx_st *ctx;
+	size_t f = 0, t = 0;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	ctx = current_ctx(&r);
+	if (ctx)
+		r = memory_of(ctx, &f, &t);
+	pthread_mutex_unlock(&lock);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!free || !total)
+		return CUDA_ERROR_INVALID_VALUE;
+	*free = f;
+	*total = t;
+	return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	struct CUctx_st *ctx;
+	size_t free_bytes = 0, total = 0, size;
+	void *p = NULL;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	ctx = current_ctx(&r);
+	if (!ctx)
+		goto out;
+	r = CUDA_ERROR_INVALID_VALUE;
+	if (!dptr || bytesize == 0)
+		goto out;
+	r = memory_of(ctx, &free_bytes, &total);
+	if (r != CUDA_SUCCESS)
+		goto out;
+	r = CUDA_ERROR_OUT_OF_MEMORY;
+	if (bytesize > free_bytes || bytesize > SIZE_MAX - ALLOC_ALIGN)
+		goto out;
+	if (nr_allocations == allocations_cap) {
+		size_t cap = allocations_cap ? 2 * allocations_cap : 16;
+		struct allocation *a = realloc(allocations, cap * sizeof(*a));
+
+		if (!a)
+			goto out;
+		allocations = a;
+		allocations_cap = cap;
+	}
+	size = (bytesize + ALLOC_ALIGN - 1) / ALLOC_ALIGN * ALLOC_ALIGN;
+	p = aligned_alloc(ALLOC_ALIGN, size);
+	if (!p)
+		goto out;
+	allocations[nr_allocations++] =
+		(struct allocation){ .base = (uintptr_t)p, .size = bytesize, .ctx = ctx };
+	ctx->allocated += bytesize;
+	*dptr = (CUdeviceptr)(uintptr_t)p;
+	r = CUDA_SUCCESS;
+out:
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+	struct allocation *a = NULL;
+	struct CUctx_st *ctx;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	ctx = current_ctx(&r);
+	if (!ctx)
+		goto out;
+	for (size_t i = 0; i < nr_allocations; i++)
+		if (allocations[i].base == (uintptr_t)dptr)
+			a = &allocations[i];
+	r = CUDA_ERROR_INVALID_VALUE;
+	if (!a)
+		goto out;
+	/* The real library waits for the device first. */
+	r = CUDA_ERROR_LAUNCH_TIMEOUT;
+	if (ctx_hung(a->ctx))
+		goto out;
+	free((void *)a->base);
+	a->ctx->allocated -= a->size;
+	*a = allocations[--nr_allocations];
+	r = CUDA_SUCCESS;
+out:
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* The host address of [dptr, dptr + n) in one allocation, or NULL with the error in *r. */
+static void *device_range(CUdeviceptr dptr, size_t n, CUresult *r)
+{
+	void *p = NULL;
+
+	pthread_mutex_lock(&lock);
+	if (current_ctx(r)) {
+		*r = CUDA_ERROR_INVALID_VALUE;
+		if (allocation_of((uintptr_t)dptr, n)) {
+			p = (void *)(uintptr_t)dptr;
+			*r = CUDA_SUCCESS;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return p;
+}
+
+FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+	CUresult r;
+	void *dst = device_range(dstDevice, ByteCount, &r);
+
+	if (!dst)
+		return r;
+	if (!srcHost)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(dst, srcHost, ByteCount);
+	return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	CUresult r;
+	const void *src = device_range(srcDevice, ByteCount, &r);
+
+	if (!src)
+		return r;
+	if (!dstHost)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(dstHost, src, ByteCount);
+	return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+	CUresult r;
+	void *dst = device_range(dstDevice, N, &r);
+
+	if (!dst)
+		return r;
+	memset(dst, uc, N);
+	return CUDA_SUCCESS;
+}
+
+/* ---- Streams ---- */
+
+FAKE_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+	struct CUctx_st *ctx;
+	struct CUstream_st *s = NULL;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	ctx = current_ctx(&r);
+	if (!ctx)
+		goto out;
+	r = CUDA_ERROR_INVALID_VALUE;
+	if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+		goto out;
+	r = CUDA_ERROR_OUT_OF_MEMORY;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto out;
+	s->ctx = ctx;
+	s->next = streams;
+	streams = s;
+	*phStream = s;
+	r = CUDA_SUCCESS;
+out:
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* Under lock: the stream hStream stands for, or NULL with the error in *r. */
+static struct CUstream_st *stream_of(CUstream hStream, CUresult *r)
+{
+	struct CUctx_st *ctx = current_ctx(r);
+
+	if (!ctx)
+		return NULL;
+	if (!hStream || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD)
+		return &ctx->def;
+	for (struct CUstream_st *s = streams; s; s = s->next)
+		if (s == hStream)
+			return s;
+	*r = CUDA_ERROR_INVALID_HANDLE;
+	return NULL;
+}
+
+/* Returns at once, as in the real library, even with work pending. */
+FAKE_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
+{
+	struct CUstream_st *s, **pp;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	s = stream_of(hStream, &r);
+	if (s && s == &s->ctx->def) {
+		s = NULL;
+		r = CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (s) {
+		for (pp = &streams; *pp != s; pp = &(*pp)->next)
+			;
+		*pp = s->next;
+		free(s);
+		r = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+static struct timespec now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t;
+}
+
+static bool before(struct timespec a, struct timespec b)
+{
+	return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+FAKE_EXPORT CUresult cuStreamQuery(CUstream hStream)
+{
+	struct CUstream_st *s;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	s = stream_of(hStream, &r);
+	if (s)
+		r = s->hung || before(now(), s->busy_until) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+FAKE_EXPORT CUresult cuStreamSynchronize(CUstream hStream)
+{
+	struct timespec until = { 0, 0 };
+	struct CUstream_st *s;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	s = stream_of(hStream, &r);
+	if (s) {
+		r = s->hung ? CUDA_ERROR_LAUNCH_TIMEOUT : CUDA_SUCCESS;
+		until = s->busy_until;
+	}
+	pthread_mutex_unlock(&lock);
+	if (r == CUDA_SUCCESS)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+			;
+	return r;
+}
+
+/* ---- The hooks for the stand-in libnccl (fake_gpu.h) ---- */
+
+FAKE_EXPORT int fake_cuda_stream_enqueue(void *stream, long long busy_us)
+{
+	struct CUstream_st *s;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	s = stream_of(stream, &r);
+	if (s && busy_us < 0) {
+		s->hung = true;
+	} else if (s && busy_us > 0) {
+		struct timespec t = now();
+
+		t.tv_sec += (time_t)(busy_us / 1000000);
+		t.tv_nsec += (long)(busy_us % 1000000) * 1000;
+		if (t.tv_nsec >= 1000000000) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000;
+		}
+		if (before(s->busy_until, t))
+			s->busy_until = t;
+	}
+	pthread_mutex_unlock(&lock);
+	return (int)r;
+}
+
+FAKE_EXPORT int fake_cuda_stream_release(void *stream)
+{
+	struct CUstream_st *s;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	s = stream_of(stream, &r);
+	if (s)
+		s->hung = false;
+	pthread_mutex_unlock(&lock);
+	return (int)r;
+}
+
+FAKE_EXPORT int fake_cuda_check_range(const void *ptr, size_t size)
+{
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	if (current_ctx(&r))
+		r = allocation_of((uintptr_t)ptr, size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_unlock(&lock);
+	return (int)r;
+}
+
 /* The texts of the real library; an unknown code is an error, *pStr NULL. */
 FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
 {
@@ -194,6 +775,9 @@ FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
 	case CUDA_ERROR_INVALID_VALUE:
 		s = "invalid argument";
 		break;
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		s = "out of memory";
+		break;
 	case CUDA_ERROR_NOT_INITIALIZED:
 		s = "initialization error";
 		break;
@@ -202,6 +786,18 @@ FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
 		break;
 	case CUDA_ERROR_INVALID_DEVICE:
 		s = "invalid device ordinal";
+		break;
+	case CUDA_ERROR_INVALID_CONTEXT:
+		s = "invalid device context";
+		break;
+	case CUDA_ERROR_INVALID_HANDLE:
+		s = "invalid resource handle";
+		break;
+	case CUDA_ERROR_NOT_READY:
+		s = "device not ready";
+		break;
+	case CUDA_ERROR_LAUNCH_TIMEOUT:
+		s = "the launch timed out and was terminated";
 		break;
 	case CUDA_ERROR_UNKNOWN:
 		s = "unknown error";
@@ -212,4 +808,30 @@ FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
 	}
 	*pStr = s;
 	return CUDA_SUCCESS;
+}
+
+__attribute__((destructor)) static void check_leaks(void)
+{
+	size_t nr_streams = 0, bytes = 0;
+
+	for (const struct CUstream_st *s = streams; s; s = s->next)
+		nr_streams++;
+	for (size_t i = 0; i < nr_allocations; i++)
+		bytes += allocations[i].size;
+	if (nr_allocations)
+		fprintf(stderr,
+			"libcuda.so.1 (sparkctl test stand-in): unloaded with %zu allocation(s) "
+			"(%zu bytes) not freed by cuMemFree_v2\n",
+			nr_allocations, bytes);
+	if (nr_streams)
+		fprintf(stderr,
+			"libcuda.so.1 (sparkctl test stand-in): unloaded with %zu stream(s) not "
+			"destroyed by cuStreamDestroy_v2\n",
+			nr_streams);
+	for (size_t i = 0; i < MAX_GPUS; i++)
+		if (primary[i].refs)
+			fprintf(stderr,
+				"libcuda.so.1 (sparkctl test stand-in): unloaded with the primary "
+				"context of device %zu retained %u time(s) more than released\n",
+				i, primary[i].refs);
 }

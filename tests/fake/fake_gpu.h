@@ -62,4 +62,26 @@ struct fake_machine {
 /* The machine SPARKCTL_FAKE_GPU names, or NULL for an unknown name. */
 FAKE_HIDDEN const struct fake_machine *fake_machine_from_env(void);
 
+/*
+ * Hooks the stand-in libcuda.so.1 exports for the stand-in libnccl.so.2,
+ * whose collectives run on libcuda's streams and memory.  sparkctl loads
+ * both RTLD_LOCAL, so libnccl finds them with dlopen("libcuda.so.1",
+ * RTLD_NOLOAD) and dlsym.  Each needs a current context and returns a
+ * CUresult; stream is a CUstream (NULL for the default stream).
+ *
+ * fake_cuda_stream_enqueue: work goes onto stream.  busy_us > 0: the stream
+ *     is busy for that many microseconds from now (cuStreamQuery answers
+ *     CUDA_ERROR_NOT_READY); < 0: it hangs until fake_cuda_stream_release;
+ *     0: nothing changes, the stream is only checked.
+ * fake_cuda_stream_release: a hung stream becomes idle.
+ * fake_cuda_check_range: CUDA_SUCCESS if [ptr, ptr + size) lies within one
+ *     allocation of cuMemAlloc_v2, else CUDA_ERROR_INVALID_VALUE.
+ */
+typedef int fake_cuda_stream_enqueue_fn(void *stream, long long busy_us);
+typedef int fake_cuda_stream_release_fn(void *stream);
+typedef int fake_cuda_check_range_fn(const void *ptr, size_t size);
+FAKE_EXPORT fake_cuda_stream_enqueue_fn fake_cuda_stream_enqueue;
+FAKE_EXPORT fake_cuda_stream_release_fn fake_cuda_stream_release;
+FAKE_EXPORT fake_cuda_check_range_fn fake_cuda_check_range;
+
 #endif

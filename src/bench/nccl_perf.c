@@ -1,0 +1,639 @@
+#include "sparkctl.h"
+
+#include <math.h>
+
+#include "bench/nccl_perf.h"
+#include "lib/json.h"
+
+static const struct perf_coll_info colls[PERF_NR_COLLS] = {
+	[PERF_ALL_REDUCE] = { "all_reduce", "all_reduce_perf", true, false },
+	[PERF_ALL_GATHER] = { "all_gather", "all_gather_perf", false, false },
+	[PERF_REDUCE_SCATTER] = { "reduce_scatter", "reduce_scatter_perf", true, false },
+	[PERF_BROADCAST] = { "broadcast", "broadcast_perf", false, true },
+	[PERF_REDUCE] = { "reduce", "reduce_perf", true, true },
+	[PERF_ALLTOALL] = { "alltoall", "alltoall_perf", false, false },
+	[PERF_SENDRECV] = { "sendrecv", "sendrecv_perf", false, false },
+};
+
+const struct perf_coll_info *perf_coll_info(enum perf_coll coll)
+{
+	return &colls[coll];
+}
+
+int perf_coll_from_name(const char *name, enum perf_coll *ret)
+{
+	for (size_t i = 0; i < PERF_NR_COLLS; i++)
+		if (streq(name, colls[i].name)) {
+			*ret = (enum perf_coll)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+double perf_busbw_factor(enum perf_coll coll, int nranks)
+{
+	double n = nranks;
+
+	switch (coll) {
+	case PERF_ALL_REDUCE:
+		return 2.0 * (n - 1) / n;
+	case PERF_ALL_GATHER:
+	case PERF_REDUCE_SCATTER:
+	case PERF_ALLTOALL:
+		return (n - 1) / n;
+	case PERF_BROADCAST:
+	case PERF_REDUCE:
+	case PERF_SENDRECV:
+	case PERF_NR_COLLS:
+		break;
+	}
+	return 1.0;
+}
+
+static const struct {
+	const char *name;
+	size_t size;
+} dtypes[PERF_NR_DTYPES] = {
+	[PERF_INT8] = { "int8", 1 },	 [PERF_UINT8] = { "uint8", 1 },
+	[PERF_INT32] = { "int32", 4 },	 [PERF_UINT32] = { "uint32", 4 },
+	[PERF_INT64] = { "int64", 8 },	 [PERF_UINT64] = { "uint64", 8 },
+	[PERF_HALF] = { "half", 2 },	 [PERF_FLOAT] = { "float", 4 },
+	[PERF_DOUBLE] = { "double", 8 }, [PERF_BFLOAT16] = { "bfloat16", 2 },
+};
+
+const char *perf_dtype_name(enum perf_dtype t)
+{
+	return dtypes[t].name;
+}
+
+size_t perf_dtype_size(enum perf_dtype t)
+{
+	return dtypes[t].size;
+}
+
+int perf_dtype_from_name(const char *name, enum perf_dtype *ret)
+{
+	for (size_t i = 0; i < PERF_NR_DTYPES; i++)
+		if (streq(name, dtypes[i].name)) {
+			*ret = (enum perf_dtype)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static const char *const redops[PERF_NR_REDOPS] = { "sum", "prod", "max", "min", "avg" };
+
+const char *perf_redop_name(enum perf_redop op)
+{
+	return redops[op];
+}
+
+int perf_redop_from_name(const char *name, enum perf_redop *ret)
+{
+	for (size_t i = 0; i < PERF_NR_REDOPS; i++)
+		if (streq(name, redops[i])) {
+			*ret = (enum perf_redop)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void perf_layout(enum perf_coll coll, size_t bytes, size_t elt_size, int nranks,
+		 struct perf_layout *ret)
+{
+	size_t count = bytes / elt_size;
+	size_t n = (size_t)nranks;
+	/* Per-rank chunks in whole 16-byte units, as nccl-tests sizes them. */
+	size_t chunk = (count / n) & ~(16 / elt_size - 1);
+
+	memset(ret, 0, sizeof(*ret));
+	switch (coll) {
+	case PERF_ALL_GATHER:
+		ret->param_count = chunk;
+		ret->send_count = chunk;
+		ret->recv_count = chunk * n;
+		ret->send_inplace = chunk;
+		break;
+	case PERF_REDUCE_SCATTER:
+		ret->param_count = chunk;
+		ret->send_count = chunk * n;
+		ret->recv_count = chunk;
+		ret->recv_inplace = chunk;
+		break;
+	case PERF_ALLTOALL:
+		ret->param_count = chunk;
+		ret->send_count = chunk * n;
+		ret->recv_count = chunk * n;
+		break;
+	case PERF_ALL_REDUCE:
+	case PERF_BROADCAST:
+	case PERF_REDUCE:
+	case PERF_SENDRECV:
+	case PERF_NR_COLLS:
+		ret->param_count = count;
+		ret->send_count = count;
+		ret->recv_count = count;
+		break;
+	}
+	ret->size_bytes =
+		(ret->send_count > ret->recv_count ? ret->send_count : ret->recv_count) * elt_size;
+}
+
+int perf_parse_size(const char *s, uint64_t *ret)
+{
+	uint64_t whole = 0, frac_num = 0, frac_den = 1, unit = 1;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (whole > (UINT64_C(1) << 62) / 10)
+			return -ERANGE;
+		whole = whole * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (frac_den >= UINT64_C(1000000000))
+				return -EINVAL;
+			frac_num = frac_num * 10 + (uint64_t)(*p - '0');
+			frac_den *= 10;
+		}
+	}
+	switch (*p) {
+	case 'K':
+	case 'k':
+		unit = UINT64_C(1) << 10;
+		p++;
+		break;
+	case 'M':
+	case 'm':
+		unit = UINT64_C(1) << 20;
+		p++;
+		break;
+	case 'G':
+	case 'g':
+		unit = UINT64_C(1) << 30;
+		p++;
+		break;
+	default:
+		break;
+	}
+	/* "64KiB" and "64KB" read as 64K too; anything else is an error. */
+	if (unit > 1 && (streq(p, "iB") || streq(p, "B")))
+		p += strlen(p);
+	else if (unit == 1 && streq(p, "B"))
+		p++;
+	if (*p)
+		return -EINVAL;
+	if (whole > (UINT64_C(1) << 62) / unit)
+		return -ERANGE;
+	uint64_t v = whole * unit + frac_num * unit / frac_den;
+	if (v == 0)
+		return -EINVAL;
+	if (v > (UINT64_C(1) << 62))
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+uint64_t perf_sweep_next(uint64_t cur, uint64_t factor, uint64_t step)
+{
+	uint64_t next = factor > 1 ? cur * factor : cur + step;
+
+	/* Past the top instead of wrapping: the caller's "<= max" ends the sweep. */
+	if (next <= cur)
+		return UINT64_MAX;
+	return next;
+}
+
+void perf_format_number(char *buf, size_t size, double value, int width)
+{
+	static const int decimals[] = { 2, 1, 0 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(decimals); i++) {
+		int n = snprintf(buf, size, "%*.*f", width, decimals[i], value);
+		if (n >= 0 && n <= width && (size_t)n < size)
+			return;
+	}
+	snprintf(buf, size, "%*.*e", width, width >= 7 ? 1 : 0, value);
+}
+
+void perf_table_header(struct strbuf *out)
+{
+	strbuf_addf(out,
+		    "# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
+		    "in-place          \n",
+		    "", "", "", "", "");
+	strbuf_addf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n",
+		    "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+		    "time", "algbw", "busbw", "#wrong");
+	strbuf_addf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n",
+		    "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
+		    "(GB/s)", "(GB/s)", "");
+}
+
+static void row_half(struct strbuf *out, const struct perf_result *r)
+{
+	char time[16], algbw[16], busbw[16];
+
+	perf_format_number(time, 8, r->time_us, 7);
+	perf_format_number(algbw, 7, r->algbw, 6);
+	perf_format_number(busbw, 7, r->busbw, 6);
+	if (r->wrong < 0)
+		strbuf_addf(out, "  %7s  %6s  %6s    N/A", time, algbw, busbw);
+	else
+		strbuf_addf(out, "  %7s  %6s  %6s  %6g", time, algbw, busbw, (double)r->wrong);
+}
+
+void perf_table_row(struct strbuf *out, const struct perf_row *row)
+{
+	strbuf_addf(out, "%12" PRIu64 "  %12" PRIu64 "  %8s  %6s  %6i", row->size, row->count,
+		    row->type, row->redop, row->root);
+	row_half(out, &row->out_of_place);
+	row_half(out, &row->in_place);
+	strbuf_addch(out, '\n');
+}
+
+void perf_table_footer(struct strbuf *out, const char *test_name, unsigned bad_tests,
+		       double avg_busbw)
+{
+	strbuf_addf(out, "# %-20s : %u %s\n", "Out of bounds values", bad_tests,
+		    bad_tests ? "FAILED" : "OK");
+	strbuf_addf(out, "# %-20s : %g \n", "Avg bus bandwidth", avg_busbw);
+	strbuf_addstr(out, "#\n");
+	strbuf_addf(out, "# Collective test concluded: %s\n", test_name);
+}
+
+void perf_bandwidth(enum perf_coll coll, uint64_t size_bytes, int nranks, double time_us,
+		    double *algbw, double *busbw)
+{
+	double sec = time_us / 1e6;
+
+	*algbw = sec > 0 ? (double)size_bytes / 1e9 / sec : 0;
+	*busbw = *algbw * perf_busbw_factor(coll, nranks);
+}
+
+static json_t *result_json(const struct perf_result *r)
+{
+	json_t *o = json_object();
+
+	jset(o, "time_us", jreal(r->time_us));
+	jset(o, "algbw_gbs", jreal(r->algbw));
+	jset(o, "busbw_gbs", jreal(r->busbw));
+	jset(o, "wrong", jint_known(r->wrong));
+	jset(o, "iterations", jint(r->iters));
+	return o;
+}
+
+json_t *perf_row_json(const struct perf_row *row)
+{
+	json_t *o = json_object();
+
+	jset(o, "size", jint((int64_t)row->size));
+	jset(o, "count", jint((int64_t)row->count));
+	jset(o, "type", jstr(row->type));
+	jset(o, "redop", jstr(row->redop));
+	jset(o, "root", jint(row->root));
+	jset(o, "out_of_place", result_json(&row->out_of_place));
+	jset(o, "in_place", result_json(&row->in_place));
+	return o;
+}
+
+/* Largest integer each type holds exactly (signed int8: 127). */
+static double exact_bound(enum perf_dtype t)
+{
+	switch (t) {
+	case PERF_INT8:
+		return 127;
+	case PERF_UINT8:
+		return 255;
+	case PERF_HALF:
+		return 2048;
+	case PERF_BFLOAT16:
+		return 256;
+	default:
+		return 1 << 20;
+	}
+}
+
+static uint64_t mix(uint64_t x)
+{
+	/* splitmix64's finaliser: neighbouring elements get unrelated values. */
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+double perf_input_value(enum perf_redop op, enum perf_dtype t, int nranks, int rank, uint64_t i,
+			unsigned seed)
+{
+	uint64_t h = mix(i * 0x9e3779b97f4a7c15u + (uint64_t)rank * 0x632be59bd9b4e019u + seed);
+
+	switch (op) {
+	case PERF_PROD:
+		/* One rank holds 2, the others 1: the product is 2 for any count. */
+		return i % (uint64_t)nranks == (uint64_t)rank ? 2 : 1;
+	case PERF_SUM:
+	case PERF_AVG: {
+		/* Values 0..m with m * nranks within the exact range of t. */
+		double m = exact_bound(t) / nranks;
+		uint64_t span = m >= 8 ? 8 : m >= 1 ? (uint64_t)m + 1 : 1;
+		return (double)(h % span);
+	}
+	case PERF_MAX:
+	case PERF_MIN:
+	case PERF_NR_REDOPS:
+		break;
+	}
+	return (double)(h % 100);
+}
+
+double perf_reduced_value(enum perf_redop op, enum perf_dtype t, int nranks, uint64_t i,
+			  unsigned seed)
+{
+	double acc = perf_input_value(op, t, nranks, 0, i, seed);
+
+	for (int r = 1; r < nranks; r++) {
+		double v = perf_input_value(op, t, nranks, r, i, seed);
+		switch (op) {
+		case PERF_SUM:
+		case PERF_AVG:
+			acc += v;
+			break;
+		case PERF_PROD:
+			acc *= v;
+			break;
+		case PERF_MAX:
+			acc = v > acc ? v : acc;
+			break;
+		case PERF_MIN:
+			acc = v < acc ? v : acc;
+			break;
+		case PERF_NR_REDOPS:
+			break;
+		}
+	}
+	if (op == PERF_AVG) {
+		bool integer = t <= PERF_UINT64;
+		acc = integer ? floor(acc / nranks) : acc / nranks;
+	}
+	return acc;
+}
+
+static uint16_t half_from_float(float f)
+{
+	uint32_t x, sign, mant;
+	int exp;
+
+	memcpy(&x, &f, sizeof(x));
+	sign = (x >> 16) & 0x8000;
+	exp = (int)((x >> 23) & 0xff) - 127 + 15;
+	mant = x & 0x7fffff;
+	if (exp >= 31)
+		return (uint16_t)(sign | 0x7c00);
+	if (exp <= 0) {
+		if (exp < -10)
+			return (uint16_t)sign;
+		mant |= 0x800000;
+		uint32_t shift = (uint32_t)(14 - exp);
+		uint32_t h = mant >> shift, rest = mant & ((1u << shift) - 1),
+			 half = 1u << (shift - 1);
+		if (rest > half || (rest == half && (h & 1)))
+			h++;
+		return (uint16_t)(sign | h);
+	}
+	uint32_t h = ((uint32_t)exp << 10) | (mant >> 13), rest = mant & 0x1fff;
+	if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+		h++; /* may carry into the exponent, which is right */
+	return (uint16_t)(sign | h);
+}
+
+static float half_to_float(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, x;
+	float f;
+
+	if (exp == 0) {
+		/* Zero or subnormal: mant * 2^-24. */
+		f = (float)mant / 16777216.0f;
+		return sign ? -f : f;
+	}
+	if (exp == 31)
+		x = sign | 0x7f800000 | (mant << 13);
+	else
+		x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+static uint16_t bf16_from_float(float f)
+{
+	uint32_t x;
+
+	memcpy(&x, &f, sizeof(x));
+	x += 0x7fff + ((x >> 16) & 1); /* round to nearest even */
+	return (uint16_t)(x >> 16);
+}
+
+static float bf16_to_float(uint16_t b)
+{
+	uint32_t x = (uint32_t)b << 16;
+	float f;
+
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+void perf_store(enum perf_dtype t, void *buf, size_t i, double v)
+{
+	switch (t) {
+	case PERF_INT8:
+		((int8_t *)buf)[i] = (int8_t)v;
+		break;
+	case PERF_UINT8:
+		((uint8_t *)buf)[i] = (uint8_t)v;
+		break;
+	case PERF_INT32:
+		((int32_t *)buf)[i] = (int32_t)v;
+		break;
+	case PERF_UINT32:
+		((uint32_t *)buf)[i] = (uint32_t)v;
+		break;
+	case PERF_INT64:
+		((int64_t *)buf)[i] = (int64_t)v;
+		break;
+	case PERF_UINT64:
+		((uint64_t *)buf)[i] = (uint64_t)v;
+		break;
+	case PERF_HALF:
+		((uint16_t *)buf)[i] = half_from_float((float)v);
+		break;
+	case PERF_FLOAT:
+		((float *)buf)[i] = (float)v;
+		break;
+	case PERF_DOUBLE:
+		((double *)buf)[i] = v;
+		break;
+	case PERF_BFLOAT16:
+		((uint16_t *)buf)[i] = bf16_from_float((float)v);
+		break;
+	case PERF_NR_DTYPES:
+		break;
+	}
+}
+
+double perf_load(enum perf_dtype t, const void *buf, size_t i)
+{
+	switch (t) {
+	case PERF_INT8:
+		return ((const int8_t *)buf)[i];
+	case PERF_UINT8:
+		return ((const uint8_t *)buf)[i];
+	case PERF_INT32:
+		return ((const int32_t *)buf)[i];
+	case PERF_UINT32:
+		return ((const uint32_t *)buf)[i];
+	case PERF_INT64:
+		return (double)((const int64_t *)buf)[i];
+	case PERF_UINT64:
+		return (double)((const uint64_t *)buf)[i];
+	case PERF_HALF:
+		return half_to_float(((const uint16_t *)buf)[i]);
+	case PERF_FLOAT:
+		return ((const float *)buf)[i];
+	case PERF_DOUBLE:
+		return ((const double *)buf)[i];
+	case PERF_BFLOAT16:
+		return bf16_to_float(((const uint16_t *)buf)[i]);
+	case PERF_NR_DTYPES:
+		break;
+	}
+	return NAN;
+}
+
+bool perf_value_ok(enum perf_redop op, enum perf_dtype t, double got, double want)
+{
+	double tol;
+
+	if (op != PERF_AVG || t <= PERF_UINT64)
+		return got == want;
+	/* Relative error of a sum of nranks pre-divided terms, with room. */
+	tol = t == PERF_DOUBLE ? 1e-12 : t == PERF_FLOAT ? 1e-5 : 2e-2;
+	return fabs(got - want) <= tol * (fabs(want) > 1 ? fabs(want) : 1);
+}
+
+/* The text after "key" on a line, or NULL. */
+static const char *after(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+
+	return p ? p + strlen(key) : NULL;
+}
+
+static void append_word(char *dst, size_t size, const char *word, size_t len)
+{
+	size_t used = strlen(dst);
+
+	/* Once per distinct word, space-separated, as much as fits. */
+	for (const char *p = dst; *p;) {
+		size_t wl = strcspn(p, " ");
+		if (wl == len && memcmp(p, word, len) == 0)
+			return;
+		p += wl;
+		p += strspn(p, " ");
+	}
+	if (used + (used ? 1 : 0) + len + 1 > size)
+		return;
+	if (used)
+		dst[used++] = ' ';
+	memcpy(dst + used, word, len);
+	dst[used + len] = '\0';
+}
+
+void perf_parse_nccl_log(const char *log, struct perf_nccl_path *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->gdr = -1;
+	ret->channels = -1;
+	for (const char *line = log; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char buf[1024];
+		const char *v;
+
+		if (len >= sizeof(buf))
+			len = sizeof(buf) - 1;
+		memcpy(buf, line, len);
+		buf[len] = '\0';
+		line = end ? end + 1 : NULL;
+		if (!strstr(buf, "NCCL INFO"))
+			continue;
+		if ((v = after(buf, "Using network "))) {
+			size_t n = strcspn(v, " ");
+			if (n < sizeof(ret->network)) {
+				memcpy(ret->network, v, n);
+				ret->network[n] = '\0';
+			}
+		} else if ((v = after(buf, "NET/IB : Using ")) ||
+			   (v = after(buf, "NET/Socket : Using "))) {
+			bool socket = strstr(buf, "NET/Socket") != NULL;
+			/* "[0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>" */
+			while (*v == '[') {
+				const char *close = strchr(v, ']');
+				if (!close)
+					break;
+				v = close + 1;
+				size_t n = strcspn(v, " ;<");
+				if (n && !(n == 2 && memcmp(v, "RO", 2) == 0)) {
+					/* a Socket device is "lo:127.0.0.1": keep the name */
+					size_t name = socket ? strcspn(v, ":") : n;
+					append_word(ret->devices, sizeof(ret->devices), v,
+						    name < n ? name : n);
+				}
+				v += n;
+				v += strcspn(v, " ;"); /* past "<0>" */
+				v += strspn(v, " ");
+			}
+		} else if (strstr(buf, "GPU Direct RDMA Enabled")) {
+			ret->gdr = 1;
+		} else if (strstr(buf, "GPU Direct RDMA Disabled") && ret->gdr != 1) {
+			ret->gdr = 0;
+		} else if ((v = after(buf, " via "))) {
+			size_t n = strcspn(v, " ");
+			/* NET/IB/0/GDRDMA: the device index says little; keep it whole */
+			append_word(ret->transports, sizeof(ret->transports), v, n);
+		} else if ((v = strstr(buf, " coll channels"))) {
+			const char *p = v;
+			while (p > buf && p[-1] >= '0' && p[-1] <= '9')
+				p--;
+			if (p < v)
+				ret->channels = (int)strtol(p, NULL, 10);
+		}
+	}
+}
+
+void perf_nccl_path_describe(const struct perf_nccl_path *p, struct strbuf *out)
+{
+	size_t start = out->len;
+
+	if (p->network[0])
+		strbuf_addf(out, "network %s", p->network);
+	if (p->devices[0])
+		strbuf_addf(out, "%s%s", out->len > start ? " " : "", p->devices);
+	if (p->gdr >= 0)
+		strbuf_addf(out, "%sGPUDirect RDMA %s", out->len > start ? ", " : "",
+			    p->gdr ? "on" : "off");
+	if (p->channels >= 0)
+		strbuf_addf(out, "%s%d channels", out->len > start ? ", " : "", p->channels);
+	if (p->transports[0])
+		strbuf_addf(out, "%svia %s", out->len > start ? ", " : "", p->transports);
+	if (out->len == start)
+		strbuf_addstr(out, "unknown (NCCL said nothing about it)");
+}

@@ -1,0 +1,167 @@
+/*
+ * nccl_perf.h - what 'sparkctl bench nccl' computes and prints, apart from
+ * running it: the collectives and their buffer sizes, bus-bandwidth
+ * factors, the size sweep, and the nccl-tests table (v2.19 format, byte
+ * for byte, so that tools which parse nccl-tests output parse ours).
+ * Pure functions; the run itself is in nccl_run.c.
+ */
+#ifndef SPARKCTL_NCCL_PERF_H
+#define SPARKCTL_NCCL_PERF_H
+
+#include <jansson.h>
+
+#include "sparkctl.h"
+#include "lib/strbuf.h"
+
+enum perf_coll {
+	PERF_ALL_REDUCE,
+	PERF_ALL_GATHER,
+	PERF_REDUCE_SCATTER,
+	PERF_BROADCAST,
+	PERF_REDUCE,
+	PERF_ALLTOALL,
+	PERF_SENDRECV,
+	PERF_NR_COLLS,
+};
+
+struct perf_coll_info {
+	const char *name;      /* all_reduce: the --op name */
+	const char *test_name; /* all_reduce_perf: nccl-tests' program */
+	bool has_redop;
+	bool has_root;
+};
+
+const struct perf_coll_info *perf_coll_info(enum perf_coll coll);
+/* -EINVAL for an unknown name. */
+int perf_coll_from_name(const char *name, enum perf_coll *ret);
+/*
+ * busbw = algbw * factor: what each rank's link must carry for the
+ * collective, comparable across rank counts (nccl-tests' PERFORMANCE.md).
+ */
+double perf_busbw_factor(enum perf_coll coll, int nranks);
+
+/* The data types, numbered as ncclDataType_t. */
+enum perf_dtype {
+	PERF_INT8 = 0,
+	PERF_UINT8 = 1,
+	PERF_INT32 = 2,
+	PERF_UINT32 = 3,
+	PERF_INT64 = 4,
+	PERF_UINT64 = 5,
+	PERF_HALF = 6,
+	PERF_FLOAT = 7,
+	PERF_DOUBLE = 8,
+	PERF_BFLOAT16 = 9,
+	PERF_NR_DTYPES = 10,
+};
+const char *perf_dtype_name(enum perf_dtype t);
+size_t perf_dtype_size(enum perf_dtype t);
+int perf_dtype_from_name(const char *name, enum perf_dtype *ret);
+
+/* The reduction operations, numbered as ncclRedOp_t. */
+enum perf_redop {
+	PERF_SUM = 0,
+	PERF_PROD = 1,
+	PERF_MAX = 2,
+	PERF_MIN = 3,
+	PERF_AVG = 4,
+	PERF_NR_REDOPS = 5,
+};
+const char *perf_redop_name(enum perf_redop op);
+int perf_redop_from_name(const char *name, enum perf_redop *ret);
+
+/*
+ * The buffers of one collective at one size, as nccl-tests lays them out:
+ * per-rank chunks of all_gather, reduce_scatter and alltoall are rounded
+ * down to 16 bytes.  Counts are in elements.
+ */
+struct perf_layout {
+	size_t param_count;  /* the count argument of the NCCL call */
+	size_t send_count;   /* elements of the send buffer */
+	size_t recv_count;   /* elements of the receive buffer */
+	size_t send_inplace; /* in place: send = recv + rank * this (elements) */
+	size_t recv_inplace; /* in place: recv = send + rank * this (elements) */
+	size_t size_bytes;   /* the size column: the larger of the two buffers */
+};
+void perf_layout(enum perf_coll coll, size_t bytes, size_t elt_size, int nranks,
+		 struct perf_layout *ret);
+
+/*
+ * A size with an optional binary suffix: "8", "64K", "128M", "1G",
+ * "1.5M".  -EINVAL when malformed or 0, -ERANGE above 2^62.
+ */
+int perf_parse_size(const char *s, uint64_t *ret);
+/* The size after cur in a sweep: cur * factor when factor > 1, else cur + step. */
+uint64_t perf_sweep_next(uint64_t cur, uint64_t factor, uint64_t step);
+
+/*
+ * nccl-tests' number cell: value in width characters with 2, 1 or 0
+ * decimals, whichever fits first, else in exponent form.  buf has room
+ * for width + 1.
+ */
+void perf_format_number(char *buf, size_t size, double value, int width);
+
+/* One half of a row: out-of-place or in-place. */
+struct perf_result {
+	double time_us; /* per operation, averaged over the ranks */
+	double algbw;	/* GB/s, 1e9 bytes */
+	double busbw;
+	int64_t wrong;	/* wrong elements over all ranks; -1 when not checked */
+	unsigned iters; /* timed operations */
+};
+
+struct perf_row {
+	uint64_t size;
+	uint64_t count;
+	const char *type;
+	const char *redop;
+	int root;
+	struct perf_result out_of_place, in_place;
+};
+
+/* The three header lines of the table. */
+void perf_table_header(struct strbuf *out);
+void perf_table_row(struct strbuf *out, const struct perf_row *row);
+/*
+ * The footer: tests with wrong values (sizes x placements) and the mean
+ * busbw over every half-row, as nccl-tests computes it.
+ */
+void perf_table_footer(struct strbuf *out, const char *test_name, unsigned bad_tests,
+		       double avg_busbw);
+/* algbw and busbw of one result from its time. */
+void perf_bandwidth(enum perf_coll coll, uint64_t size_bytes, int nranks, double time_us,
+		    double *algbw, double *busbw);
+
+json_t *perf_row_json(const struct perf_row *row);
+
+/*
+ * Check data.  The value rank contributes at element i: small integers
+ * chosen so that every reduction of op over nranks is exact in every type
+ * whatever order NCCL adds in (a sum stays below 2^8 for bfloat16, a
+ * product is at most 2).  Collectives that do not reduce use PERF_MAX's
+ * pattern.
+ */
+double perf_input_value(enum perf_redop op, enum perf_dtype t, int nranks, int rank, uint64_t i,
+			unsigned seed);
+/* op of every rank's perf_input_value() at element i. */
+double perf_reduced_value(enum perf_redop op, enum perf_dtype t, int nranks, uint64_t i,
+			  unsigned seed);
+/* Element i of a buffer of type t, as a double and back (exact for the values above). */
+void perf_store(enum perf_dtype t, void *buf, size_t i, double v);
+double perf_load(enum perf_dtype t, const void *buf, size_t i);
+/* Whether got is right: exact, except avg of floating types (NCCL pre-divides). */
+bool perf_value_ok(enum perf_redop op, enum perf_dtype t, double got, double want);
+
+/* Where NCCL's traffic went, read from its INFO log (NCCL_DEBUG=INFO, subsystems INIT,NET). */
+struct perf_nccl_path {
+	char network[16];    /* "IB", "Socket", or "" when NCCL named none */
+	char devices[160];   /* "rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE" or "lo" */
+	int gdr;	     /* GPUDirect RDMA: 1 on, 0 off, -1 not said */
+	char transports[96]; /* the channels' transports: "P2P/CUMEM", "NET/IB/0", "SHM" */
+	int channels;	     /* collective channels, -1 not said */
+};
+void perf_parse_nccl_log(const char *log, struct perf_nccl_path *ret);
+/* One line: "NET/IB rocep1s0f1:1/RoCE,... GPUDirect off; channels 2; via NET/IB/0". */
+void perf_nccl_path_describe(const struct perf_nccl_path *p, struct strbuf *out);
+
+#endif

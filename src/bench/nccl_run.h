@@ -1,0 +1,57 @@
+/*
+ * nccl_run.h - one rank of 'sparkctl bench nccl': load CUDA and NCCL, join
+ * the other ranks (rendezvous.h), sweep the sizes of each collective,
+ * time, check, and (rank 0) print the nccl-tests table.
+ */
+#ifndef SPARKCTL_NCCL_RUN_H
+#define SPARKCTL_NCCL_RUN_H
+
+#include "sparkctl.h"
+#include "bench/nccl_perf.h"
+#include "lib/strbuf.h"
+
+struct nccl_bench_opts {
+	enum perf_coll colls[PERF_NR_COLLS];
+	size_t nr_colls;
+	uint64_t min_bytes, max_bytes;
+	bool max_given;	 /* -e given: refused above the memory bound unless force */
+	uint64_t factor; /* > 1: multiply; else add step */
+	uint64_t step;
+	unsigned iters;	  /* fixed mode: timed operations per half-row */
+	unsigned warmup;  /* per size, doubling, before the sweep */
+	double precision; /* > 0: adaptive mode, relative 95% half-width */
+	enum perf_dtype dtype;
+	enum perf_redop redop;
+	int root;
+	bool check;
+	bool force;
+	unsigned timeout_ms;   /* a collective, or a rendezvous step */
+	const char *json_path; /* NULL: none; "-": stdout instead of the table */
+	const char *version;   /* sparkctl's, for the header */
+};
+
+struct nccl_bench_rank {
+	int rank, world_size;
+	int device;		/* CUDA ordinal; -1: the local rank */
+	int listen_fd;		/* rank 0: its rendezvous socket, or -1 to bind rendezvous */
+	const char *rendezvous; /* "HOST:PORT" */
+};
+
+enum nccl_bench_status {
+	NCCL_BENCH_OK,
+	NCCL_BENCH_ERROR,
+	NCCL_BENCH_UNAVAILABLE, /* no GPU, no NCCL, not enough devices */
+	NCCL_BENCH_WRONG,	/* it ran, and some values were wrong */
+	NCCL_BENCH_TIMEOUT,	/* a collective did not finish: aborted */
+	NCCL_BENCH_BAD_SIZE,	/* -e above the memory bound without --force */
+};
+
+/*
+ * Run this rank.  out gets the table (rank 0).  Returns the status; a
+ * one-line reason in err when it is not OK (or not WRONG).
+ */
+enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
+				      const struct nccl_bench_rank *me, FILE *out,
+				      struct strbuf *err);
+
+#endif

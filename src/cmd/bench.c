@@ -1,0 +1,525 @@
+/*
+ * sparkctl bench - measure the cluster.
+ *
+ *   sparkctl bench nccl   NCCL collectives, nccl-tests' table, without MPI
+ *
+ * The work is in src/bench/: nccl_perf.c (sizes, formulas, the table),
+ * nccl_run.c (one rank), rendezvous.c (how the ranks meet).  Here: the
+ * command line, and on one node the processes of the ranks.
+ */
+#include "sparkctl.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "bench/nccl_run.h"
+#include "bench/rendezvous.h"
+#include "cmd/cmd.h"
+#include "lib/clock.h"
+#include "lib/parse.h"
+#include "lib/strvec.h"
+#include "nv/cuda.h"
+#include "version.h"
+
+#define NCCL_DEFAULT_MIN     "8"
+#define NCCL_DEFAULT_MAX     "1G"
+#define NCCL_DEFAULT_ITERS   20
+#define NCCL_DEFAULT_WARMUP  1
+#define NCCL_DEFAULT_TIMEOUT 60
+#define NCCL_MAX_RANKS	     4096
+/* Set in the ranks a local run starts: rank 0 alone reports errors. */
+#define CHILD_ENV	     "SPARKCTL_BENCH_LOCAL_RANK"
+
+static const char *const nccl_usage[] = {
+	"sparkctl bench nccl [--op OP[,OP]...] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [options]",
+	"sparkctl launch -H a,b -- sparkctl bench nccl [options]",
+	"sparkctl bench nccl --rank R --world-size N --rendezvous HOST:PORT [options]",
+	NULL,
+};
+
+static const char nccl_description[] =
+	"Time NCCL collectives over a sweep of sizes and print nccl-tests' table (size,\n"
+	"count, type, redop, root, time, algbw, busbw, #wrong; out-of-place and in-place)\n"
+	"with the path NCCL took above it: network (IB or Socket), HCAs, GPUDirect RDMA,\n"
+	"channels.  It loads libnccl.so.2 and libcuda.so.1 at run time: no MPI, no CUDA\n"
+	"build.  On one node it runs one rank per GPU (--gpus).  Across nodes, start it\n"
+	"with 'sparkctl launch' (one rank per GPU: -n GPUS), which passes RANK,\n"
+	"WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT; or start each rank by hand\n"
+	"with --rank, --world-size and --rendezvous (rank 0 listens on that port).\n"
+	"\n"
+	"OP: all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall,\n"
+	"sendrecv, or all.  Sizes take K, M, G (binary): -b 8 -e 1G -f 2 by default; MAX\n"
+	"is lowered to what free GPU memory allows (on unified memory, MemAvailable),\n"
+	"and a larger -e is refused without --force.  Iterations are fixed by default\n"
+	"(-n 20, -w 1, as nccl-tests), so figures compare with nccl-tests' directly;\n"
+	"--precision P times batches until the mean is known within P percent, which\n"
+	"takes fewer operations at large sizes.  Results are checked on the host after\n"
+	"the timed loop (-c 0 to skip).  A collective that does not finish within\n"
+	"--timeout is aborted.\n"
+	"\n"
+	"Exit status: 0 all values right, 4 wrong values, 5 a collective timed out, 3 no\n"
+	"GPU or NCCL, 2 bad usage, 1 other errors.";
+
+struct nccl_args {
+	const char *ops, *min, *max, *step, *dtype, *redop, *precision, *json, *rendezvous;
+	const char *rank, *world_size, *device;
+	unsigned factor, iters, warmup, root, check, gpus, timeout;
+	bool force, help;
+};
+
+/* "all_reduce,all_gather" or "all". */
+static int parse_ops(const char *s, struct nccl_bench_opts *o)
+{
+	const char *p = s;
+
+	if (!s)
+		return -EINVAL;
+	if (streq(s, "all")) {
+		for (size_t i = 0; i < PERF_NR_COLLS; i++)
+			o->colls[i] = (enum perf_coll)i;
+		o->nr_colls = PERF_NR_COLLS;
+		return 0;
+	}
+	o->nr_colls = 0;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		char name[32];
+		enum perf_coll c;
+		if (n == 0 || n >= sizeof(name) || o->nr_colls == PERF_NR_COLLS)
+			return -EINVAL;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (perf_coll_from_name(name, &c) < 0)
+			return -EINVAL;
+		o->colls[o->nr_colls++] = c;
+		p += n;
+		if (*p == ',' && !*++p)
+			return -EINVAL;
+	}
+	return o->nr_colls ? 0 : -EINVAL;
+}
+
+static int parse_percent(const char *s, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end != s && *end == '%')
+		end++;
+	if (errno || end == s || *end || !(v > 0) || v >= 100)
+		return -EINVAL;
+	*ret = v / 100;
+	return 0;
+}
+
+/* Check the command line and turn it into options; an exit status. */
+static int nccl_options(const struct nccl_args *a, struct nccl_bench_opts *o)
+{
+	const char *cmd = "bench nccl";
+	uint64_t step = 0;
+
+	memset(o, 0, sizeof(*o));
+	if (parse_ops(a->ops, o) < 0)
+		return cmd_usage_error(cmd,
+				       "bad --op '%s': all_reduce, all_gather, reduce_scatter, "
+				       "broadcast, reduce, alltoall, sendrecv or all",
+				       a->ops);
+	if (perf_parse_size(a->min ? a->min : NCCL_DEFAULT_MIN, &o->min_bytes) < 0)
+		return cmd_usage_error(cmd, "bad -b size '%s'", a->min);
+	if (perf_parse_size(a->max ? a->max : NCCL_DEFAULT_MAX, &o->max_bytes) < 0)
+		return cmd_usage_error(cmd, "bad -e size '%s'", a->max);
+	o->max_given = a->max != NULL;
+	if (!a->max && o->min_bytes > o->max_bytes)
+		o->max_bytes = o->min_bytes;
+	if (o->min_bytes > o->max_bytes)
+		return cmd_usage_error(cmd, "-b %s is larger than -e %s", a->min, a->max);
+	if (a->step && perf_parse_size(a->step, &step) < 0)
+		return cmd_usage_error(cmd, "bad -i step '%s'", a->step);
+	if (a->step && a->factor)
+		return cmd_usage_error(cmd, "-f and -i exclude each other");
+	o->factor = a->step ? 1 : a->factor ? a->factor : 2;
+	o->step = step;
+	if (!a->step && o->factor < 2)
+		return cmd_usage_error(cmd, "-f takes a factor of 2 or more");
+	o->iters = a->iters;
+	if (o->iters == 0)
+		return cmd_usage_error(cmd, "-n takes 1 or more");
+	o->warmup = a->warmup;
+	if (a->precision && parse_percent(a->precision, &o->precision) < 0)
+		return cmd_usage_error(cmd, "bad --precision '%s': a percentage such as 2%%",
+				       a->precision);
+	if (perf_dtype_from_name(a->dtype, &o->dtype) < 0)
+		return cmd_usage_error(cmd,
+				       "bad --dtype '%s': int8, uint8, int32, uint32, int64, "
+				       "uint64, half, float, double or bfloat16",
+				       a->dtype);
+	if (perf_redop_from_name(a->redop, &o->redop) < 0)
+		return cmd_usage_error(cmd, "bad --redop '%s': sum, prod, max, min or avg",
+				       a->redop);
+	if (a->check > 1)
+		return cmd_usage_error(cmd, "-c takes 0 or 1");
+	o->check = a->check == 1;
+	o->root = (int)a->root;
+	if (a->timeout == 0 || a->timeout > 86400)
+		return cmd_usage_error(cmd, "--timeout takes 1 to 86400 seconds");
+	o->timeout_ms = a->timeout * 1000;
+	o->force = a->force;
+	o->json_path = a->json;
+	o->version = SPARKCTL_VERSION;
+	return SPARKCTL_EXIT_OK;
+}
+
+static int status_exit(enum nccl_bench_status s)
+{
+	switch (s) {
+	case NCCL_BENCH_OK:
+		return SPARKCTL_EXIT_OK;
+	case NCCL_BENCH_UNAVAILABLE:
+		return SPARKCTL_EXIT_UNAVAILABLE;
+	case NCCL_BENCH_WRONG:
+		return SPARKCTL_EXIT_PROBLEMS;
+	case NCCL_BENCH_TIMEOUT:
+		return SPARKCTL_EXIT_TIMEOUT;
+	case NCCL_BENCH_BAD_SIZE:
+		return SPARKCTL_EXIT_USAGE;
+	case NCCL_BENCH_ERROR:
+		break;
+	}
+	return SPARKCTL_EXIT_ERROR;
+}
+
+static int run_rank(const struct nccl_bench_opts *o, const struct nccl_bench_rank *me)
+{
+	struct strbuf err = STRBUF_INIT;
+	enum nccl_bench_status s = nccl_bench_run(o, me, stdout, &err);
+
+	if (s == NCCL_BENCH_WRONG)
+		cmd_error("bench nccl", "some results were wrong (see #wrong)");
+	else if (s != NCCL_BENCH_OK && !getenv(CHILD_ENV))
+		cmd_error("bench nccl", "%s", err.buf);
+	strbuf_release(&err);
+	return status_exit(s);
+}
+
+/* How many GPUs this host has; an exit status when it cannot tell. */
+static int count_gpus(int *ret)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct cuda cuda;
+	int r;
+
+	r = cuda_open(&cuda, false, &err);
+	if (r < 0) {
+		cmd_error("bench nccl", "no GPU to run on: %s", err.buf);
+		strbuf_release(&err);
+		return SPARKCTL_EXIT_UNAVAILABLE;
+	}
+	r = cuda.device_get_count(ret) == CUDA_SUCCESS ? 0 : -EIO;
+	cuda_close(&cuda);
+	strbuf_release(&err);
+	if (r < 0 || *ret < 1) {
+		cmd_error("bench nccl", "no GPU to run on: the CUDA driver reports none");
+		return SPARKCTL_EXIT_UNAVAILABLE;
+	}
+	return SPARKCTL_EXIT_OK;
+}
+
+/* The argv of local rank r: the same options, and where to meet. */
+static void child_argv(const struct nccl_args *a, int r, int n, uint16_t port, struct strvec *v)
+{
+	char *self = cmd_self_path();
+
+	strvec_push(v, self);
+	free(self);
+	strvec_push(v, "bench");
+	strvec_push(v, "nccl");
+	strvec_pushf(v, "--op=%s", a->ops);
+	if (a->min)
+		strvec_pushf(v, "-b%s", a->min);
+	if (a->max)
+		strvec_pushf(v, "-e%s", a->max);
+	if (a->step)
+		strvec_pushf(v, "-i%s", a->step);
+	if (a->factor)
+		strvec_pushf(v, "-f%u", a->factor);
+	strvec_pushf(v, "-n%u", a->iters);
+	strvec_pushf(v, "-w%u", a->warmup);
+	strvec_pushf(v, "-c%u", a->check);
+	strvec_pushf(v, "--root=%u", a->root);
+	strvec_pushf(v, "--dtype=%s", a->dtype);
+	strvec_pushf(v, "--redop=%s", a->redop);
+	strvec_pushf(v, "--timeout=%u", a->timeout);
+	if (a->precision)
+		strvec_pushf(v, "--precision=%s", a->precision);
+	if (a->force)
+		strvec_push(v, "--force");
+	strvec_pushf(v, "--rank=%d", r);
+	strvec_pushf(v, "--world-size=%d", n);
+	strvec_pushf(v, "--device=%d", r);
+	strvec_pushf(v, "--rendezvous=127.0.0.1:%u", port);
+}
+
+static pid_t spawn_rank(struct strvec *argv)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid != 0)
+		return pid;
+	/* A rank never outlives the run that started it. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+	setenv(CHILD_ENV, "1", 1);
+	execv(argv->v[0], argv->v);
+	_exit(127);
+}
+
+/* Wait for the local ranks, at most timeout_ms, then kill what is left. */
+static bool reap_ranks(pid_t *pids, int n, unsigned timeout_ms, bool kill_now)
+{
+	uint64_t deadline = monotonic_ms() + timeout_ms;
+	bool all_ok = true;
+	int left = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (pids[i] > 0) {
+			left++;
+			if (kill_now)
+				kill(pids[i], SIGTERM);
+		}
+	}
+	while (left > 0) {
+		for (int i = 0; i < n; i++) {
+			int st;
+			if (pids[i] <= 0 || waitpid(pids[i], &st, WNOHANG) != pids[i])
+				continue;
+			all_ok = all_ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+			pids[i] = 0;
+			left--;
+		}
+		if (left == 0)
+			break;
+		if (monotonic_ms() >= deadline) {
+			for (int i = 0; i < n; i++)
+				if (pids[i] > 0) {
+					kill(pids[i], SIGKILL);
+					waitpid(pids[i], NULL, 0);
+					pids[i] = 0;
+				}
+			return false;
+		}
+		usleep(10000);
+	}
+	return all_ok;
+}
+
+/* One node, one rank per GPU: this process is rank 0, the others its children. */
+static int run_local(const struct nccl_args *a, const struct nccl_bench_opts *o)
+{
+	struct nccl_bench_rank me = { .rank = 0, .device = 0, .rendezvous = NULL };
+	struct strbuf err = STRBUF_INIT;
+	pid_t *pids;
+	int n = 0, ret;
+	uint16_t port;
+	bool children_ok;
+
+	ret = count_gpus(&n);
+	if (ret != SPARKCTL_EXIT_OK)
+		return ret;
+	if (a->gpus) {
+		if ((int)a->gpus > n)
+			return cmd_usage_error("bench nccl", "--gpus %u: this host has %d GPU%s",
+					       a->gpus, n, n == 1 ? "" : "s");
+		n = (int)a->gpus;
+	}
+	if (o->root >= n)
+		return cmd_usage_error("bench nccl", "--root %d: there are %d ranks", o->root, n);
+	if (rdv_listen("127.0.0.1", 0, &me.listen_fd, &port, &err) < 0) {
+		cmd_error("bench nccl", "%s", err.buf);
+		strbuf_release(&err);
+		return SPARKCTL_EXIT_ERROR;
+	}
+	me.world_size = n;
+	pids = calloc((size_t)n, sizeof(*pids));
+	if (!pids) {
+		close(me.listen_fd);
+		return SPARKCTL_EXIT_ERROR;
+	}
+	fflush(stdout);
+	for (int r = 1; r < n; r++) {
+		struct strvec argv = STRVEC_INIT;
+		child_argv(a, r, n, port, &argv);
+		pids[r] = spawn_rank(&argv);
+		strvec_clear(&argv);
+		if (pids[r] < 0) {
+			cmd_error("bench nccl", "cannot start rank %d: %s", r, strerror(errno));
+			close(me.listen_fd);
+			reap_ranks(pids, n, 0, true);
+			free(pids);
+			return SPARKCTL_EXIT_ERROR;
+		}
+	}
+	ret = run_rank(o, &me);
+	/* The others end when rank 0 closes the rendezvous; a stuck one is killed. */
+	children_ok =
+		reap_ranks(pids, n, ret == SPARKCTL_EXIT_OK ? o->timeout_ms + 5000 : 5000, false);
+	free(pids);
+	if (ret == SPARKCTL_EXIT_OK && !children_ok) {
+		cmd_error("bench nccl", "a rank on this node failed");
+		ret = SPARKCTL_EXIT_ERROR;
+	}
+	return ret;
+}
+
+static int parse_rank_arg(const char *what, const char *s, int lo, int hi, int *ret)
+{
+	if (parse_int(s, ret) < 0 || *ret < lo || *ret > hi)
+		return cmd_usage_error("bench nccl", "bad %s '%s'", what, s);
+	return SPARKCTL_EXIT_OK;
+}
+
+/*
+ * A rank of a job across nodes: by hand (--rank...), or under 'sparkctl
+ * launch', whose environment says the same.
+ */
+static int run_one_rank(const struct nccl_args *a, const struct nccl_bench_opts *o, bool by_hand)
+{
+	struct nccl_bench_rank me = { .listen_fd = -1, .device = -1 };
+	struct strbuf addr = STRBUF_INIT;
+	const char *rank_s = by_hand ? a->rank : getenv("RANK");
+	const char *world_s = by_hand ? a->world_size : getenv("WORLD_SIZE");
+	const char *device_s = a->device ? a->device : by_hand ? NULL : getenv("LOCAL_RANK");
+	int ret;
+
+	if (by_hand && (!a->world_size || !a->rendezvous))
+		return cmd_usage_error("bench nccl", "--rank needs --world-size and --rendezvous");
+	if ((ret = parse_rank_arg("world size", world_s, 1, NCCL_MAX_RANKS, &me.world_size)) ||
+	    (ret = parse_rank_arg("rank", rank_s, 0, me.world_size - 1, &me.rank)))
+		return ret;
+	if (device_s && (ret = parse_rank_arg("device", device_s, 0, 1023, &me.device)))
+		return ret;
+	if (by_hand)
+		strbuf_addstr(&addr, a->rendezvous);
+	else
+		strbuf_addf(&addr, "%s:%s", getenv("MASTER_ADDR"), getenv("MASTER_PORT"));
+	const char *colon = strrchr(addr.buf, ':');
+	uint32_t port;
+	if (!colon || colon == addr.buf || parse_u32(colon + 1, &port) < 0 || port == 0 ||
+	    port > 65535) {
+		ret = cmd_usage_error("bench nccl", "bad rendezvous '%s': HOST:PORT", addr.buf);
+		strbuf_release(&addr);
+		return ret;
+	}
+	me.rendezvous = addr.buf;
+	if (o->root >= me.world_size) {
+		strbuf_release(&addr);
+		return cmd_usage_error("bench nccl", "--root %d: there are %d ranks", o->root,
+				       me.world_size);
+	}
+	ret = run_rank(o, &me);
+	strbuf_release(&addr);
+	return ret;
+}
+
+static bool under_launch(void)
+{
+	return getenv("RANK") && getenv("WORLD_SIZE") && getenv("MASTER_ADDR") &&
+	       getenv("MASTER_PORT");
+}
+
+static int bench_nccl(int argc, char **argv)
+{
+	struct nccl_args a = {
+		.ops = "all_reduce",
+		.dtype = "float",
+		.redop = "sum",
+		.iters = NCCL_DEFAULT_ITERS,
+		.warmup = NCCL_DEFAULT_WARMUP,
+		.check = 1,
+		.timeout = NCCL_DEFAULT_TIMEOUT,
+	};
+	const struct opt opts[] = {
+		OPT_STRING('o', "op", &a.ops, "OP", "collective(s) to time (all_reduce)"),
+		OPT_STRING('b', "minbytes", &a.min, "SIZE", "smallest size (8)"),
+		OPT_STRING('e', "maxbytes", &a.max, "SIZE",
+			   "largest size (1G, within free memory)"),
+		OPT_UINT('f', "stepfactor", &a.factor, "N", "multiply the size by N each step (2)"),
+		OPT_STRING('i', "stepbytes", &a.step, "SIZE", "add SIZE each step instead"),
+		OPT_UINT('n', "iters", &a.iters, "N", "timed operations per size (20)"),
+		OPT_UINT('w', "warmup", &a.warmup, "N", "warm-up operations per size (1)"),
+		OPT_STRING(0, "precision", &a.precision, "P%",
+			   "adaptive: time until the mean is known within P percent"),
+		OPT_STRING('d', "dtype", &a.dtype, "TYPE", "data type (float)"),
+		OPT_STRING(0, "redop", &a.redop, "OP", "reduction: sum, prod, max, min, avg (sum)"),
+		OPT_UINT('r', "root", &a.root, "RANK", "root of broadcast and reduce (0)"),
+		OPT_UINT('c', "check", &a.check, "0|1", "check the results (1)"),
+		OPT_UINT(0, "gpus", &a.gpus, "N", "GPUs of this node to use, one rank each (all)"),
+		OPT_STRING(0, "json", &a.json, "FILE",
+			   "also write every row and the path ('-': only JSON, to stdout)"),
+		OPT_BOOL(0, "force", &a.force, "allow -e beyond what free memory allows"),
+		OPT_UINT(0, "timeout", &a.timeout, "S",
+			 "abort a collective (or a wait for another rank) after S seconds (60)"),
+		OPT_STRING(0, "rank", &a.rank, "R",
+			   "this process is rank R (by hand, across nodes)"),
+		OPT_STRING(0, "world-size", &a.world_size, "N", "of N ranks"),
+		OPT_STRING(0, "rendezvous", &a.rendezvous, "HOST:PORT",
+			   "where rank 0 listens for the others"),
+		OPT_STRING(0, "device", &a.device, "N", "CUDA device (the rank's local rank)"),
+		OPT_HELP(&a.help),
+		OPT_END(),
+	};
+	struct nccl_bench_opts o;
+	int n, ret;
+
+	n = cmd_parse_options(opts, nccl_usage, nccl_description, &a.help, argc, argv);
+	if (n < 0)
+		return cmd_parse_exit(n);
+	if (n > 0)
+		return cmd_usage_error("bench nccl", "unexpected argument '%s'", argv[1]);
+	ret = nccl_options(&a, &o);
+	if (ret != SPARKCTL_EXIT_OK)
+		return ret;
+	if (a.rank || a.world_size || a.rendezvous) {
+		if (a.gpus)
+			return cmd_usage_error("bench nccl", "--gpus is for one node; with --rank "
+							     "each process is one rank");
+		return run_one_rank(&a, &o, true);
+	}
+	if (under_launch() && !a.gpus)
+		return run_one_rank(&a, &o, false);
+	if (a.device)
+		return cmd_usage_error("bench nccl", "--device goes with --rank");
+	return run_local(&a, &o);
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} bench_commands[] = {
+	{ "nccl", bench_nccl, "time NCCL collectives (nccl-tests' table, no MPI)" },
+};
+
+int cmd_bench(int argc, char **argv)
+{
+	if (argc >= 2) {
+		for (size_t i = 0; i < ARRAY_SIZE(bench_commands); i++)
+			if (streq(argv[1], bench_commands[i].name)) {
+				/* Messages and help name the whole command. */
+				char name[32];
+				snprintf(name, sizeof(name), "bench %s", bench_commands[i].name);
+				argv[1] = name;
+				return bench_commands[i].fn(argc - 1, argv + 1);
+			}
+	}
+	if (argc >= 2 && !streq(argv[1], "-h") && !streq(argv[1], "--help"))
+		return cmd_usage_error("bench", "unknown benchmark '%s'", argv[1]);
+	printf("usage: sparkctl bench BENCHMARK [options]\n\n");
+	for (size_t i = 0; i < ARRAY_SIZE(bench_commands); i++)
+		printf("  %-8s %s\n", bench_commands[i].name, bench_commands[i].summary);
+	printf("\n'sparkctl bench BENCHMARK --help' tells more.\n");
+	return argc >= 2 ? SPARKCTL_EXIT_OK : SPARKCTL_EXIT_USAGE;
+}

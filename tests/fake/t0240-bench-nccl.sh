@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# sparkctl bench nccl end to end on the stand-in libcuda/libnccl (one rank:
+# "device" memory is host memory and a collective is a copy): loading,
+# the sweep, the check, the nccl-tests table, JSON, the memory bound, the
+# timeout and abort, NCCL's errors and log, the ways ranks are started,
+# and every bad command line.
+. "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/fake/lib-fake.sh"
+unset SPARKCTL_FAKE_NCCL_HANG_BYTES SPARKCTL_FAKE_NCCL_CORRUPT SPARKCTL_FAKE_NCCL_ASYNC_ERROR \
+  SPARKCTL_FAKE_NCCL_NET SPARKCTL_FAKE_CUDA_FREE_MIB NCCL_DEBUG NCCL_DEBUG_FILE NCCL_DEBUG_SUBSYS \
+  RANK WORLD_SIZE MASTER_ADDR MASTER_PORT LOCAL_RANK
+export TMPDIR=$TMP
+
+# rows FILE: the table's data rows (lines not starting with '#').
+rows() { grep -v '^#' "$1" || true; }
+
+# table_ok FILE NROWS: NROWS rows in nccl-tests' columns, every #wrong 0,
+# and the footer of a clean run.
+table_ok() {
+  python3 - "$1" "$2" << 'PY' || fail "$1: not the table expected"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = [l for l in lines if not l.startswith("#")]
+assert len(rows) == int(sys.argv[2]), (len(rows), rows)
+num = r"\s*-?[0-9.e+]+"
+# nccl-tests' "    N/A" is one column narrower than its "  %6g".
+half = r"  (.{7})  (.{6})  (.{6})(  .{6}|    N/A)"
+pat = re.compile(r"^ *\d{1,12}  +\d{1,12}  +\S{1,8}  +\S{1,6}  +-?\d+" + half * 2 + "$")
+for r in rows:
+    m = pat.match(r)
+    assert m, "bad row: %r" % r
+    width = 12 + 2 + 12 + 2 + 8 + 2 + 6 + 2 + 6 + 2 * (2 + 7 + 2 + 6 + 2 + 6 + 2 + 6)
+    assert len(r) == width - r.count("N/A"), r
+    for g in (4, 8):
+        assert m.group(g).strip() in ("0", "N/A"), r
+assert "# Out of bounds values : 0 OK" in lines
+assert any(l.startswith("# Avg bus bandwidth    : ") for l in lines)
+PY
+}
+
+# --- Missing pieces: exit 3 naming what is missing, never a crash.
+expect 3 env LD_LIBRARY_PATH="$NO_LIBDIR" "$SPARKCTL" bench nccl
+contains "$TMP/err" "no GPU to run on"
+contains "$TMP/err" "libcuda.so.1"
+# A libnccl.so.2 without the collective API (the broken stand-in).
+mkdir "$TMP/no-nccl"
+ln -s "$FAKE_LIBDIR/libcuda.so.1" "$TMP/no-nccl/libcuda.so.1"
+ln -s "$BROKEN_LIBDIR/libnccl.so.2" "$TMP/no-nccl/libnccl.so.2"
+expect 3 env LD_LIBRARY_PATH="$TMP/no-nccl" SPARKCTL_FAKE_GPU=gb10 "$SPARKCTL" bench nccl
+contains "$TMP/err" "libnccl.so.2"
+expect 3 fake cuda-no-device "$SPARKCTL" bench nccl
+contains "$TMP/err" "no GPU to run on"
+
+# --- A sweep on the one GPU of a GB10: 8 B .. 1 MiB is 18 sizes.
+expect 0 fake gb10 "$SPARKCTL" bench nccl -b 8 -e 1M
+quiet
+table_ok "$TMP/out" 18
+contains "$TMP/out" "# Collective test starting: all_reduce_perf"
+contains "$TMP/out" "# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0"
+grep -qE '^#  Rank  0 Group  0 Pid +[0-9]+ on +[^ ]+ device  0 \[000f:01:00\] NVIDIA GB10$' "$TMP/out" ||
+  fail "no device line for the GB10"
+contains "$TMP/out" "# NCCL path            : network Socket lo"
+contains "$TMP/out" "# Collective test concluded: all_reduce_perf"
+rows "$TMP/out" | head -1 | grep -qE '^ +8 +2 +float +sum +-1 ' || fail "first row is not 8 bytes of float"
+rows "$TMP/out" | tail -1 | grep -qE '^ +1048576 +262144 +float +sum +-1 ' || fail "last row is not 1 MiB"
+# NCCL's log went to a file of ours, and is gone.
+[ -z "$(ls "$TMP" | grep sparkctl-nccl)" ] || fail "NCCL's log file was left behind"
+
+# -i: additive steps.
+expect 0 fake gb10 "$SPARKCTL" bench nccl -b 1K -e 4K -i 1K
+table_ok "$TMP/out" 4
+contains "$TMP/out" "step: 1024(bytes)"
+
+# --- Every collective, JSON beside the table.
+expect 0 fake gb10 "$SPARKCTL" bench nccl --op all -b 64 -e 64K -f 4 --json "$TMP/all.json"
+quiet
+[ "$(grep -c '^# Collective test starting' "$TMP/out")" = 7 ] || fail "not 7 collectives"
+for t in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+  contains "$TMP/out" "# Collective test concluded: ${t}_perf"
+done
+[ "$(stat -c %a "$TMP/all.json")" = 644 ] || fail "JSON mode is not 644"
+json_check "$TMP/all.json" << 'EOF2'
+d["ok"] => True
+d["out_of_bounds"] => 0
+d["config"]["nranks"] => 1
+d["config"]["maximum_bytes"] => 65536
+d["config"]["iterations"] => 20
+d["devices"][0]["name"] => NVIDIA GB10
+[t["op"] for t in d["tests"]] => ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast', 'reduce', 'alltoall', 'sendrecv']
+[len(t["results"]) for t in d["tests"]] => [6, 6, 6, 6, 6, 6, 6]
+d["tests"][0]["results"][0]["size"] => 64
+d["tests"][0]["results"][0]["out_of_place"]["wrong"] => 0
+d["tests"][0]["results"][0]["out_of_place"]["iterations"] => 20
+d["tests"][6]["results"][0]["in_place"]["wrong"] => None
+d["tests"][3]["results"][0]["root"] => 0
+d["tests"][3]["results"][0]["redop"] => none
+d["tests"][0]["nccl_path"][0]["summary"].startswith("network Socket") => True
+EOF2
+# --json -: the JSON alone on stdout.
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 4K --json -
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"]' "$TMP/out" ||
+  fail "--json - did not print JSON alone"
+
+# --- Every type and reduction is checked exactly.
+for t in int8 uint8 int32 uint32 int64 uint64 half float double bfloat16; do
+  expect 0 fake gb10 "$SPARKCTL" bench nccl --op all_reduce,reduce_scatter,alltoall -d $t -b 16 -e 4K
+  table_ok "$TMP/out" 27
+done
+for op in sum prod max min avg; do
+  expect 0 fake gb10 "$SPARKCTL" bench nccl --redop $op -d half -e 4K
+  rows "$TMP/out" | grep -qE "^ +4096 +2048 +half +$op +-1 " || fail "no 4 KiB row of half $op"
+done
+
+# --- Wrong results: #wrong per row, FAILED, exit 4, JSON says so.
+expect 4 fake gb10 env SPARKCTL_FAKE_NCCL_CORRUPT=1024 "$SPARKCTL" bench nccl -b 256 -e 4K \
+  --json "$TMP/bad.json"
+contains "$TMP/err" "some results were wrong"
+rows "$TMP/out" | grep -E '^ +256 ' | grep -qE ' 0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$' || fail "256 B should be right"
+rows "$TMP/out" | grep -qE '^ +1024 .* 1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1$' || fail "1 KiB should have 1 wrong value per placement"
+contains "$TMP/out" "# Out of bounds values : 6 FAILED"
+json_check "$TMP/bad.json" << 'EOF2'
+d["ok"] => False
+d["out_of_bounds"] => 6
+d["tests"][0]["results"][2]["out_of_place"]["wrong"] => 1
+EOF2
+
+# --- A collective that never finishes: aborted at --timeout, exit 5.
+start=$(date +%s)
+expect 5 fake gb10 env SPARKCTL_FAKE_NCCL_HANG_BYTES=65536 "$SPARKCTL" bench nccl -b 1K -e 1M --timeout 1 --json "$TMP/hang.json"
+[ $(( $(date +%s) - start )) -lt 15 ] || fail "the timeout took too long"
+contains "$TMP/err" "did not finish within 1 s"
+contains "$TMP/err" "sparkctl doctor"
+[ ! -e "$TMP/hang.json" ] || fail "a JSON file was written for a run that failed"
+
+# An asynchronous NCCL error ends the run with NCCL's message.
+expect 1 fake gb10 env SPARKCTL_FAKE_NCCL_ASYNC_ERROR=1 "$SPARKCTL" bench nccl -e 1M --timeout 5
+contains "$TMP/err" "remote peer closed connection"
+
+# --- The memory bound: on an 80 GiB H100 NCCL keeps 5 GiB, and the send and
+# receive buffers share the rest: 5200 MiB free leaves 40 MiB per buffer.
+expect 2 fake h100x8 env SPARKCTL_FAKE_CUDA_FREE_MIB=5200 "$SPARKCTL" bench nccl --gpus 1 -e 64M
+contains "$TMP/err" "-e 67108864 exceeds the 41943040 bytes that free memory allows"
+contains "$TMP/err" "--force"
+expect 0 fake h100x8 env SPARKCTL_FAKE_CUDA_FREE_MIB=5200 "$SPARKCTL" bench nccl --gpus 1 -b 1M -c 0
+contains "$TMP/out" "# Reducing maxBytes to 41943040 due to memory limitation"
+contains "$TMP/out" "validation: 0"
+rows "$TMP/out" | tail -1 | grep -qE '^ +33554432 ' || fail "the sweep should end at 32 MiB"
+rows "$TMP/out" | grep -q 'N/A' || fail "-c 0 should print N/A"
+expect 0 fake h100x8 env SPARKCTL_FAKE_CUDA_FREE_MIB=5200 "$SPARKCTL" bench nccl --gpus 1 -b 64M -e 64M --force -n 1 -w 0 -c 0
+table_ok "$TMP/out" 1
+
+# --- NCCL's path, as its log tells it.
+expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_NET=IB "$SPARKCTL" bench nccl -e 4K
+contains "$TMP/out" "# NCCL path            : network IB rocep1s0f1:1/RoCE roceP2p1s0f1:1/RoCE, GPUDirect RDMA off"
+# The caller's NCCL_DEBUG is left alone; the path is then not ours to read.
+expect 0 fake gb10 env NCCL_DEBUG=WARN "$SPARKCTL" bench nccl -e 4K
+contains "$TMP/out" "# NCCL path            : not read: NCCL_DEBUG is set"
+
+# --- Adaptive iterations.
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% --json "$TMP/adaptive.json"
+contains "$TMP/out" "# Adaptive iterations: timed batches until the 95% confidence half-width of the time is within 5%"
+table_ok "$TMP/out" 14
+json_get "$TMP/adaptive.json" 'all(r["out_of_place"]["iterations"] >= 3 for r in d["tests"][0]["results"])' |
+  grep -qx True || fail "an adaptive row ran fewer than 3 batches"
+
+# --- The ways a rank is started: by hand, and under sparkctl launch.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+expect 0 fake gb10 "$SPARKCTL" bench nccl --rank 0 --world-size 1 --rendezvous 127.0.0.1:$port -e 4K
+table_ok "$TMP/out" 10
+expect 0 fake gb10 env RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  "$SPARKCTL" bench nccl -e 4K
+table_ok "$TMP/out" 10
+expect 0 fake gb10 "$SPARKCTL" launch -q --no-env -n 1 -- "$SPARKCTL" bench nccl -e 4K
+contains "$TMP/out" "[0] # Out of bounds values : 0 OK"
+
+# Two local ranks: the stand-in NCCL takes one, so both fail, rank 0 says
+# why, and no rank is left behind.
+expect 1 fake h100x8 "$SPARKCTL" bench nccl --gpus 2 -e 4K --timeout 10
+contains "$TMP/err" "ncclCommInitRank failed"
+contains "$TMP/err" "one rank"
+[ "$(grep -c . "$TMP/err")" = 1 ] || fail "one error line expected"
+! pgrep -f "bench nccl .*--rank=1" > /dev/null || fail "rank 1 outlived the run"
+
+# A rank that never comes: the others give up at --timeout.
+expect 1 fake gb10 "$SPARKCTL" bench nccl --rank 0 --world-size 2 --rendezvous 127.0.0.1:$port --timeout 1
+contains "$TMP/err" "did not connect"
+
+# --- Bad command lines: one line, exit 2.
+bad() {
+  expect 2 fake gb10 "$SPARKCTL" bench nccl "$@"
+  contains "$TMP/err" "$1"
+}
+expect 2 fake gb10 "$SPARKCTL" bench nccl --op allreduce
+contains "$TMP/err" "bad --op 'allreduce'"
+expect 2 fake gb10 "$SPARKCTL" bench nccl -b 1M -e 1K
+contains "$TMP/err" "-b 1M is larger than -e 1K"
+for args in "-e 0" "-b x" "-e 1T" "-f 1" "-n 0" "-c 2" "--precision 0" "--precision 200%" \
+  "--dtype fp8" "--redop mulsum" "--timeout 0" "-f 2 -i 1K" "--rank 0" "--rank 2 --world-size 2 --rendezvous h:1" \
+  "--rank 0 --world-size 1 --rendezvous nohost" "--gpus 2" "--root 1" "--device 0" "extra"; do
+  # shellcheck disable=SC2086
+  expect 2 fake gb10 "$SPARKCTL" bench nccl $args
+  [ "$(grep -c . "$TMP/err")" -le 2 ] || fail "bench nccl $args: more than a line of error"
+done
+expect 2 "$SPARKCTL" bench
+expect 2 "$SPARKCTL" bench ncl
+contains "$TMP/err" "unknown benchmark 'ncl'"
+expect 0 "$SPARKCTL" bench nccl --help
+contains "$TMP/out" "usage: sparkctl bench nccl"
