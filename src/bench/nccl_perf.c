@@ -529,6 +529,39 @@ bool perf_value_ok(enum perf_redop op, enum perf_dtype t, double got, double wan
 	return fabs(got - want) <= tol * (fabs(want) > 1 ? fabs(want) : 1);
 }
 
+int perf_parse_cpulist(const char *s, cpu_set_t *set)
+{
+	const char *p = s;
+
+	CPU_ZERO(set);
+	while (*p && *p != '\n') {
+		char *end;
+		unsigned long lo, hi;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		lo = strtoul(p, &end, 10);
+		hi = lo;
+		if (*end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			hi = strtoul(p, &end, 10);
+		}
+		if (hi < lo)
+			return -EINVAL;
+		if (hi >= CPU_SETSIZE)
+			return -ERANGE;
+		for (unsigned long c = lo; c <= hi; c++)
+			CPU_SET(c, set);
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return CPU_COUNT(set) ? 0 : -EINVAL;
+}
+
 /* The text after "key" on a line, or NULL. */
 static const char *after(const char *line, const char *key)
 {

@@ -8,10 +8,13 @@
 #ifndef SPARKCTL_NCCL_PERF_H
 #define SPARKCTL_NCCL_PERF_H
 
-#include <jansson.h>
-
 #include "sparkctl.h"
+
+#include <sched.h>
 #include "lib/strbuf.h"
+
+/* jansson's document type (the header is needed only where one is built). */
+typedef struct json_t json_t;
 
 enum perf_coll {
 	PERF_ALL_REDUCE,
@@ -151,6 +154,12 @@ void perf_store(enum perf_dtype t, void *buf, size_t i, double v);
 double perf_load(enum perf_dtype t, const void *buf, size_t i);
 /* Whether got is right: exact, except avg of floating types (NCCL pre-divides). */
 bool perf_value_ok(enum perf_redop op, enum perf_dtype t, double got, double want);
+
+/*
+ * A kernel CPU list ("0-15,32-47\n", as sysfs local_cpulist has it) into
+ * set.  -EINVAL when malformed, -ERANGE for a CPU beyond the set.
+ */
+int perf_parse_cpulist(const char *s, cpu_set_t *set);
 
 /* Where NCCL's traffic went, read from its INFO log (NCCL_DEBUG=INFO, subsystems INIT,NET). */
 struct perf_nccl_path {

@@ -15,9 +15,8 @@
 #include "probe/parsers.h"
 
 #define GIB		     (UINT64_C(1) << 30)
-/* Adaptive mode: a timed batch lasts about this long (fewer syncs per operation). */
-#define BATCH_TARGET_US	     2000.0
-#define BATCH_MAX_OPS	     1000
+/* Adaptive mode: a timed batch lasts about this long, or holds --iters operations. */
+#define BATCH_TARGET_US	     1000.0
 #define ADAPTIVE_MIN_BATCHES 3
 #define ADAPTIVE_MAX_BATCHES 50
 #define ADAPTIVE_MAX_SECONDS 5.0
@@ -71,6 +70,20 @@ static int cu_fail(struct bench *b, cu_result cr, const char *what)
 static void *devptr(cu_deviceptr base, size_t offset)
 {
 	return (void *)(uintptr_t)(base + offset);
+}
+
+/*
+ * Wait for the copies and memsets just issued.  They go to the legacy
+ * default stream, which our non-blocking stream does not wait for, and
+ * they may return before the device has the data (a pageable copy returns
+ * once it is staged; a memset is asynchronous): without this a collective
+ * could read or write the buffers under them.
+ */
+static int sync_default_stream(struct bench *b)
+{
+	cu_result cr = b->cuda.stream_synchronize(NULL);
+
+	return cr == CUDA_SUCCESS ? 0 : cu_fail(b, cr, "cuStreamSynchronize");
 }
 
 /* The last "NCCL WARN" line of our NCCL log: NCCL writes its warnings there, not to stderr. */
@@ -197,6 +210,34 @@ static void describe_device(struct bench *b)
 }
 
 /*
+ * Run on the CPUs next to the GPU (its NUMA node), as an MPI launcher's
+ * binding would: an unbound rank migrates, and its small-message times
+ * with it.  A narrower binding the caller chose (taskset, numactl) is kept.
+ */
+static void pin_near_gpu(struct bench *b)
+{
+	const struct rank_info *ri = &b->info;
+	struct strbuf list = STRBUF_INIT;
+	cpu_set_t near, now;
+	struct rootfs host;
+
+	if (rootfs_open(&host, "/") < 0)
+		return;
+	if (rootfs_read_valuef(&host, &list, "sys/bus/pci/devices/%04x:%02x:%02x.0/local_cpulist",
+			       (unsigned)ri->pci_domain, (unsigned)ri->pci_bus,
+			       (unsigned)ri->pci_device) == 0 &&
+	    perf_parse_cpulist(list.buf, &near) == 0 &&
+	    sched_getaffinity(0, sizeof(now), &now) == 0) {
+		cpu_set_t both;
+		CPU_AND(&both, &near, &now);
+		if (CPU_COUNT(&both) > 0 && CPU_COUNT(&both) < CPU_COUNT(&now))
+			sched_setaffinity(0, sizeof(both), &both);
+	}
+	rootfs_close(&host);
+	strbuf_release(&list);
+}
+
+/*
  * The largest size the buffers may have on this rank.  Device memory holds
  * the send and receive buffers; on a GPU that shares the host's memory
  * (GB10) the check's two host buffers come out of the same memory, and
@@ -249,6 +290,8 @@ static int alloc_buffers(struct bench *b)
 	if ((cr = b->cuda.memset_d8(b->sendbuf, 0, bytes)) != CUDA_SUCCESS ||
 	    (cr = b->cuda.memset_d8(b->recvbuf, 0, bytes)) != CUDA_SUCCESS)
 		return cu_fail(b, cr, "cuMemsetD8");
+	if (sync_default_stream(b) < 0)
+		return -EIO;
 	if (b->o->check) {
 		b->host_in = malloc(bytes);
 		b->host_out = malloc(bytes);
@@ -487,7 +530,7 @@ static int rank_mean(struct bench *b, double *v)
 
 /*
  * Time one half-row.  Fixed: iters operations issued back to back, one
- * wait, as nccl-tests times them.  Adaptive: batches of about 2 ms until
+ * wait, as nccl-tests times them.  Adaptive: batches of about 1 ms until
  * the mean per-operation time is known to the precision asked.  Every
  * decision uses figures averaged over the ranks, so all decide alike.
  */
@@ -498,9 +541,15 @@ static int time_half(struct bench *b, enum perf_coll coll, const struct perf_lay
 	unsigned batch, k = 0;
 	int r;
 
-	r = timed_ops(b, coll, lay, in_place, 0, 1, &sync_us);
+	/*
+	 * The barrier lets every rank leave within a TCP round trip of the
+	 * others; the operation after it completes on all ranks at nearly
+	 * the same moment, so the timed loops start together (a rank that
+	 * started early would count the others' lateness).
+	 */
+	r = rdv_barrier(b->rdv, (int)b->o->timeout_ms, b->err);
 	if (r == 0)
-		r = rdv_barrier(b->rdv, (int)b->o->timeout_ms, b->err);
+		r = timed_ops(b, coll, lay, in_place, 0, 1, &sync_us);
 	if (r < 0)
 		return r;
 	if (b->o->precision <= 0) {
@@ -514,7 +563,9 @@ static int time_half(struct bench *b, enum perf_coll coll, const struct perf_lay
 	r = rdv_allreduce_double(b->rdv, &sync_us, 1, RDV_MAX, (int)b->o->timeout_ms, b->err);
 	if (r < 0)
 		return r;
-	batch = sync_us > 0 ? (unsigned)fmin(BATCH_MAX_OPS, ceil(BATCH_TARGET_US / sync_us)) : 1;
+	/* Short operations go in batches of --iters at most, as in fixed mode. */
+	batch = sync_us > 0 ? (unsigned)fmin(b->o->iters, ceil(BATCH_TARGET_US / sync_us))
+			    : b->o->iters;
 	if (batch == 0)
 		batch = 1;
 	uint64_t start = monotonic_ns();
@@ -530,7 +581,14 @@ static int time_half(struct bench *b, enum perf_coll coll, const struct perf_lay
 		if (k >= ADAPTIVE_MIN_BATCHES) {
 			double mean = sum / k, var = fmax(0, (sumsq - sum * sum / k) / (k - 1));
 			double half_width = 1.96 * sqrt(var / k) / mean;
-			if (half_width <= b->o->precision || k >= ADAPTIVE_MAX_BATCHES)
+			/*
+			 * Long operations (a batch of fewer than --iters) stop by
+			 * --iters at the latest: adaptive never runs longer than
+			 * fixed mode there, where a sweep spends its time.
+			 */
+			bool enough = batch < b->o->iters ? (uint64_t)k * batch >= b->o->iters
+							  : k >= ADAPTIVE_MAX_BATCHES;
+			if (half_width <= b->o->precision || enough)
 				break;
 			/* Every rank has the same k and figures, but not the same clock. */
 			double spent = elapsed_us(start) / 1e6;
@@ -581,7 +639,9 @@ static int check_half(struct bench *b, enum perf_coll coll, const struct perf_la
 	if (lay->send_count && (cr = b->cuda.memcpy_htod(send_base + send_off, b->host_in,
 							 lay->send_count * elt)) != CUDA_SUCCESS)
 		return cu_fail(b, cr, "cuMemcpyHtoD");
-	r = enqueue(b, coll, lay, in_place, 0);
+	r = sync_default_stream(b);
+	if (r == 0)
+		r = enqueue(b, coll, lay, in_place, 0);
 	if (r == 0)
 		r = wait_stream(b, coll, lay->size_bytes);
 	if (r < 0)
@@ -766,9 +826,14 @@ static int run_coll(struct bench *b, enum perf_coll coll, unsigned *bad_total)
 			struct perf_result *res = ip ? &row.in_place : &row.out_of_place;
 			uint64_t wrong = 0;
 			r = time_half(b, coll, &lay, ip, res);
-			/* sendrecv in place sends a buffer onto itself: nothing to check. */
+			/*
+			 * In place, sendrecv sends a buffer onto itself and
+			 * alltoall overwrites blocks it has still to send:
+			 * neither is checked (nccl-tests does the same).
+			 */
+			bool checked = !(ip && (coll == PERF_SENDRECV || coll == PERF_ALLTOALL));
 			res->wrong = -1;
-			if (r == 0 && o->check && !(coll == PERF_SENDRECV && ip)) {
+			if (r == 0 && o->check && checked) {
 				r = check_half(b, coll, &lay, ip, &wrong);
 				r = agree(b, r);
 				if (r == 0)
@@ -897,6 +962,7 @@ static int setup(struct bench *b, const struct nccl_bench_rank *me)
 	r = open_libraries(b);
 	if (r == 0) {
 		describe_device(b);
+		pin_near_gpu(b);
 		r = memory_bound(b, &bound);
 	}
 	r = agree(b, r);

@@ -329,6 +329,25 @@ static void test_nccl_log(void **state)
 	strbuf_release(&s);
 }
 
+static void test_cpulist(void **state)
+{
+	(void)state;
+	cpu_set_t set;
+
+	assert_int_equal(perf_parse_cpulist("0-3,8,10-11\n", &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 7);
+	assert_true(CPU_ISSET(0, &set) && CPU_ISSET(3, &set) && CPU_ISSET(8, &set));
+	assert_false(CPU_ISSET(4, &set) || CPU_ISSET(9, &set));
+	assert_int_equal(perf_parse_cpulist("5", &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 1);
+	assert_int_equal(perf_parse_cpulist("", &set), -EINVAL);
+	assert_int_equal(perf_parse_cpulist("3-1", &set), -EINVAL);
+	assert_int_equal(perf_parse_cpulist("1-", &set), -EINVAL);
+	assert_int_equal(perf_parse_cpulist("a", &set), -EINVAL);
+	assert_int_equal(perf_parse_cpulist("1;2", &set), -EINVAL);
+	assert_int_equal(perf_parse_cpulist("0-99999", &set), -ERANGE);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -357,7 +376,7 @@ int main(void)
 		cmocka_unit_test(test_sizes),	      cmocka_unit_test(test_number_cells),
 		cmocka_unit_test(test_table_golden),  cmocka_unit_test(test_row_json),
 		cmocka_unit_test(test_check_values),  cmocka_unit_test(test_nccl_log),
-		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_cpulist),	      cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
