@@ -431,6 +431,29 @@ static int check_usable(const struct rdv *rdv, struct strbuf *err)
 
 /* ---- rank 0's side of a collective ------------------------------------------ */
 
+/*
+ * Wait until one of the n ranks in who[] (polled through pfd) can go on,
+ * or the deadline; then name those that did not: "ranks 1, 3 did not
+ * read the id within 30 s".
+ */
+static int wait_ranks(struct pollfd *pfd, const int *who, nfds_t n, uint64_t deadline,
+		      int timeout_ms, const char *missed, const char *what, struct strbuf *err)
+{
+	int r = poll_until(pfd, n, deadline);
+
+	if (r < 0) {
+		strbuf_addf(err, "poll: %s", strerror(-r));
+		return r;
+	}
+	if (r == 0) {
+		add_ranks(err, who, n);
+		strbuf_addf(err, " %s %s within ", missed, what);
+		add_duration(err, timeout_ms);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
 /* Send every other rank its frame (frames[r], or frames[0] for all when !each). */
 static int root_send_all(struct rdv *rdv, const struct strbuf *frames, bool each, uint64_t deadline,
 			 int timeout_ms, const char *what, struct strbuf *err)
@@ -465,18 +488,9 @@ static int root_send_all(struct rdv *rdv, const struct strbuf *frames, bool each
 			r = 0;
 			break;
 		}
-		r = poll_until(pfd, n, deadline);
-		if (r < 0) {
-			strbuf_addf(err, "poll: %s", strerror(-r));
+		r = wait_ranks(pfd, who, n, deadline, timeout_ms, "did not read", what, err);
+		if (r < 0)
 			goto out;
-		}
-		if (r == 0) {
-			add_ranks(err, who, n);
-			strbuf_addf(err, " did not read %s within ", what);
-			add_duration(err, timeout_ms);
-			r = -ETIMEDOUT;
-			goto out;
-		}
 	}
 out:
 	free(tx);
@@ -534,18 +548,9 @@ static int root_recv_all(struct rdv *rdv, struct rx *rx, enum msg_type type, siz
 			r = 0;
 			break;
 		}
-		r = poll_until(pfd, n, deadline);
-		if (r < 0) {
-			strbuf_addf(err, "poll: %s", strerror(-r));
+		r = wait_ranks(pfd, who, n, deadline, timeout_ms, "did not reach", what, err);
+		if (r < 0)
 			goto out;
-		}
-		if (r == 0) {
-			add_ranks(err, who, n);
-			strbuf_addf(err, " did not reach %s within ", what);
-			add_duration(err, timeout_ms);
-			r = -ETIMEDOUT;
-			goto out;
-		}
 	}
 out:
 	free(pfd);
