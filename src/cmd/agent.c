@@ -17,6 +17,19 @@
  *   sparkctl agent reap JOB NODE GRACE_MS
  *       end what is left of node NODE's part of launch JOB after its agent
  *       died: SIGTERM, then SIGKILL after GRACE_MS.
+ *
+ *   sparkctl agent hold [--ready-port PORT] [--ready-timeout MS] -- CMD [ARG]...
+ *       run CMD, e.g. a one-shot server of 'sparkctl bench link' (iperf3
+ *       -s -1, ib_write_bw), until it exits or the caller is gone, and
+ *       leave nothing of it behind.  CMD leads a session of its own, with
+ *       stdin from /dev/null and the agent's stdout and stderr.  With
+ *       --ready-port, prints "ready" once a process of CMD listens on TCP
+ *       PORT; exits 3 when another process holds PORT already (CMD is
+ *       not run), when CMD exits first, or when nothing listens within
+ *       MS (10000; CMD is ended).  Exits with CMD's status (128+N for
+ *       signal N), 127 or 126 when it cannot be run; at the end of its
+ *       own stdin (the SSH channel closed) or on SIGTERM, SIGINT or SIGHUP
+ *       it ends CMD and exits 143 (src/proc/hold.h has the details).
  */
 #include "sparkctl.h"
 
@@ -25,6 +38,7 @@
 #include "lib/parse.h"
 #include "launch/launch.h"
 #include "lib/xalloc.h"
+#include "proc/hold.h"
 #include "proc/run.h"
 
 #define PING_TIMEOUT_MS 10000
@@ -90,6 +104,88 @@ out:
 	return ret;
 }
 
+/*
+ * One option of hold at argv[*i]: "--NAME VALUE" or "--NAME=VALUE".
+ * Returns 1 with *value set (and *i past it), 0 when argv[*i] is not
+ * the option, -1 when its value is missing.
+ */
+static int hold_option(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	const char *arg = argv[*i];
+	size_t len = strlen(name);
+
+	if (strncmp(arg, name, len) != 0)
+		return 0;
+	if (arg[len] == '=') {
+		*value = arg + len + 1;
+		return 1;
+	}
+	if (arg[len] != '\0')
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*value = argv[++*i];
+	return 1;
+}
+
+/* A usage error of hold: one line, no --help hint (the agent has no help). */
+static int hold_usage(const char *fmt, ...) ATTR_PRINTF(1, 2);
+static int hold_usage(const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	cmd_error("agent", "hold: %s", msg.buf);
+	strbuf_release(&msg);
+	return SPARKCTL_EXIT_USAGE;
+}
+
+static int agent_hold(int argc, char **argv)
+{
+	struct hold_options o = { .ready_timeout_ms = HOLD_READY_TIMEOUT_MS,
+				  .in_fd = STDIN_FILENO,
+				  .ready_fd = STDOUT_FILENO };
+	const char *port = NULL, *timeout = NULL;
+	struct strbuf err = STRBUF_INIT;
+	uint32_t v;
+	int i, r;
+
+	for (i = 0; i < argc && !streq(argv[i], "--"); i++) {
+		if ((r = hold_option(argc, argv, &i, "--ready-port", &port)) == 0)
+			r = hold_option(argc, argv, &i, "--ready-timeout", &timeout);
+		if (r < 0)
+			return hold_usage("%s needs a value", argv[i]);
+		if (r == 0)
+			return hold_usage("unknown option '%s' (the command goes after '--')",
+					  argv[i]);
+	}
+	if (i == argc)
+		return hold_usage("no '--' before the command");
+	if (i + 1 == argc)
+		return hold_usage("no command after '--'");
+	if (port) {
+		if (parse_u32(port, &v) < 0 || v == 0 || v > 65535)
+			return hold_usage("bad --ready-port '%s': a TCP port is 1 to 65535", port);
+		o.ready_port = v;
+	}
+	if (timeout) {
+		if (!port)
+			return hold_usage("--ready-timeout needs --ready-port");
+		if (parse_u32(timeout, &v) < 0)
+			return hold_usage("bad --ready-timeout '%s': milliseconds", timeout);
+		o.ready_timeout_ms = v;
+	}
+	o.argv = argv + i + 1;
+	r = hold_run(&o, &err);
+	if (err.len)
+		cmd_error("agent", "%s", err.buf);
+	strbuf_release(&err);
+	return r;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	if (argc >= 2 && streq(argv[1], "ping"))
@@ -103,6 +199,8 @@ int cmd_agent(int argc, char **argv)
 			return cmd_usage_error("agent", "reap takes JOB NODE GRACE_MS");
 		return launch_agent_reap(argv[2], node, grace);
 	}
+	if (argc >= 2 && streq(argv[1], "hold"))
+		return agent_hold(argc - 2, argv + 2);
 	return cmd_usage_error("agent",
 			       "sparkctl runs this on other nodes; it is not for use by hand");
 }
