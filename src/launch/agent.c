@@ -30,6 +30,7 @@
 #include "lib/xalloc.h"
 #include "probe/probe.h"
 #include "proc/procscan.h"
+#include "proc/run.h"
 
 extern char **environ;
 
@@ -932,22 +933,6 @@ static int read_spec(struct agent *a, struct strbuf *err)
 	return r;
 }
 
-static int set_up_signals(struct agent *a)
-{
-	sigset_t mask;
-
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
-	    (a->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-		return -errno;
-	return 0;
-}
-
 static void make_units(struct agent *a)
 {
 	const struct launch_spec *s = &a->spec;
@@ -1009,7 +994,7 @@ int launch_agent_main(int in_fd, int out_fd)
 
 	launch_spec_init(&a.spec);
 	/* Orphans of the job come back to the agent, which ends and reaps them. */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || set_up_signals(&a) < 0) {
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || (a.sig_fd = run_supervisor_signals()) < 0) {
 		strbuf_addf(&err, "cannot set up the agent: %s", strerror(errno));
 		goto fail;
 	}

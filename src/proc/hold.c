@@ -20,6 +20,7 @@
 #include "lib/clock.h"
 #include "proc/hold.h"
 #include "proc/procscan.h"
+#include "proc/run.h"
 
 /* How often the ready port is looked at. */
 #define READY_POLL_MS 20
@@ -348,22 +349,6 @@ static int check_port_free(unsigned port, struct strbuf *err)
 	return -EADDRINUSE;
 }
 
-static int set_up_signals(struct hold *h)
-{
-	sigset_t mask;
-
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
-	    (h->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-		return -errno;
-	return 0;
-}
-
 int hold_run(const struct hold_options *o, struct strbuf *err)
 {
 	struct hold h = { .o = o,
@@ -377,7 +362,7 @@ int hold_run(const struct hold_options *o, struct strbuf *err)
 	if (o->ready_port && check_port_free(o->ready_port, err) < 0)
 		return HOLD_EXIT_NOT_READY;
 	/* Orphans of the command come back to the agent, which ends and reaps them. */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || set_up_signals(&h) < 0) {
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || (h.sig_fd = run_supervisor_signals()) < 0) {
 		strbuf_addf(err, "cannot set up the hold: %s", strerror(errno));
 		r = SPARKCTL_EXIT_ERROR;
 		goto out;

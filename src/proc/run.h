@@ -52,4 +52,11 @@ void run_job_release(struct run_job *job);
 int run_jobs(struct run_job *jobs, size_t n, unsigned parallel, unsigned timeout_ms,
 	     size_t max_output);
 
+/*
+ * For a process that supervises others (an agent): SIGCHLD, SIGTERM,
+ * SIGINT and SIGHUP blocked and delivered through the returned signalfd
+ * (non-blocking, close-on-exec), SIGPIPE ignored.  -errno on failure.
+ */
+int run_supervisor_signals(void);
+
 #endif
