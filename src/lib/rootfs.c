@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <linux/openat2.h>
+#include <sched.h>
 #include <sys/syscall.h>
 
 #include "lib/rootfs.h"
@@ -61,18 +62,29 @@ static int open_in_root(const struct rootfs *root, const char *rel, int flags)
 
 	rel = strip_slashes(rel);
 	if (have_openat2) {
-		for (int tries = 0; tries < 8; tries++) {
+		/*
+		 * EAGAIN: a rename or mount anywhere on the system raced the
+		 * lookup, which on a busy machine can happen again and again.
+		 * The live root takes openat() after a few tries (exact there);
+		 * a tree keeps trying, yielding, since openat() could follow an
+		 * absolute link out of it.
+		 */
+		int max_tries = root->is_host_root ? 32 : 4096;
+		for (int tries = 0; tries < max_tries; tries++) {
 			long fd = syscall(SYS_openat2, root->dirfd, rel, &how, sizeof(how));
 			if (fd >= 0)
 				return (int)fd;
-			if (errno == EAGAIN) /* a concurrent rename; retry */
+			if (errno == EAGAIN) {
+				if (tries >= 8)
+					sched_yield();
 				continue;
+			}
 			if (errno != ENOSYS)
 				return -errno;
 			have_openat2 = 0;
 			break;
 		}
-		if (have_openat2)
+		if (have_openat2 && !root->is_host_root)
 			return -EAGAIN;
 	}
 	int fd = openat(root->dirfd, rel, flags | O_CLOEXEC);
