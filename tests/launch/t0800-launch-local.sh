@@ -17,74 +17,12 @@ WD=$(pwd -P)
 
 # ---- helpers ---------------------------------------------------------------
 
-# no_sanitizer FILE: a sanitizer report in FILE fails the test (the launcher
-# passes the agent's stderr on, so the agent's reports land there too).
-no_sanitizer() {
-  if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; then
-    cat "$1" >&2
-    fail "a sanitizer report in $1"
-  fi
-}
-# run CMD...: as in lib.sh, and a sanitizer report on stderr fails the test
-# (the check of tests/netns/netns.sh).
-run() {
-  set +e
-  "$@" > "$TMP/out" 2> "$TMP/err"
-  status=$?
-  set -e
-  no_sanitizer "$TMP/err"
-}
+MARK_BASE=6
+. "$SRCDIR/tests/launch/lib-procs.sh"
+
 # launch ARGS...: sparkctl launch, killed after a minute if it hangs (a bound
 # against hangs, not a timing check: it then exits 137, which no check expects).
 launch() { timeout -s KILL 60 "$SPARKCTL" launch "$@"; }
-# show: the last command's output, for a failure message.
-show() {
-  echo "--- stdout:" >&2
-  head -c 4000 "$TMP/out" >&2
-  echo "--- stderr:" >&2
-  head -c 4000 "$TMP/err" >&2
-}
-# want STATUS: the last command exited STATUS.
-want() { [ "$status" = "$1" ] || { show; fail "exited $status, expected $1"; }; }
-
-# wait_for SECONDS WHAT CMD...: poll CMD until it succeeds; fail after SECONDS
-# (a bound against hangs only).
-wait_for() {
-  local limit=$1 what=$2 i=0
-  shift 2
-  while ! "$@" > /dev/null 2>&1; do
-    i=$((i + 1))
-    [ "$i" -le "$((limit * 20))" ] || fail "waited ${limit}s for $what"
-    sleep 0.05
-  done
-}
-
-# Every long-running process of a job here is 'sleep N.PID' with a number
-# of its own (new_mark sets M): what is left of a job is found by it.
-marks=0
-new_mark() {
-  marks=$((marks + 1))
-  M="$((600 + marks)).$$"
-}
-# left MARK: the live processes with 'sleep MARK' in their command line.
-left() { pgrep -af -- "sleep $1( |\$)" || true; }
-none_left() {
-  local l
-  l=$(left "$1")
-  [ -z "$l" ] || fail "left behind $2: $l"
-}
-gone() { [ -z "$(left "$1")" ]; }
-# Whatever a failed check leaves running is ended by its pid.
-kill_marked() {
-  local p pat="sleep 6[0-9][0-9]\\.$$"
-  p=$(pgrep -f -- "$pat( |\$)") || return 0
-  # shellcheck disable=SC2086
-  kill -KILL $p 2> /dev/null
-}
-at_exit kill_marked
-BG=""
-at_exit 'for p in $BG; do kill -KILL "$p" 2> /dev/null; done'
-
 # bg CMD...: start CMD in the background with SIGINT at its default (a
 # non-interactive shell ignores it for '&'); pid in bg_pid, output in
 # $TMP/bg.out and $TMP/bg.err.

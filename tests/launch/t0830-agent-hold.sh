@@ -14,64 +14,9 @@ cd "$TMP"
 
 # ---- helpers ---------------------------------------------------------------
 
-no_sanitizer() {
-  if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; then
-    cat "$1" >&2
-    fail "a sanitizer report in $1"
-  fi
-}
-run() {
-  set +e
-  "$@" > "$TMP/out" 2> "$TMP/err"
-  status=$?
-  set -e
-  no_sanitizer "$TMP/err"
-}
-show() {
-  echo "--- stdout:" >&2
-  head -c 4000 "$TMP/out" >&2
-  echo "--- stderr:" >&2
-  head -c 4000 "$TMP/err" >&2
-}
-want() { [ "$status" = "$1" ] || { show; fail "exited $status, expected $1"; }; }
-# wait_for SECONDS WHAT CMD...: poll CMD until it succeeds; fail after SECONDS.
-wait_for() {
-  local limit=$1 what=$2 i=0
-  shift 2
-  while ! "$@" > /dev/null 2>&1; do
-    i=$((i + 1))
-    [ "$i" -le "$((limit * 50))" ] || fail "waited ${limit}s for $what"
-    sleep 0.02
-  done
-}
+MARK_BASE=7
+. "$SRCDIR/tests/launch/lib-procs.sh"
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# Every long-running process here is 'sleep N.PID' with a number of its own
-# (new_mark sets M): what is left of a command is found by it.
-marks=0
-new_mark() {
-  marks=$((marks + 1))
-  M="$((700 + marks)).$$"
-}
-left() { pgrep -af -- "sleep $1( |\$)" || true; }
-count_left() { pgrep -f -- "sleep $1( |\$)" | wc -l; }
-has_left() { [ "$(count_left "$1")" -ge "$2" ]; }
-gone() { [ -z "$(left "$1")" ]; }
-none_left() {
-  local l
-  l=$(left "$1")
-  [ -z "$l" ] || fail "left behind $2: $l"
-}
-kill_marked() {
-  local p pat="sleep 7[0-9][0-9]\\.$$"
-  p=$(pgrep -f -- "$pat( |\$)") || return 0
-  # shellcheck disable=SC2086
-  kill -KILL $p 2> /dev/null
-}
-at_exit kill_marked
-BG=""
-# shellcheck disable=SC2016
-at_exit 'for p in $BG; do kill -KILL "$p" 2> /dev/null; done'
 
 # The hold's stdin is a FIFO whose only writer is this shell's fd 8 (the
 # caller's SSH channel): open_input before a hold, close_input for its end.
