@@ -541,6 +541,22 @@ static int scan_failure(const struct scan *sc, const char *wrong_kind, struct st
 	return -EPROTO;
 }
 
+/*
+ * A scan that found a table with the columns wanted (has_columns) and at
+ * least one row; otherwise the failure, with why_not when the columns are
+ * the wrong ones.
+ */
+static int table_usable(struct scan *sc, bool has_columns, const char *why_not, struct strbuf *err)
+{
+	if (!sc->seen_table)
+		return scan_failure(sc, NULL, err);
+	if (!has_columns)
+		return scan_failure(sc, why_not, err);
+	if (!sc->nr_rows)
+		return scan_failure(sc, NULL, err);
+	return 0;
+}
+
 /* The index of the last row of the largest size. */
 static size_t headline_index(const struct raw_row *rows, size_t nr)
 {
@@ -576,17 +592,11 @@ int perftest_parse_bw(const char *text, struct perftest_bw *ret, struct strbuf *
 	r = scan_perftest(text, &sc, err);
 	if (r == 0) {
 		const struct table *tb = &sc.table;
-
-		if (!sc.seen_table)
-			r = scan_failure(&sc, NULL, err);
-		else if (!tb->has[COL_BW_PEAK] || !tb->has[COL_BW_AVG] || !tb->has[COL_MSG_RATE])
-			r = scan_failure(&sc,
-					 tb->has[COL_T_AVG]
-						 ? "a latency table, not a bandwidth one"
-						 : "a result table without bandwidth columns",
-					 err);
-		else if (!sc.nr_rows)
-			r = scan_failure(&sc, NULL, err);
+		r = table_usable(
+			&sc, tb->has[COL_BW_PEAK] && tb->has[COL_BW_AVG] && tb->has[COL_MSG_RATE],
+			tb->has[COL_T_AVG] ? "a latency table, not a bandwidth one"
+					   : "a result table without bandwidth columns",
+			err);
 	}
 	if (r < 0) {
 		free(sc.rows);
@@ -635,17 +645,10 @@ int perftest_parse_lat(const char *text, struct perftest_lat *ret, struct strbuf
 	r = scan_perftest(text, &sc, err);
 	if (r == 0) {
 		const struct table *tb = &sc.table;
-
-		if (!sc.seen_table)
-			r = scan_failure(&sc, NULL, err);
-		else if (!tb->has[COL_T_AVG])
-			r = scan_failure(&sc,
-					 tb->has[COL_BW_AVG]
-						 ? "a bandwidth table, not a latency one"
-						 : "a result table without latency columns",
-					 err);
-		else if (!sc.nr_rows)
-			r = scan_failure(&sc, NULL, err);
+		r = table_usable(&sc, tb->has[COL_T_AVG],
+				 tb->has[COL_BW_AVG] ? "a bandwidth table, not a latency one"
+						     : "a result table without latency columns",
+				 err);
 	}
 	if (r < 0) {
 		free(sc.rows);
