@@ -56,6 +56,8 @@ struct bench {
 	char *log_path; /* NCCL's log, ours to read and remove */
 	struct rank_info info;
 	struct rank_info *infos; /* rank 0: every rank's */
+	struct rootfs host;	 /* "/", for sysfs and procfs */
+	bool host_open;
 	unsigned seed;
 	bool timed_out;
 	json_t *json;
@@ -219,11 +221,10 @@ static void pin_near_gpu(struct bench *b)
 	const struct rank_info *ri = &b->info;
 	struct strbuf list = STRBUF_INIT;
 	cpu_set_t near, now;
-	struct rootfs host;
 
-	if (rootfs_open(&host, "/") < 0)
-		return;
-	if (rootfs_read_valuef(&host, &list, "sys/bus/pci/devices/%04x:%02x:%02x.0/local_cpulist",
+	if (b->host_open &&
+	    rootfs_read_valuef(&b->host, &list,
+			       "sys/bus/pci/devices/%04x:%02x:%02x.0/local_cpulist",
 			       (unsigned)ri->pci_domain, (unsigned)ri->pci_bus,
 			       (unsigned)ri->pci_device) == 0 &&
 	    perf_parse_cpulist(list.buf, &near) == 0 &&
@@ -233,7 +234,6 @@ static void pin_near_gpu(struct bench *b)
 		if (CPU_COUNT(&both) > 0 && CPU_COUNT(&both) < CPU_COUNT(&now))
 			sched_setaffinity(0, sizeof(both), &both);
 	}
-	rootfs_close(&host);
 	strbuf_release(&list);
 }
 
@@ -258,15 +258,12 @@ static int memory_bound(struct bench *b, uint64_t *ret)
 		integrated = 0;
 	if (integrated) {
 		struct strbuf text = STRBUF_INIT;
-		struct rootfs host;
 		int64_t mem_available;
-		if (rootfs_open(&host, "/") == 0) {
-			if (rootfs_read_file(&host, "proc/meminfo", ROOTFS_FILE_MAX, &text) == 0 &&
-			    parse_meminfo(text.buf, "MemAvailable", &mem_available) == 0 &&
-			    (uint64_t)mem_available < avail)
-				avail = (uint64_t)mem_available;
-			rootfs_close(&host);
-		}
+		if (b->host_open &&
+		    rootfs_read_file(&b->host, "proc/meminfo", ROOTFS_FILE_MAX, &text) == 0 &&
+		    parse_meminfo(text.buf, "MemAvailable", &mem_available) == 0 &&
+		    (uint64_t)mem_available < avail)
+			avail = (uint64_t)mem_available;
 		strbuf_release(&text);
 		if (b->o->check)
 			buffers += 2;
@@ -958,6 +955,7 @@ static int setup(struct bench *b, const struct nccl_bench_rank *me)
 	if (r < 0)
 		return r;
 	b->ordinal = me->device >= 0 ? me->device : rdv_local_rank(b->rdv);
+	b->host_open = rootfs_open(&b->host, "/") == 0;
 	setup_nccl_log(b);
 	r = open_libraries(b);
 	if (r == 0) {
@@ -1034,6 +1032,8 @@ static void teardown(struct bench *b, bool failed)
 		free(b->log_path);
 	}
 	rdv_close(b->rdv);
+	if (b->host_open)
+		rootfs_close(&b->host);
 	json_decref(b->json);
 	/* NCCL's threads may still run in an aborted communicator: keep its code mapped. */
 	if (!failed) {
