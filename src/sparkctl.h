@@ -27,6 +27,7 @@
 #define ATTR_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #define ATTR_NORETURN	       __attribute__((noreturn))
 #define ATTR_UNUSED	       __attribute__((unused))
+#define ATTR_SENTINEL	       __attribute__((sentinel))
 #define ATTR_WARN_UNUSED       __attribute__((warn_unused_result))
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

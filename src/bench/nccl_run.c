@@ -905,36 +905,7 @@ static json_t *devices_json(const struct bench *b)
 /* --json FILE: replaced whole, or left as it was. */
 static int write_json(struct bench *b)
 {
-	const char *path = b->o->json_path;
-	struct strbuf text = STRBUF_INIT, dir = STRBUF_INIT;
-	const char *slash = strrchr(path, '/');
-	int dirfd, r;
-
-	json_to_strbuf(b->json, &text);
-	strbuf_addch(&text, '\n');
-	if (streq(path, "-")) {
-		r = fwrite(text.buf, 1, text.len, stdout) == text.len && fflush(stdout) == 0 ? 0
-											     : -EIO;
-		if (r < 0)
-			strbuf_addstr(b->err, "cannot write the JSON to standard output");
-		goto out;
-	}
-	if (slash)
-		strbuf_add(&dir, path, slash == path ? 1 : (size_t)(slash - path));
-	else
-		strbuf_addch(&dir, '.');
-	dirfd = open(dir.buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		r = -errno;
-		strbuf_addf(b->err, "cannot open %s: %s", dir.buf, strerror(errno));
-		goto out;
-	}
-	r = atomic_replace(dirfd, slash ? slash + 1 : path, text.buf, text.len, 0644, NULL, b->err);
-	close(dirfd);
-out:
-	strbuf_release(&text);
-	strbuf_release(&dir);
-	return r;
+	return json_save(b->json, b->o->json_path, b->err);
 }
 
 static int setup(struct bench *b, const struct nccl_bench_rank *me)

@@ -501,6 +501,7 @@ static const struct {
 	const char *summary;
 } bench_commands[] = {
 	{ "nccl", bench_nccl, "time NCCL collectives (nccl-tests' table, no MPI)" },
+	{ "link", cmd_bench_link, "measure RDMA and TCP between two nodes, with a verdict" },
 };
 
 int cmd_bench(int argc, char **argv)

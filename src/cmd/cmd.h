@@ -16,6 +16,7 @@
 #include "inventory/inventory.h"
 #include "lib/options.h"
 #include "lib/strbuf.h"
+#include "remote/ssh.h"
 
 struct cmd {
 	const char *name;
@@ -35,6 +36,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_bench_link(int argc, char **argv); /* bench link, in cmd/bench_link.c */
 int cmd_netplan(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
@@ -44,6 +46,38 @@ void cmd_help_overview(FILE *f);
 
 /* The absolute path of this sparkctl (allocated; "sparkctl" if unknown). */
 char *cmd_self_path(void);
+
+/* The first line of text (at most 200 bytes), for messages; allocated. */
+char *cmd_first_line(const char *text);
+
+/*
+ * Running commands on the nodes (cmd/remote.c), for the commands that
+ * work across a cluster: over SSH, or directly for this machine's names.
+ */
+struct cmd_remote {
+	struct ssh_options ssh;
+	char control_dir[SSH_CONTROL_DIR_MAX + 1];
+	char *sparkctl; /* the sparkctl the nodes run */
+};
+struct doctor_cluster;
+
+/*
+ * SSH as $SPARKCTL_SSH or ssh; remote_sparkctl NULL: this program's own
+ * path.  multiplex: one master connection per node, which
+ * cmd_remote_close() ends.
+ */
+void cmd_remote_init(struct cmd_remote *rm, const char *remote_sparkctl, bool multiplex);
+/* The argv that runs argv_remote on host (appended to out); -EINVAL for a bad host name. */
+int cmd_remote_argv(const struct cmd_remote *rm, const char *host, const char *const *argv_remote,
+		    struct strvec *out);
+/*
+ * Every node's inventory, by 'sparkctl topo --json' on each, at most
+ * fanout at once: a node is inspected, or has an error that says why not.
+ */
+void cmd_remote_gather(const struct cmd_remote *rm, struct doctor_cluster *c, unsigned fanout,
+		       unsigned timeout_ms);
+/* End the master connections to c's nodes (nothing outlives the command) and free rm. */
+void cmd_remote_close(struct cmd_remote *rm, const struct doctor_cluster *c);
 
 /* "sparkctl CMD: message" on stderr. */
 void cmd_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);

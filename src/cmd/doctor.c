@@ -26,7 +26,6 @@
 /* Seconds one remote 'sparkctl topo --json' may take, connection included. */
 #define REMOTE_TIMEOUT_MS 30000
 #define PING_TIMEOUT_MS	  20000
-#define OUTPUT_MAX	  ((size_t)16 << 20)
 
 enum doctor_exit {
 	DOCTOR_EXIT_OK = 0,   /* no FAIL */
@@ -64,83 +63,6 @@ struct doctor_args {
 	bool json, quiet, list, markdown, help;
 };
 
-/* The path of this program, which the remote side runs by default. */
-/* The first line of text, for messages; allocated. */
-static char *first_line(const char *text)
-{
-	size_t n = strcspn(text, "\n");
-	if (n > 200)
-		n = 200;
-	return xstrndup(text, n);
-}
-
-struct remote {
-	struct ssh_options ssh;
-	char control_dir[SSH_CONTROL_DIR_MAX + 1];
-	char *sparkctl;
-};
-
-/* The argv that runs argv_remote on host: directly when it is this machine. */
-static int remote_argv(const struct remote *rm, const char *host, const char *const *argv_remote,
-		       struct strvec *out)
-{
-	if (host_is_local(host)) {
-		for (size_t i = 0; argv_remote[i]; i++)
-			strvec_push(out, argv_remote[i]);
-		return 0;
-	}
-	return ssh_command(out, host, &rm->ssh, argv_remote);
-}
-
-/* Gather every node's inventory in parallel. */
-static void gather(struct remote *rm, struct doctor_cluster *c, unsigned fanout)
-{
-	struct run_job *jobs = xcalloc(c->nr_nodes + 1, sizeof(*jobs));
-	const char *argv[] = { rm->sparkctl, "topo", "--json", NULL };
-
-	for (size_t i = 0; i < c->nr_nodes; i++) {
-		run_job_init(&jobs[i]);
-		if (remote_argv(rm, c->nodes[i].host, argv, &jobs[i].argv) < 0)
-			c->nodes[i].error = xstrdup("not a usable host name");
-	}
-	run_jobs(jobs, c->nr_nodes, fanout, REMOTE_TIMEOUT_MS, OUTPUT_MAX);
-	for (size_t i = 0; i < c->nr_nodes; i++) {
-		struct doctor_node *n = &c->nodes[i];
-		struct run_job *j = &jobs[i];
-		struct strbuf err = STRBUF_INIT;
-		json_t *doc = NULL;
-		inventory_init(&n->inv);
-		if (n->error) {
-			/* refused before running */
-		} else if (j->spawn_error) {
-			n->error = xasprintf("cannot run %s: %s", j->argv.v[0],
-					     strerror(-j->spawn_error));
-		} else if (j->timed_out) {
-			n->error = xasprintf("no answer within %d s", REMOTE_TIMEOUT_MS / 1000);
-		} else if (j->status != 0) {
-			char *line = first_line(j->err.len ? j->err.buf : j->out.buf);
-			n->error = xasprintf("%s (exit status %d)", *line ? line : "failed",
-					     j->status);
-			free(line);
-		} else if (json_load_buffer(j->out.buf, j->out.len, "the remote inventory", &doc,
-					    &err) < 0 ||
-			   inventory_from_json(&n->inv, doc, &err) < 0) {
-			char *line = first_line(j->out.buf);
-			n->error =
-				xasprintf("the remote sparkctl did not print an inventory (%s; it "
-					  "printed '%s')",
-					  err.buf, line);
-			free(line);
-		} else {
-			n->inspected = true;
-		}
-		json_decref(doc);
-		strbuf_release(&err);
-		run_job_release(j);
-	}
-	free(jobs);
-}
-
 /*
  * The active probes, all at once over the connections gather() opened:
  *  - every node's clock: offset = remote time - midpoint of the round trip;
@@ -148,7 +70,7 @@ static void gather(struct remote *rm, struct doctor_cluster *c, unsigned fanout)
  *    MTU, fragmentation forbidden.  All the pings leaving one node run in
  *    one session of 'sparkctl agent ping' there, at once.
  */
-static void probe(struct remote *rm, struct doctor_cluster *c, unsigned parallel)
+static void probe(struct cmd_remote *rm, struct doctor_cluster *c, unsigned parallel)
 {
 	const char *date_argv[] = { "date", "+%s.%N", NULL };
 	size_t n = c->nr_nodes, nr;
@@ -181,11 +103,11 @@ static void probe(struct remote *rm, struct doctor_cluster *c, unsigned parallel
 			strvec_pushf(&words, "%" PRId64, c->links[i].mtu - 28);
 		}
 		/* A node with nothing to do gets a job that does nothing. */
-		if (words.nr == 3 ||
-		    remote_argv(rm, dn->host, (const char *const *)words.v, &jobs[node].argv) < 0)
+		if (words.nr == 3 || cmd_remote_argv(rm, dn->host, (const char *const *)words.v,
+						     &jobs[node].argv) < 0)
 			strvec_push(&jobs[node].argv, "true");
 		if (!dn->inspected || host_is_local(dn->host) ||
-		    remote_argv(rm, dn->host, date_argv, &jobs[n + node].argv) < 0)
+		    cmd_remote_argv(rm, dn->host, date_argv, &jobs[n + node].argv) < 0)
 			strvec_push(&jobs[n + node].argv, "true");
 		strvec_clear(&words);
 	}
@@ -208,7 +130,7 @@ static void probe(struct remote *rm, struct doctor_cluster *c, unsigned parallel
 				p->detail = d ? xstrdup(d) : NULL;
 			} else {
 				p->detail = pj->timed_out ? xstrdup("timed out")
-					    : pj->err.len ? first_line(pj->err.buf)
+					    : pj->err.len ? cmd_first_line(pj->err.buf)
 							  : xstrdup("no answer from the probe");
 			}
 		}
@@ -225,34 +147,6 @@ static void probe(struct remote *rm, struct doctor_cluster *c, unsigned parallel
 	c->probed = true;
 	free(jobs);
 	free(links);
-}
-
-/* Close the SSH master connections so nothing outlives the command. */
-static void close_masters(struct remote *rm, const struct doctor_cluster *c)
-{
-	struct run_job *jobs;
-	size_t n = 0;
-
-	if (!rm->ssh.control_dir)
-		return;
-	jobs = xcalloc(c->nr_nodes + 1, sizeof(*jobs));
-	for (size_t i = 0; i < c->nr_nodes; i++) {
-		if (host_is_local(c->nodes[i].host))
-			continue;
-		struct run_job *j = &jobs[n++];
-		run_job_init(j);
-		strvec_push(&j->argv, rm->ssh.program ? rm->ssh.program : "ssh");
-		strvec_pushf(&j->argv, "-oControlPath=%s/%%C", rm->control_dir);
-		strvec_push(&j->argv, "-O");
-		strvec_push(&j->argv, "exit");
-		strvec_push(&j->argv, "--");
-		strvec_push(&j->argv, c->nodes[i].host);
-	}
-	run_jobs(jobs, n, 0, 5000, 4096);
-	for (size_t i = 0; i < n; i++)
-		run_job_release(&jobs[i]);
-	free(jobs);
-	ssh_control_dir_remove(rm->control_dir);
 }
 
 static int load_hosts(const struct doctor_args *a, struct host_list *hosts)
@@ -278,7 +172,7 @@ static void add_node(struct doctor_cluster *c, const char *host)
 }
 
 /* Fill the cluster from --from files, the local probe, or the hosts. */
-static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct remote *rm)
+static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct cmd_remote *rm)
 {
 	struct host_list hosts = { 0 };
 	int ret = SPARKCTL_EXIT_OK;
@@ -321,7 +215,7 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 	for (size_t i = 0; i < hosts.nr; i++)
 		add_node(c, hosts.hosts[i].name);
 	host_list_release(&hosts);
-	gather(rm, c, a->fanout);
+	cmd_remote_gather(rm, c, a->fanout, REMOTE_TIMEOUT_MS);
 	/*
 	 * New connections are bounded by --fanout; the probes are sessions over
 	 * the connections already open, which are cheap.
@@ -380,7 +274,7 @@ int cmd_doctor(int argc, char **argv)
 	struct doctor_cluster c = { 0 };
 	struct check_selection sel = { 0 };
 	struct findings f = { 0 };
-	struct remote rm = { 0 };
+	struct cmd_remote rm = { 0 };
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
 	int n, ret;
 
@@ -411,11 +305,7 @@ int cmd_doctor(int argc, char **argv)
 		goto out;
 	}
 
-	rm.ssh.program = getenv("SPARKCTL_SSH");
-	rm.ssh.connect_timeout = 5;
-	rm.sparkctl = a.remote_sparkctl ? xstrdup(a.remote_sparkctl) : cmd_self_path();
-	if ((a.hosts || a.hostfile) && ssh_control_dir_make(rm.control_dir) == 0)
-		rm.ssh.control_dir = rm.control_dir;
+	cmd_remote_init(&rm, a.remote_sparkctl, a.hosts || a.hostfile);
 	ret = collect(&a, &c, &rm);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
@@ -442,8 +332,7 @@ int cmd_doctor(int argc, char **argv)
 	      : s.counts[CHECK_FAIL] ? DOCTOR_EXIT_FAIL
 				     : DOCTOR_EXIT_OK;
 out:
-	close_masters(&rm, &c);
-	free(rm.sparkctl);
+	cmd_remote_close(&rm, &c);
 	findings_release(&f);
 	doctor_cluster_release(&c);
 	check_selection_release(&sel);

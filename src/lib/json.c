@@ -2,6 +2,7 @@
 
 #include <math.h>
 
+#include "lib/atomic_file.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
 
@@ -258,4 +259,37 @@ int jget_object(const json_t *obj, const char *ctx, const char *key, const json_
 		return type_error(ctx, key, "an object", err);
 	*ret = v;
 	return 0;
+}
+
+int json_save(const json_t *j, const char *path, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT, dir = STRBUF_INIT;
+	const char *slash = strrchr(path, '/');
+	int dirfd, r;
+
+	json_to_strbuf(j, &text);
+	strbuf_addch(&text, '\n');
+	if (streq(path, "-")) {
+		r = fwrite(text.buf, 1, text.len, stdout) == text.len && fflush(stdout) == 0 ? 0
+											     : -EIO;
+		if (r < 0)
+			strbuf_addstr(err, "cannot write the JSON to standard output");
+		goto out;
+	}
+	if (slash)
+		strbuf_add(&dir, path, slash == path ? 1 : (size_t)(slash - path));
+	else
+		strbuf_addch(&dir, '.');
+	dirfd = open(dir.buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		r = -errno;
+		strbuf_addf(err, "cannot open %s: %s", dir.buf, strerror(errno));
+		goto out;
+	}
+	r = atomic_replace(dirfd, slash ? slash + 1 : path, text.buf, text.len, 0644, NULL, err);
+	close(dirfd);
+out:
+	strbuf_release(&text);
+	strbuf_release(&dir);
+	return r;
 }

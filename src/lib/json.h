@@ -36,6 +36,12 @@ void jset(json_t *obj, const char *key, json_t *value);
 /* Append value to arr; takes the reference. */
 void jpush(json_t *arr, json_t *value);
 
+/*
+ * Save j as path, indented, with a final newline: "-" is stdout;
+ * a file is replaced whole (mode 0644) or left as it was.  -errno and a
+ * message in err on failure.
+ */
+int json_save(const json_t *j, const char *path, struct strbuf *err);
 /* Write j to f, indented by two spaces, with a final newline.  -EIO on failure. */
 int json_write(FILE *f, const json_t *j);
 /* The text of j, indented, with a final newline. */

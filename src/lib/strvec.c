@@ -42,6 +42,17 @@ void strvec_pushf(struct strvec *sv, const char *fmt, ...)
 	strvec_push_nodup(sv, s);
 }
 
+void strvec_pushl(struct strvec *sv, ...)
+{
+	va_list ap;
+	const char *s;
+
+	va_start(ap, sv);
+	while ((s = va_arg(ap, const char *)) != NULL)
+		strvec_push(sv, s);
+	va_end(ap);
+}
+
 void strvec_clear(struct strvec *sv)
 {
 	for (size_t i = 0; i < sv->nr; i++)

@@ -27,6 +27,8 @@ void strvec_push(struct strvec *sv, const char *s);
 /* Append s itself; the vector takes ownership. */
 void strvec_push_nodup(struct strvec *sv, char *s);
 void strvec_pushf(struct strvec *sv, const char *fmt, ...) ATTR_PRINTF(2, 3);
+/* Append copies of the strings up to a NULL. */
+void strvec_pushl(struct strvec *sv, ...) ATTR_SENTINEL;
 void strvec_clear(struct strvec *sv);
 /* Sort with strcmp. */
 void strvec_sort(struct strvec *sv);

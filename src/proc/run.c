@@ -62,6 +62,7 @@ struct slot {
 	size_t in_len;	     /* strlen(job->input) */
 	bool exited;	     /* the command exited and awaits reaping */
 	bool killed;	     /* SIGKILL was sent */
+	bool reaped;	     /* finish_command() was done */
 	uint64_t start;	     /* CLOCK_MONOTONIC ns at spawn */
 	uint64_t deadline;   /* when to send SIGTERM; 0: no timeout */
 	uint64_t term_at;    /* when SIGTERM was sent; 0: not sent */
@@ -176,12 +177,12 @@ static int start_job(struct slot *s, struct run_job *job, unsigned timeout_ms)
 		r = -EINVAL;
 		goto out;
 	}
-	if (job->input && (r = make_pipe(in)) < 0)
+	if ((job->input || job->hold_stdin) && (r = make_pipe(in)) < 0)
 		goto out;
 	if ((r = make_pipe(out)) < 0 || (r = make_pipe(err)) < 0)
 		goto out;
-	if ((job->input && (r = set_nonblock(in[1])) < 0) || (r = set_nonblock(out[0])) < 0 ||
-	    (r = set_nonblock(err[0])) < 0)
+	if (((job->input || job->hold_stdin) && (r = set_nonblock(in[1])) < 0) ||
+	    (r = set_nonblock(out[0])) < 0 || (r = set_nonblock(err[0])) < 0)
 		goto out;
 
 	if ((e = posix_spawn_file_actions_init(&fa)) != 0) {
@@ -190,7 +191,7 @@ static int start_job(struct slot *s, struct run_job *job, unsigned timeout_ms)
 	}
 	fa_init = true;
 	/* dup2() clears close-on-exec on the copy; every other pipe end closes at exec. */
-	if (job->input)
+	if (in[0] >= 0)
 		e = posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
 	else
 		e = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -256,7 +257,7 @@ static int start_job(struct slot *s, struct run_job *job, unsigned timeout_ms)
 	s->deadline = timeout_ms ? s->start + timeout_ms * NSEC_PER_MSEC : 0;
 	job->pid = pid;
 	/* Empty input: end of file at once. */
-	if (s->in_len == 0)
+	if (s->in_len == 0 && !job->hold_stdin)
 		close_fd(&s->in_fd);
 out:
 	if (attr_init)
@@ -412,6 +413,7 @@ static void finish_command(struct slot *s, size_t max_output, bool abandon)
 	job->status = r == s->pid ? decode_status(st) : -1;
 	job->seconds = (double)(monotonic_ns() - s->start) / 1e9;
 	job->ended_at = job->started_at + job->seconds;
+	s->reaped = true;
 	if (s->term_at || abandon) {
 		s->state = SLOT_LINGERING;
 		s->linger_end = monotonic_ns() + LINGER_MAX_NS;
@@ -616,6 +618,158 @@ out:
 	free(pfds);
 	free(refs);
 	return ret;
+}
+
+/* The servers' slots, in the order of their jobs; a job never started has pid 0. */
+struct run_servers_state {
+	struct slot *slots;
+};
+
+int run_servers_start(struct run_servers *rs, struct run_job *jobs, size_t n)
+{
+	rs->jobs = jobs;
+	rs->n = n;
+	rs->state = xcalloc(1, sizeof(*rs->state));
+	rs->state->slots = xcalloc(n + 1, sizeof(struct slot));
+	for (size_t i = 0; i < n; i++) {
+		struct slot *s = &rs->state->slots[i];
+		int r;
+		reset_results(&jobs[i]);
+		jobs[i].hold_stdin = true;
+		s->in_fd = s->out_fd = s->err_fd = s->pidfd = -1;
+		r = start_job(s, &jobs[i], 0);
+		if (r < 0) {
+			jobs[i].spawn_error = r;
+			s->reaped = true;
+		}
+	}
+	return 0;
+}
+
+bool run_job_printed_line(const struct run_job *job, const char *line)
+{
+	size_t len = strlen(line);
+
+	for (const char *p = job->out.buf; (p = strstr(p, line)) != NULL; p++)
+		if ((p == job->out.buf || p[-1] == '\n') && p[len] == '\n')
+			return true;
+	return false;
+}
+
+/*
+ * Serve the servers' pipes until until() says so, every one was reaped,
+ * or the deadline (CLOCK_MONOTONIC ns) passed.
+ */
+static void pump_servers(struct run_servers *rs, uint64_t deadline,
+			 bool (*until)(const struct run_servers *rs, const void *arg),
+			 const void *arg)
+{
+	struct pollfd *pfds = xcalloc(3 * rs->n + 1, sizeof(*pfds));
+	struct pfd_ref *refs = xcalloc(3 * rs->n + 1, sizeof(*refs));
+
+	for (;;) {
+		uint64_t now = monotonic_ns();
+		size_t nr_pfds = 0, live = 0;
+		bool tick = false;
+
+		for (size_t i = 0; i < rs->n; i++) {
+			struct slot *s = &rs->state->slots[i];
+			if (s->reaped)
+				continue;
+			check_running(s, now);
+			if (s->exited) {
+				finish_command(s, 0, false);
+				continue;
+			}
+			live++;
+			tick |= s->pidfd < 0 || s->term_at;
+			add_pfd(pfds, refs, &nr_pfds, s->out_fd, POLLIN, s, PFD_OUT);
+			add_pfd(pfds, refs, &nr_pfds, s->err_fd, POLLIN, s, PFD_ERR);
+			add_pfd(pfds, refs, &nr_pfds, s->pidfd, POLLIN, s, PFD_PID);
+		}
+		if (!live || (until && until(rs, arg)) || now >= deadline)
+			break;
+		uint64_t wait_ms = (deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
+		if (tick && wait_ms > TICK_MS)
+			wait_ms = TICK_MS;
+		if (poll(pfds, nr_pfds, (int)(wait_ms > INT_MAX ? INT_MAX : wait_ms)) < 0 &&
+		    errno != EINTR)
+			break;
+		for (size_t i = 0; i < nr_pfds; i++) {
+			struct slot *s = refs[i].slot;
+			if (!pfds[i].revents)
+				continue;
+			if (refs[i].kind == PFD_OUT)
+				read_output(s->job, &s->out_fd, &s->job->out, READ_CHUNK, 0);
+			else if (refs[i].kind == PFD_ERR)
+				read_output(s->job, &s->err_fd, &s->job->err, READ_CHUNK, 0);
+			else
+				s->exited = true;
+		}
+	}
+	free(pfds);
+	free(refs);
+}
+
+static bool all_printed(const struct run_servers *rs, const void *line)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (!rs->state->slots[i].reaped && !run_job_printed_line(&rs->jobs[i], line))
+			return false;
+	return true;
+}
+
+size_t run_servers_wait_line(struct run_servers *rs, const char *line, unsigned timeout_ms)
+{
+	size_t n = 0;
+
+	pump_servers(rs, monotonic_ns() + timeout_ms * NSEC_PER_MSEC, all_printed, line);
+	for (size_t i = 0; i < rs->n; i++)
+		n += run_job_printed_line(&rs->jobs[i], line);
+	return n;
+}
+
+void run_servers_end(struct run_servers *rs, unsigned grace_ms, unsigned stop_ms)
+{
+	uint64_t now;
+
+	if (!rs->state)
+		return;
+	pump_servers(rs, monotonic_ns() + grace_ms * NSEC_PER_MSEC, NULL, NULL);
+	for (size_t i = 0; i < rs->n; i++)
+		close_fd(&rs->state->slots[i].in_fd);
+	pump_servers(rs, monotonic_ns() + stop_ms * NSEC_PER_MSEC, NULL, NULL);
+	/* Still there: the group gets SIGTERM, and SIGKILL after the grace. */
+	now = monotonic_ns();
+	for (size_t i = 0; i < rs->n; i++) {
+		struct slot *s = &rs->state->slots[i];
+		if (s->reaped)
+			continue;
+		kill(-s->pid, SIGTERM);
+		s->term_at = now;
+		s->job->timed_out = true;
+	}
+	pump_servers(rs, now + KILL_GRACE_NS, NULL, NULL);
+	for (size_t i = 0; i < rs->n; i++) {
+		struct slot *s = &rs->state->slots[i];
+		if (!s->reaped)
+			finish_command(s, 0, true);
+		close_fd(&s->in_fd);
+		close_fd(&s->out_fd);
+		close_fd(&s->err_fd);
+		close_fd(&s->pidfd);
+	}
+	/* As run_jobs() does: until init has reaped what was left of a killed group. */
+	for (size_t i = 0; i < rs->n; i++) {
+		struct slot *s = &rs->state->slots[i];
+		if (s->state != SLOT_LINGERING)
+			continue;
+		while (!group_gone(s, monotonic_ns()))
+			poll(NULL, 0, TICK_MS);
+	}
+	free(rs->state->slots);
+	free(rs->state);
+	rs->state = NULL;
 }
 
 int run_supervisor_signals(void)

@@ -17,6 +17,7 @@
 struct run_job {
 	struct strvec argv; /* the command; argv.v[0] is looked up in PATH */
 	const char *input;  /* written to its stdin, or NULL for /dev/null */
+	bool hold_stdin;    /* run_servers: stdin is a pipe kept open until run_servers_end() */
 	/* results */
 	int status;	   /* exit status, 128+N when killed by signal N, -1 if never run */
 	int spawn_error;   /* -errno when the command could not be started */
@@ -51,6 +52,38 @@ void run_job_release(struct run_job *job);
  */
 int run_jobs(struct run_job *jobs, size_t n, unsigned parallel, unsigned timeout_ms,
 	     size_t max_output);
+
+/*
+ * Servers: commands left running while the caller does other work, for
+ * the one-shot benchmark servers that 'sparkctl bench link' starts on a
+ * node through 'sparkctl agent hold' over SSH.  Each runs in its own
+ * process group as a job of run_jobs() does, but its stdin is a pipe held
+ * open until run_servers_end(): that end of file is what tells a hold to
+ * end its command.  Output is kept whole.
+ */
+struct run_servers_state;
+struct run_servers {
+	struct run_job *jobs;
+	size_t n;
+	struct run_servers_state *state;
+};
+
+/* Start the n jobs; one that cannot start gets spawn_error (status -1).  Returns 0. */
+int run_servers_start(struct run_servers *rs, struct run_job *jobs, size_t n);
+/*
+ * Read their output until each one printed line (a whole line of its
+ * stdout) or exited, or timeout_ms passed.  Returns how many printed it.
+ */
+size_t run_servers_wait_line(struct run_servers *rs, const char *line, unsigned timeout_ms);
+/*
+ * End them, reading their output all along: wait up to grace_ms for each
+ * to exit by itself; close the stdin of the others and wait up to stop_ms
+ * more; then SIGTERM to the group of each one left (timed_out is set),
+ * and SIGKILL a second later.  Every one is reaped when this returns.
+ */
+void run_servers_end(struct run_servers *rs, unsigned grace_ms, unsigned stop_ms);
+/* Whether job's stdout has line as a whole line. */
+bool run_job_printed_line(const struct run_job *job, const char *line);
 
 /*
  * For a process that supervises others (an agent): SIGCHLD, SIGTERM,

@@ -932,6 +932,79 @@ static void run_timeout_kills_group(void **state)
 	assert_no_children();
 }
 
+/*
+ * Servers: one prints "ready" and waits for its stdin to end (as a hold
+ * over SSH does), one exits by itself after its work, one never prints
+ * it and ignores its stdin's end and SIGTERM, one cannot start.
+ */
+static void run_servers_lifecycle(void **state)
+{
+	struct run_job jobs[4];
+	struct run_servers rs;
+	int fds = count_fds();
+	double t0;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_init(&jobs[i]);
+	job_argv(&jobs[0], "sh", "-c", "echo partial-ready; echo ready; cat > /dev/null; echo eof",
+		 NULL);
+	job_argv(&jobs[1], "sh", "-c", "printf 'banner\\nready\\n'; sleep 0.2; echo done; exit 7",
+		 NULL);
+	job_argv(&jobs[2], "sh", "-c", "trap '' TERM; echo starting; exec 0<&-; sleep 100", NULL);
+	job_argv(&jobs[3], "/nonexistent/server", NULL);
+	assert_int_equal(run_servers_start(&rs, jobs, ARRAY_SIZE(jobs)), 0);
+	assert_int_equal(jobs[3].spawn_error, -ENOENT);
+
+	t0 = now_s();
+	assert_int_equal(run_servers_wait_line(&rs, "ready", 500), 2);
+	/* It waited the whole timeout for the third. */
+	assert_true(now_s() - t0 >= 0.45);
+	assert_true(run_job_printed_line(&jobs[0], "ready"));
+	assert_false(run_job_printed_line(&jobs[2], "ready"));
+	/* Still running: its stdin is open. */
+	assert_int_equal(jobs[0].status, -1);
+	assert_int_equal(kill(jobs[0].pid, 0), 0);
+
+	t0 = now_s();
+	run_servers_end(&rs, 300, 300);
+	assert_true(now_s() - t0 < 3.5);
+	assert_int_equal(jobs[0].status, 0);
+	assert_false(jobs[0].timed_out);
+	assert_string_equal(jobs[0].out.buf, "partial-ready\nready\neof\n");
+	assert_int_equal(jobs[1].status, 7);
+	assert_string_equal(jobs[1].out.buf, "banner\nready\ndone\n");
+	assert_true(jobs[2].timed_out);
+	assert_int_equal(jobs[2].status, 128 + SIGKILL);
+	assert_string_equal(jobs[2].out.buf, "starting\n");
+	assert_int_equal(jobs[3].status, -1);
+	assert_group_gone(jobs[0].pid);
+	assert_group_gone(jobs[2].pid);
+	assert_int_equal(count_fds(), fds);
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_release(&jobs[i]);
+	assert_no_children();
+}
+
+/* A server that ends before the caller waits for it is reaped, its output kept. */
+static void run_servers_early_exit(void **state)
+{
+	struct run_job job;
+	struct run_servers rs;
+
+	(void)state;
+	run_job_init(&job);
+	job_argv(&job, "sh", "-c", "echo no port >&2; exit 3", NULL);
+	assert_int_equal(run_servers_start(&rs, &job, 1), 0);
+	assert_int_equal(run_servers_wait_line(&rs, "ready", 5000), 0);
+	assert_int_equal(job.status, 3);
+	assert_string_equal(job.err.buf, "no port\n");
+	run_servers_end(&rs, 0, 0);
+	assert_int_equal(job.status, 3);
+	run_job_release(&job);
+	assert_no_children();
+}
+
 static void run_parallel_bound(void **state)
 {
 	struct run_job jobs[6];
@@ -1065,6 +1138,8 @@ int main(void)
 		cmocka_unit_test(run_sigpipe_blocked),
 		cmocka_unit_test(run_timeout_kills_group),
 		cmocka_unit_test(run_parallel_bound),
+		cmocka_unit_test(run_servers_lifecycle),
+		cmocka_unit_test(run_servers_early_exit),
 		cmocka_unit_test(run_spawn_failure),
 		cmocka_unit_test(run_no_fd_leaks),
 		cmocka_unit_test(run_again),
