@@ -90,6 +90,9 @@ struct link_bench {
 	struct link_plan plan;
 	struct link_tool_options tool;
 	struct path_result *res;
+	struct link_judgement *port_verdicts; /* per port group (RDMA) */
+	struct link_judgement *tcp_verdicts;  /* per path (TCP) */
+	enum link_verdict worst;
 	bool do_rdma, do_tcp;
 	/* a benchmark could not run at all: why (the exit is LINK_EXIT_UNAVAILABLE) */
 	struct strbuf unavailable;
@@ -375,6 +378,40 @@ static void judge_tcp(const struct link_bench *b, size_t i, struct link_judgemen
 	strbuf_release(&name);
 }
 
+/* Every verdict, once, for the table and the JSON alike. */
+static void judge_all(struct link_bench *b)
+{
+	b->port_verdicts = xcalloc(b->plan.nr_groups + 1, sizeof(*b->port_verdicts));
+	b->tcp_verdicts = xcalloc(b->plan.nr_paths + 1, sizeof(*b->tcp_verdicts));
+	b->worst = LINK_HEALTHY;
+	for (size_t g = 0; g < b->plan.nr_groups; g++) {
+		link_judgement_init(&b->port_verdicts[g]);
+		if (!b->do_rdma)
+			continue;
+		judge_group(b, g, &b->port_verdicts[g]);
+		if (b->port_verdicts[g].verdict > b->worst)
+			b->worst = b->port_verdicts[g].verdict;
+	}
+	for (size_t i = 0; i < b->plan.nr_paths; i++) {
+		link_judgement_init(&b->tcp_verdicts[i]);
+		if (!b->do_tcp || !path_has_tcp(&b->plan.paths[i]))
+			continue;
+		judge_tcp(b, i, &b->tcp_verdicts[i]);
+		if (b->tcp_verdicts[i].verdict > b->worst)
+			b->worst = b->tcp_verdicts[i].verdict;
+	}
+}
+
+static void release_verdicts(struct link_bench *b)
+{
+	for (size_t g = 0; b->port_verdicts && g < b->plan.nr_groups; g++)
+		link_judgement_release(&b->port_verdicts[g]);
+	for (size_t i = 0; b->tcp_verdicts && i < b->plan.nr_paths; i++)
+		link_judgement_release(&b->tcp_verdicts[i]);
+	free(b->port_verdicts);
+	free(b->tcp_verdicts);
+}
+
 /* ---- output ---- */
 
 static const char *group_label(const struct link_bench *b, size_t g, char buf[24])
@@ -396,6 +433,19 @@ static void gid_text(int gid, char buf[12])
 		snprintf(buf, 12, "%d", gid);
 }
 
+/* The measured rate ("failed" without one) and the line rate ("?" unknown). */
+static void rate_cells(struct table *t, bool ran, double gbps, double line_gbps)
+{
+	if (ran)
+		table_cellf(t, "%.2f", gbps);
+	else
+		table_cell(t, "failed");
+	if (line_gbps > 0)
+		table_cellf(t, "%.0f", line_gbps);
+	else
+		table_cell(t, "?");
+}
+
 static void add_problem(struct strbuf *out, const char *what, const struct link_judgement *j,
 			const char *hosts)
 {
@@ -405,7 +455,7 @@ static void add_problem(struct strbuf *out, const char *what, const struct link_
 			    j->doctor_check);
 }
 
-static void render_rdma(const struct link_bench *b, enum link_verdict *worst, struct strbuf *out)
+static void render_rdma(const struct link_bench *b, struct strbuf *out)
 {
 	static const char *const headers[] = { "port",	"path",	   "GID",    ">Gb/s",
 					       ">line", ">lat us", "verdict" };
@@ -418,12 +468,11 @@ static void render_rdma(const struct link_bench *b, enum link_verdict *worst, st
 		    host_a(b), host_b(b), b->tool.qps, b->tool.size, b->tool.duration_s);
 	table_init(&t, ARRAY_SIZE(headers), headers);
 	for (size_t g = 0; g < b->plan.nr_groups; g++) {
-		struct link_judgement j;
+		const struct link_judgement *j = &b->port_verdicts[g];
 		char label[24], ga[12], gb[12];
 		double sum = 0, line = 0;
 		size_t twins = 0;
 
-		judge_group(b, g, &j);
 		group_label(b, g, label);
 		for (size_t i = 0; i < b->plan.nr_paths; i++)
 			twins += b->plan.paths[i].group == g;
@@ -439,20 +488,13 @@ static void render_rdma(const struct link_bench *b, enum link_verdict *worst, st
 			table_cell(&t, label);
 			table_cellf(&t, "%s -> %s", p->a_dev, p->b_dev);
 			table_cellf(&t, "%s/%s", ga, gb);
-			if (r->bw_ran)
-				table_cellf(&t, "%.2f", r->bw_gbps);
-			else
-				table_cell(&t, "failed");
-			if (p->rdma_line_gbps > 0)
-				table_cellf(&t, "%.0f", p->rdma_line_gbps);
-			else
-				table_cell(&t, "?");
+			rate_cells(&t, r->bw_ran, r->bw_gbps, p->rdma_line_gbps);
 			if (r->lat_ran)
 				table_cellf(&t, "%.2f", r->lat_us);
 			else
 				table_cell(&t, NULL);
 			/* One path: its row carries the port's verdict; twins get a sum row. */
-			table_cell(&t, twins == 1 ? link_verdict_name(j.verdict) : "");
+			table_cell(&t, twins == 1 ? link_verdict_name(j->verdict) : "");
 		}
 		if (twins > 1) {
 			table_cell(&t, label);
@@ -461,16 +503,13 @@ static void render_rdma(const struct link_bench *b, enum link_verdict *worst, st
 			table_cellf(&t, "%.2f", sum);
 			table_cellf(&t, "%.0f", line);
 			table_cell(&t, "");
-			table_cell(&t, link_verdict_name(j.verdict));
+			table_cell(&t, link_verdict_name(j->verdict));
 		}
-		if (j.verdict != LINK_HEALTHY) {
+		if (j->verdict != LINK_HEALTHY) {
 			char what[64];
 			snprintf(what, sizeof(what), "port %s", label);
-			add_problem(&problems, what, &j, b->a->hosts);
+			add_problem(&problems, what, j, b->a->hosts);
 		}
-		if (j.verdict > *worst)
-			*worst = j.verdict;
-		link_judgement_release(&j);
 	}
 	table_render(&t, 100, out);
 	table_release(&t);
@@ -487,7 +526,7 @@ static void render_rdma(const struct link_bench *b, enum link_verdict *worst, st
 	strbuf_release(&problems);
 }
 
-static void render_tcp(const struct link_bench *b, enum link_verdict *worst, struct strbuf *out)
+static void render_tcp(const struct link_bench *b, struct strbuf *out)
 {
 	static const char *const headers[] = { "path", ">Gb/s", ">line", ">retransmits",
 					       "verdict" };
@@ -500,34 +539,23 @@ static void render_tcp(const struct link_bench *b, enum link_verdict *worst, str
 	for (size_t i = 0; i < b->plan.nr_paths; i++) {
 		const struct link_path *p = &b->plan.paths[i];
 		const struct path_result *r = &b->res[i];
-		struct link_judgement j;
+		const struct link_judgement *j = &b->tcp_verdicts[i];
 		if (!path_has_tcp(p))
 			continue;
-		judge_tcp(b, i, &j);
 		table_cellf(&t, "%s %s -> %s %s", p->a_if, p->a_addr, p->b_if, p->b_addr);
-		if (r->tcp_ran)
-			table_cellf(&t, "%.2f", r->tcp_gbps);
-		else
-			table_cell(&t, "failed");
-		if (p->tcp_line_gbps > 0)
-			table_cellf(&t, "%.0f", p->tcp_line_gbps);
-		else
-			table_cell(&t, "?");
+		rate_cells(&t, r->tcp_ran, r->tcp_gbps, p->tcp_line_gbps);
 		if (r->retransmits >= 0)
 			table_cellf(&t, "%" PRId64, r->retransmits);
 		else
 			table_cell(&t, NULL);
-		table_cell(&t, link_verdict_name(j.verdict));
+		table_cell(&t, link_verdict_name(j->verdict));
 		if (r->tcp_error)
 			strbuf_addf(&errors, "%s -> %s: %s\n", p->a_if, p->b_if, r->tcp_error);
-		if (j.verdict != LINK_HEALTHY) {
+		if (j->verdict != LINK_HEALTHY) {
 			char what[64];
 			snprintf(what, sizeof(what), "%s -> %s", p->a_if, p->b_if);
-			add_problem(&problems, what, &j, b->a->hosts);
+			add_problem(&problems, what, j, b->a->hosts);
 		}
-		if (j.verdict > *worst)
-			*worst = j.verdict;
-		link_judgement_release(&j);
 	}
 	table_render(&t, 100, out);
 	table_release(&t);
@@ -547,18 +575,17 @@ static json_t *judgement_json(const struct link_judgement *j)
 	return o;
 }
 
-static json_t *rdma_json(const struct link_bench *b, enum link_verdict *worst)
+static json_t *rdma_json(const struct link_bench *b)
 {
 	json_t *ports = json_array();
 
 	for (size_t g = 0; g < b->plan.nr_groups; g++) {
-		struct link_judgement j;
+		const struct link_judgement *j = &b->port_verdicts[g];
 		json_t *port, *paths = json_array();
 		char label[24];
 		double sum = 0, line = 0;
 
-		judge_group(b, g, &j);
-		port = judgement_json(&j);
+		port = judgement_json(j);
 		for (size_t i = 0; i < b->plan.nr_paths; i++) {
 			const struct link_path *p = &b->plan.paths[i];
 			const struct path_result *r = &b->res[i];
@@ -585,25 +612,21 @@ static json_t *rdma_json(const struct link_bench *b, enum link_verdict *worst)
 		jset(port, "line_gbps", line > 0 ? jreal(line) : json_null());
 		jset(port, "paths", paths);
 		jpush(ports, port);
-		if (j.verdict > *worst)
-			*worst = j.verdict;
-		link_judgement_release(&j);
 	}
 	return ports;
 }
 
-static json_t *tcp_json(const struct link_bench *b, enum link_verdict *worst)
+static json_t *tcp_json(const struct link_bench *b)
 {
 	json_t *paths = json_array();
 
 	for (size_t i = 0; i < b->plan.nr_paths; i++) {
 		const struct link_path *p = &b->plan.paths[i];
 		const struct path_result *r = &b->res[i];
-		struct link_judgement j;
+		const struct link_judgement *j = &b->tcp_verdicts[i];
 		if (!path_has_tcp(p))
 			continue;
-		judge_tcp(b, i, &j);
-		json_t *o = judgement_json(&j);
+		json_t *o = judgement_json(j);
 		jset(o, "a_netdev", jstr(p->a_if));
 		jset(o, "a_address", jstr(p->a_addr));
 		jset(o, "b_netdev", jstr(p->b_if));
@@ -614,14 +637,11 @@ static json_t *tcp_json(const struct link_bench *b, enum link_verdict *worst)
 		jset(o, "retransmits", jint_known(r->retransmits));
 		jset(o, "error", jstr(r->tcp_error));
 		jpush(paths, o);
-		if (j.verdict > *worst)
-			*worst = j.verdict;
-		link_judgement_release(&j);
 	}
 	return paths;
 }
 
-static json_t *report_json(const struct link_bench *b, enum link_verdict *worst)
+static json_t *report_json(const struct link_bench *b)
 {
 	json_t *doc = json_object();
 	json_t *tool = json_object();
@@ -633,9 +653,9 @@ static json_t *report_json(const struct link_bench *b, enum link_verdict *worst)
 	jset(tool, "size", jint((int64_t)b->tool.size));
 	jset(tool, "streams", jint(b->tool.streams));
 	jset(doc, "options", tool);
-	jset(doc, "rdma", b->do_rdma ? rdma_json(b, worst) : json_null());
-	jset(doc, "tcp", b->do_tcp ? tcp_json(b, worst) : json_null());
-	jset(doc, "verdict", jstr(link_verdict_name(*worst)));
+	jset(doc, "rdma", b->do_rdma ? rdma_json(b) : json_null());
+	jset(doc, "tcp", b->do_tcp ? tcp_json(b) : json_null());
+	jset(doc, "verdict", jstr(link_verdict_name(b->worst)));
 	return doc;
 }
 
@@ -751,7 +771,6 @@ int cmd_bench_link(int argc, char **argv)
 	};
 	struct link_bench b = { .a = &a, .tool = { .size = 65536 } };
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-	enum link_verdict worst = LINK_HEALTHY;
 	int n, ret;
 
 	strbuf_init(&b.unavailable, 0);
@@ -794,8 +813,9 @@ int cmd_bench_link(int argc, char **argv)
 		ret = LINK_EXIT_UNAVAILABLE;
 		goto out;
 	}
+	judge_all(&b);
 	if (a.json) {
-		json_t *doc = report_json(&b, &worst);
+		json_t *doc = report_json(&b);
 		int r = json_save(doc, a.json, &err);
 		json_decref(doc);
 		if (r < 0) {
@@ -805,16 +825,15 @@ int cmd_bench_link(int argc, char **argv)
 		}
 	}
 	if (!a.json || !streq(a.json, "-")) {
-		worst = LINK_HEALTHY;
 		if (b.do_rdma)
-			render_rdma(&b, &worst, &out);
+			render_rdma(&b, &out);
 		if (b.do_rdma && b.do_tcp)
 			strbuf_addch(&out, '\n');
 		if (b.do_tcp)
-			render_tcp(&b, &worst, &out);
+			render_tcp(&b, &out);
 		fputs(out.buf, stdout);
 	}
-	ret = worst == LINK_HEALTHY ? LINK_EXIT_OK : LINK_EXIT_PROBLEMS;
+	ret = b.worst == LINK_HEALTHY ? LINK_EXIT_OK : LINK_EXIT_PROBLEMS;
 out:
 	if (b.res)
 		for (size_t i = 0; i < b.plan.nr_paths; i++) {
@@ -823,6 +842,7 @@ out:
 			free(b.res[i].tcp_error);
 		}
 	free(b.res);
+	release_verdicts(&b);
 	link_plan_release(&b.plan);
 	cmd_remote_close(&b.rm, &b.c);
 	doctor_cluster_release(&b.c);
