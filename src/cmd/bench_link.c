@@ -287,6 +287,9 @@ static bool run_tool(struct link_bench *b, enum link_tool t)
 			struct run_job *j = &clients[nr_clients];
 			run_job_init(j);
 			index[nr_clients++] = i;
+			/* Under a hold too: if this command dies, the client ends with it. */
+			j->hold_stdin = true;
+			strvec_pushl(&words, b->rm.sparkctl, "agent", "hold", "--", NULL);
 			link_tool_client(t, &b->plan.paths[i], tool_port(b, t, i), &b->tool,
 					 &words);
 			if (cmd_remote_argv(&b->rm, host_a(b), (const char *const *)words.v,

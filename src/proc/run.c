@@ -358,7 +358,7 @@ static void write_input(struct slot *s)
 		return;
 	}
 	s->in_off += (size_t)n;
-	if (s->in_off == s->in_len)
+	if (s->in_off == s->in_len && !s->job->hold_stdin)
 		close_fd(&s->in_fd);
 }
 
@@ -575,7 +575,9 @@ int run_jobs(struct run_job *jobs, size_t n, unsigned parallel, unsigned timeout
 			struct slot *s = &slots[i];
 			if (s->state != SLOT_RUNNING)
 				continue;
-			add_pfd(pfds, refs, &nr_pfds, s->in_fd, POLLOUT, s, PFD_IN);
+			/* A held stdin with nothing (more) to write stays open until the end. */
+			if (s->in_off < s->in_len)
+				add_pfd(pfds, refs, &nr_pfds, s->in_fd, POLLOUT, s, PFD_IN);
 			add_pfd(pfds, refs, &nr_pfds, s->out_fd, POLLIN, s, PFD_OUT);
 			add_pfd(pfds, refs, &nr_pfds, s->err_fd, POLLIN, s, PFD_ERR);
 			add_pfd(pfds, refs, &nr_pfds, s->pidfd, POLLIN, s, PFD_PID);

@@ -17,7 +17,11 @@
 struct run_job {
 	struct strvec argv; /* the command; argv.v[0] is looked up in PATH */
 	const char *input;  /* written to its stdin, or NULL for /dev/null */
-	bool hold_stdin;    /* run_servers: stdin is a pipe kept open until run_servers_end() */
+	/*
+	 * stdin is a pipe kept open, after any input, until the job ends
+	 * (run_jobs) or run_servers_end(): the caller's death closes it.
+	 */
+	bool hold_stdin;
 	/* results */
 	int status;	   /* exit status, 128+N when killed by signal N, -1 if never run */
 	int spawn_error;   /* -errno when the command could not be started */

@@ -180,6 +180,21 @@ contains "$TMP/out" "enp1s0f1np1 -> enp1s0f1np1: degraded:"
 contains "$TMP/out" "check: sparkctl doctor -H $hosts --only link.speed"
 cluster_exec node0 tc qdisc del dev enp1s0f1np1 root
 
+# ---- sparkctl killed in the middle of a run: its clients and servers end too ----
+# (Its SSH masters outlive a SIGKILL until ControlPersist ends them; they run nothing.)
+tools_running() { pgrep -f "iperf3 -|agent hold" > /dev/null; }
+"$SPARKCTL" bench link -H "$hosts" --tcp -t 60 -P 1 > "$TMP/killed.out" 2>&1 &
+bench_pid=$!
+at_exit "kill -9 $bench_pid 2> /dev/null || true"
+wait_until 20 "the iperf3 clients to run" pgrep -f "iperf3 -c 198.19.178.12"
+kill -KILL $bench_pid
+wait $bench_pid 2> /dev/null || true
+wait_until 10 "the iperf3 clients and servers to end" eval '! tools_running'
+for m in "$TMP"/sparkctl-ssh-*/*; do "$SPARKCTL_SSH" -o ControlPath="$m" -O exit x 2> /dev/null || true; done
+wait_until 10 "the ssh masters to end" eval '! pgrep -f "ssh: $TMP/sparkctl-ssh-"'
+rm -rf "$TMP"/sparkctl-ssh-*
+nothing_left "a killed bench link"
+
 # ---- --all: RDMA, then TCP, in one report ---------------------------------------
 expect 0 "$SPARKCTL" bench link -H "$hosts" -t 1 -P 1 --json "$TMP/all.json"
 nothing_left "bench link --all"

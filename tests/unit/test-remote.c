@@ -932,6 +932,31 @@ static void run_timeout_kills_group(void **state)
 	assert_no_children();
 }
 
+/* A held stdin gets the input, then stays open until the job ends. */
+static void run_hold_stdin(void **state)
+{
+	struct run_job jobs[2];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_init(&jobs[i]);
+	/* cat waits on stdin as long as it is open. */
+	const char *script =
+		"read x; echo got $x; exec 3<&0; cat <&3 > /dev/null & sleep 0.3; "
+		"kill -0 $! 2> /dev/null && echo open || echo closed; kill $! 2> /dev/null; true";
+	job_argv(&jobs[0], "sh", "-c", script, NULL);
+	jobs[0].input = "hello\n";
+	jobs[0].hold_stdin = true;
+	job_argv(&jobs[1], "sh", "-c", script, NULL);
+	jobs[1].input = "hello\n";
+	assert_int_equal(run_jobs(jobs, 2, 0, 10000, 0), 0);
+	assert_string_equal(jobs[0].out.buf, "got hello\nopen\n");
+	assert_string_equal(jobs[1].out.buf, "got hello\nclosed\n");
+	for (size_t i = 0; i < ARRAY_SIZE(jobs); i++)
+		run_job_release(&jobs[i]);
+	assert_no_children();
+}
+
 /*
  * Servers: one prints "ready" and waits for its stdin to end (as a hold
  * over SSH does), one exits by itself after its work, one never prints
@@ -1138,6 +1163,7 @@ int main(void)
 		cmocka_unit_test(run_sigpipe_blocked),
 		cmocka_unit_test(run_timeout_kills_group),
 		cmocka_unit_test(run_parallel_bound),
+		cmocka_unit_test(run_hold_stdin),
 		cmocka_unit_test(run_servers_lifecycle),
 		cmocka_unit_test(run_servers_early_exit),
 		cmocka_unit_test(run_spawn_failure),
