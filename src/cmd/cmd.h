@@ -35,6 +35,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
 int cmd_netplan(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
