@@ -21,8 +21,8 @@ static const char *const exporter_usage[] = {
 };
 
 static const char exporter_description[] =
-	"Serve this node's metrics to Prometheus on http://ADDR:PORT/metrics (default\n"
-	EXPORTER_DEFAULT_LISTEN ", this host only: any other address must be given).\n"
+	"Serve this node's metrics to Prometheus on http://ADDR:PORT/metrics "
+	"(default\n" EXPORTER_DEFAULT_LISTEN ", this host only: any other address must be given).\n"
 	"Metrics are read at each scrape: GPUs through NVML, RDMA port counters,\n"
 	"netdevs, thermal zones and hwmon, PCIe AER and memory from sysfs and procfs.\n"
 	"Runs until SIGINT or SIGTERM.  --once prints one scrape and exits.";
@@ -85,7 +85,8 @@ int cmd_exporter(int argc, char **argv)
 	unsigned max_conn = 32, max_per_ip = 8, timeout_s = 10;
 	const struct opt opts[] = {
 		OPT_STRING(0, "listen", &listen_text, "ADDR:PORT",
-			   "where to serve (default " EXPORTER_DEFAULT_LISTEN "; port 0: any free)"),
+			   "where to serve (default " EXPORTER_DEFAULT_LISTEN
+			   "; port 0: any free)"),
 		OPT_STRING(0, "root", &root_path, "DIR",
 			   "read sysfs and procfs below DIR, e.g. a 'sparkctl capture' tree"),
 		OPT_BOOL(0, "once", &once, "print one scrape to stdout and exit"),

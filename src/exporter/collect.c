@@ -23,8 +23,8 @@ static const struct rdma_counter port_counters[] = {
 	{ "port_xmit_packets", "port_packets_transmitted_total", "Packets transmitted on the port",
 	  1 },
 	{ "unicast_rcv_packets", "unicast_packets_received_total", "Unicast packets received", 1 },
-	{ "unicast_xmit_packets", "unicast_packets_transmitted_total", "Unicast packets transmitted",
-	  1 },
+	{ "unicast_xmit_packets", "unicast_packets_transmitted_total",
+	  "Unicast packets transmitted", 1 },
 	{ "multicast_rcv_packets", "multicast_packets_received_total", "Multicast packets received",
 	  1 },
 	{ "multicast_xmit_packets", "multicast_packets_transmitted_total",
@@ -153,34 +153,56 @@ static int read_value(const struct rootfs *root, const char *rel, struct strbuf 
 	return skippable(r) ? 0 : r;
 }
 
-/* Add the counter file rel as metric; bad content is -EINVAL, a missing file nothing. */
-static int add_counter_file(const struct rootfs *root, const char *rel, struct metric_set *set,
-			    const char *metric, const char *help, uint64_t scale,
-			    const struct metric_label *labels, size_t nr_labels)
+/* read_value() of name in dir. */
+static int dir_value(const struct rootfs_dir *dir, const char *name, struct strbuf *out)
 {
-	struct strbuf v = STRBUF_INIT;
+	int r = rootfs_dir_read_value(dir, name, out);
+
+	if (r >= 0)
+		return 1;
+	return skippable(r) ? 0 : r;
+}
+
+/* Open the directory rel; 1 when open, 0 when it is not there, < 0 on a real error. */
+static int dir_open(const struct rootfs *root, const char *rel, struct rootfs_dir *dir)
+{
+	int r = rootfs_dir_open(root, rel, dir);
+
+	if (r >= 0)
+		return 1;
+	return skippable(r) ? 0 : r;
+}
+
+/* Add the counter file name of dir as metric; bad content is -EINVAL, a missing file nothing. */
+static int add_counter_file(const struct rootfs_dir *dir, const char *name, struct strbuf *v,
+			    struct metric_set *set, const char *metric, const char *help,
+			    uint64_t scale, const struct metric_label *labels, size_t nr_labels)
+{
 	uint64_t n;
-	int r = read_value(root, rel, &v);
+	int r = dir_value(dir, name, v);
 
 	if (r > 0) {
-		r = exporter_parse_counter(v.buf, &n);
+		r = exporter_parse_counter(v->buf, &n);
 		if (r == -ENODATA)
 			r = 0;
 		else if (r == 0)
 			r = metric_add_u64(set, metric, help, METRIC_COUNTER, labels, nr_labels,
 					   n * scale);
 	}
-	strbuf_release(&v);
 	return r;
 }
 
-static int rdma_counter_dir(const struct rootfs *root, const char *dir, bool hw,
+static int rdma_counter_dir(const struct rootfs *root, const char *rel, bool hw,
 			    struct metric_set *set, const struct metric_label *labels)
 {
 	struct strvec names = STRVEC_INIT;
-	struct strbuf path = STRBUF_INIT, metric = STRBUF_INIT, v = STRBUF_INIT;
-	int ret = 0, r = rootfs_list(root, dir, &names);
+	struct strbuf metric = STRBUF_INIT, v = STRBUF_INIT;
+	struct rootfs_dir dir;
+	int ret = 0, r = dir_open(root, rel, &dir);
 
+	if (r <= 0)
+		return r;
+	r = rootfs_dir_list(&dir, &names);
 	if (r < 0) {
 		ret = skippable(r) ? 0 : r;
 		goto out;
@@ -189,14 +211,13 @@ static int rdma_counter_dir(const struct rootfs *root, const char *dir, bool hw,
 		const struct rdma_counter *c = rdma_counter_find(names.v[i], hw);
 		struct metric_label l[3] = { labels[0], labels[1], { "counter", names.v[i] } };
 
-		strbuf_reset(&path);
-		strbuf_addf(&path, "%s/%s", dir, names.v[i]);
 		if (hw && streq(names.v[i], "lifespan")) {
 			uint64_t ms;
 
-			r = read_value(root, path.buf, &v);
+			r = dir_value(&dir, names.v[i], &v);
 			if (r > 0 && exporter_parse_counter(v.buf, &ms) == 0)
-				r = metric_add_double(set, NS "rdma_port_hw_counters_lifespan_seconds",
+				r = metric_add_double(set,
+						      NS "rdma_port_hw_counters_lifespan_seconds",
 						      "How long the driver caches hw_counters",
 						      METRIC_GAUGE, labels, 2, (double)ms / 1000.0);
 			keep(&ret, r < 0 ? r : 0);
@@ -205,84 +226,80 @@ static int rdma_counter_dir(const struct rootfs *root, const char *dir, bool hw,
 		strbuf_reset(&metric);
 		if (c) {
 			strbuf_addf(&metric, NS "rdma_%s", c->metric);
-			r = add_counter_file(root, path.buf, set, metric.buf, c->help, c->scale, l,
-					     2);
+			r = add_counter_file(&dir, names.v[i], &v, set, metric.buf, c->help,
+					     c->scale, l, 2);
 		} else if (hw) {
 			/* Counters of newer drivers still show up, by their file name. */
-			r = add_counter_file(root, path.buf, set, NS "rdma_port_hw_counter_total",
-					     "Other hw_counters of the port, by file name", 1, l,
-					     3);
+			r = add_counter_file(
+				&dir, names.v[i], &v, set, NS "rdma_port_hw_counter_total",
+				"Other hw_counters of the port, by file name", 1, l, 3);
 		} else {
 			r = 0;
 		}
 		keep(&ret, r);
 	}
 out:
+	rootfs_dir_close(&dir);
 	strvec_clear(&names);
-	strbuf_release(&path);
 	strbuf_release(&metric);
 	strbuf_release(&v);
 	return ret;
 }
 
 /* ports/P/state or phys_state ("4: ACTIVE") as a gauge of its number; the name to *ret_name. */
-static int rdma_state(const struct rootfs *root, const char *portdir, const char *file,
+static int rdma_state(const struct rootfs_dir *dir, const char *file, struct strbuf *v,
 		      struct metric_set *set, const char *metric, const char *help,
 		      const struct metric_label *labels, char **ret_name)
 {
-	struct strbuf path = STRBUF_INIT, v = STRBUF_INIT;
-	int code, r;
+	int code, r = dir_value(dir, file, v);
 
-	strbuf_addf(&path, "%s/%s", portdir, file);
-	r = read_value(root, path.buf, &v);
 	if (r > 0) {
-		r = parse_port_state(v.buf, &code, ret_name);
+		r = parse_port_state(v->buf, &code, ret_name);
 		if (r == 0 && code >= 0)
 			r = metric_add_u64(set, metric, help, METRIC_GAUGE, labels, 2,
 					   (uint64_t)code);
 	}
-	strbuf_release(&path);
-	strbuf_release(&v);
 	return r < 0 ? r : 0;
 }
 
 static int rdma_port(const struct rootfs *root, const char *dev, const char *port,
 		     struct metric_set *set)
 {
-	struct strbuf dir = STRBUF_INIT, path = STRBUF_INIT, v = STRBUF_INIT;
+	struct strbuf rel = STRBUF_INIT, v = STRBUF_INIT;
 	struct strbuf link_layer = STRBUF_INIT, netdev = STRBUF_INIT;
 	const struct metric_label labels[2] = { { "device", dev }, { "port", port } };
+	struct rootfs_dir dir;
 	char *state = NULL, *phys = NULL;
 	int64_t mbps;
 	int ret = 0, r;
 
-	strbuf_addf(&dir, "sys/class/infiniband/%s/ports/%s", dev, port);
-	keep(&ret, rdma_state(root, dir.buf, "state", set, NS "rdma_port_state_id",
+	strbuf_addf(&rel, "sys/class/infiniband/%s/ports/%s", dev, port);
+	r = dir_open(root, rel.buf, &dir);
+	if (r <= 0)
+		goto out;
+	keep(&ret, rdma_state(&dir, "state", &v, set, NS "rdma_port_state_id",
 			      "Port state: 1 down, 2 init, 3 armed, 4 active, 5 active defer",
 			      labels, &state));
-	keep(&ret, rdma_state(root, dir.buf, "phys_state", set, NS "rdma_port_physical_state_id",
+	keep(&ret, rdma_state(&dir, "phys_state", &v, set, NS "rdma_port_physical_state_id",
 			      "Physical port state: 2 polling, 3 disabled, 5 link up, 6 link error "
 			      "recovery",
 			      labels, &phys));
-	strbuf_addf(&path, "%s/rate", dir.buf);
-	r = read_value(root, path.buf, &v);
+	r = dir_value(&dir, "rate", &v);
 	if (r > 0) {
 		r = parse_port_rate(v.buf, &mbps);
 		if (r == 0)
 			r = metric_add_u64(set, NS "rdma_port_rate_bytes_per_second",
-					   "Port signalling rate, in bytes per second", METRIC_GAUGE,
-					   labels, 2, (uint64_t)mbps * 125000);
+					   "Port signalling rate, in bytes per second",
+					   METRIC_GAUGE, labels, 2, (uint64_t)mbps * 125000);
 	}
 	keep(&ret, r < 0 ? r : 0);
-
-	strbuf_reset(&path);
-	strbuf_addf(&path, "%s/link_layer", dir.buf);
-	if (read_value(root, path.buf, &link_layer) <= 0)
+	if (dir_value(&dir, "link_layer", &link_layer) <= 0)
 		strbuf_reset(&link_layer);
-	/* The netdev of GID 0: what ties the port to node_exporter's network series. */
-	strbuf_reset(&path);
-	strbuf_addf(&path, "%s/gid_attrs/ndevs/0", dir.buf);
-	if (read_value(root, path.buf, &netdev) <= 0)
+	rootfs_dir_close(&dir);
+
+	/* The netdev of GID 0: what ties the port to the network series. */
+	strbuf_addstr(&rel, "/gid_attrs/ndevs/0");
+	if (read_value(root, rel.buf, &netdev) <= 0)
 		strbuf_reset(&netdev);
 	{
 		const struct metric_label info[6] = {
@@ -298,21 +315,20 @@ static int rdma_port(const struct rootfs *root, const char *dev, const char *por
 					  METRIC_GAUGE, info, ARRAY_SIZE(info), 1));
 	}
 
-	strbuf_reset(&path);
-	strbuf_addf(&path, "%s/counters", dir.buf);
-	keep(&ret, rdma_counter_dir(root, path.buf, false, set, labels));
-	strbuf_reset(&path);
-	strbuf_addf(&path, "%s/hw_counters", dir.buf);
-	keep(&ret, rdma_counter_dir(root, path.buf, true, set, labels));
-
+	strbuf_reset(&rel);
+	strbuf_addf(&rel, "sys/class/infiniband/%s/ports/%s/counters", dev, port);
+	keep(&ret, rdma_counter_dir(root, rel.buf, false, set, labels));
+	strbuf_reset(&rel);
+	strbuf_addf(&rel, "sys/class/infiniband/%s/ports/%s/hw_counters", dev, port);
+	keep(&ret, rdma_counter_dir(root, rel.buf, true, set, labels));
+out:
 	free(state);
 	free(phys);
-	strbuf_release(&dir);
-	strbuf_release(&path);
+	strbuf_release(&rel);
 	strbuf_release(&v);
 	strbuf_release(&link_layer);
 	strbuf_release(&netdev);
-	return ret;
+	return r < 0 ? r : ret;
 }
 
 static int rdma_device(const struct rootfs *root, const char *dev, struct metric_set *set)
@@ -379,57 +395,60 @@ static const struct {
 };
 
 /* A signed gauge file of the netdev; "-1" or an unreadable file (link down) adds nothing. */
-static int netdev_gauge(const struct rootfs *root, const char *dev, const char *file,
+static int netdev_gauge(const struct rootfs_dir *dir, const char *file, struct strbuf *v,
 			struct metric_set *set, const char *metric, const char *help,
-			uint64_t scale)
+			uint64_t scale, const struct metric_label *l)
 {
-	const struct metric_label l[1] = { { "device", dev } };
-	struct strbuf path = STRBUF_INIT, v = STRBUF_INIT;
 	int64_t n;
-	int r;
+	int r = dir_value(dir, file, v);
 
-	strbuf_addf(&path, "sys/class/net/%s/%s", dev, file);
-	r = read_value(root, path.buf, &v);
 	if (r > 0) {
-		r = parse_i64(v.buf, &n) < 0 ? -EINVAL : 0;
+		r = parse_i64(v->buf, &n) < 0 ? -EINVAL : 0;
 		if (r == 0 && n >= 0)
 			r = metric_add_u64(set, metric, help, METRIC_GAUGE, l, 1,
 					   (uint64_t)n * scale);
 	}
-	strbuf_release(&path);
-	strbuf_release(&v);
 	return r < 0 ? r : 0;
 }
 
 static int netdev_one(const struct rootfs *root, const char *dev, struct metric_set *set)
 {
 	const struct metric_label l[1] = { { "device", dev } };
-	struct strbuf path = STRBUF_INIT, metric = STRBUF_INIT, v = STRBUF_INIT;
-	int ret = 0;
+	struct strbuf rel = STRBUF_INIT, metric = STRBUF_INIT, v = STRBUF_INIT;
+	struct rootfs_dir dir;
+	int ret = 0, r;
 
-	for (size_t i = 0; i < ARRAY_SIZE(netdev_stats); i++) {
-		strbuf_reset(&path);
-		strbuf_addf(&path, "sys/class/net/%s/statistics/%s", dev, netdev_stats[i].file);
-		strbuf_reset(&metric);
-		strbuf_addf(&metric, NS "network_%s", netdev_stats[i].metric);
-		keep(&ret, add_counter_file(root, path.buf, set, metric.buf, netdev_stats[i].help, 1,
-					    l, 1));
-	}
-	keep(&ret, netdev_gauge(root, dev, "mtu", set, NS "network_mtu_bytes", "The netdev's MTU",
-				1));
-	keep(&ret, netdev_gauge(root, dev, "carrier", set, NS "network_carrier",
-				"1 when the netdev has a carrier", 1));
-	keep(&ret, netdev_gauge(root, dev, "speed", set, NS "network_speed_bytes",
-				"The netdev's link speed, in bytes per second", 125000));
-	strbuf_reset(&path);
-	strbuf_addf(&path, "sys/class/net/%s/operstate", dev);
-	if (read_value(root, path.buf, &v) > 0)
+	strbuf_addf(&rel, "sys/class/net/%s", dev);
+	r = dir_open(root, rel.buf, &dir);
+	if (r <= 0)
+		goto out;
+	keep(&ret,
+	     netdev_gauge(&dir, "mtu", &v, set, NS "network_mtu_bytes", "The netdev's MTU", 1, l));
+	keep(&ret, netdev_gauge(&dir, "carrier", &v, set, NS "network_carrier",
+				"1 when the netdev has a carrier", 1, l));
+	keep(&ret, netdev_gauge(&dir, "speed", &v, set, NS "network_speed_bytes",
+				"The netdev's link speed, in bytes per second", 125000, l));
+	if (dir_value(&dir, "operstate", &v) > 0)
 		keep(&ret, metric_add_u64(set, NS "network_up", "1 when the operstate is up",
 					  METRIC_GAUGE, l, 1, streq(v.buf, "up")));
-	strbuf_release(&path);
+	rootfs_dir_close(&dir);
+
+	strbuf_addstr(&rel, "/statistics");
+	r = dir_open(root, rel.buf, &dir);
+	if (r <= 0)
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(netdev_stats); i++) {
+		strbuf_reset(&metric);
+		strbuf_addf(&metric, NS "network_%s", netdev_stats[i].metric);
+		keep(&ret, add_counter_file(&dir, netdev_stats[i].file, &v, set, metric.buf,
+					    netdev_stats[i].help, 1, l, 1));
+	}
+	rootfs_dir_close(&dir);
+out:
+	strbuf_release(&rel);
 	strbuf_release(&metric);
 	strbuf_release(&v);
-	return ret;
+	return r < 0 ? r : ret;
 }
 
 int collect_netdev(const struct rootfs *root, struct metric_set *set)
@@ -529,9 +548,11 @@ static int hwmon_chip(const struct rootfs *root, const char *chip, struct metric
 		strbuf_addf(&path, "sys/class/hwmon/%s/%s", chip, f);
 		r = read_millis(root, path.buf, &t);
 		if (r > 0) {
-			const struct metric_label l[2] = { { "chip", chip }, { "sensor", sensor.buf } };
+			const struct metric_label l[2] = { { "chip", chip },
+							   { "sensor", sensor.buf } };
 			r = metric_add_double(set, NS "hwmon_temp_celsius",
-					      "Hardware monitor temperature", METRIC_GAUGE, l, 2, t);
+					      "Hardware monitor temperature", METRIC_GAUGE, l, 2,
+					      t);
 		}
 		keep(&ret, r < 0 ? r : 0);
 		strbuf_reset(&path);
@@ -598,9 +619,10 @@ int collect_aer(const struct rootfs *root, struct metric_set *set)
 				keep(&ret, -EINVAL);
 				continue;
 			}
-			keep(&ret, metric_add_u64(set, NS "pcie_aer_errors_total",
-						  "PCIe AER errors the device reported, by severity",
-						  METRIC_COUNTER, l, 2, (uint64_t)n));
+			keep(&ret,
+			     metric_add_u64(set, NS "pcie_aer_errors_total",
+					    "PCIe AER errors the device reported, by severity",
+					    METRIC_COUNTER, l, 2, (uint64_t)n));
 		}
 	}
 	strvec_clear(&devs);
@@ -616,7 +638,8 @@ int collect_meminfo(const struct rootfs *root, struct metric_set *set)
 		{ "MemAvailable", "memory_available_bytes",
 		  "Memory available without swapping (MemAvailable); on unified-memory GPUs "
 		  "(GB10) also what the GPU can still allocate" },
-		{ "CmaTotal", "memory_cma_total_bytes", "Contiguous memory allocator pool (CmaTotal)" },
+		{ "CmaTotal", "memory_cma_total_bytes",
+		  "Contiguous memory allocator pool (CmaTotal)" },
 		{ "CmaFree", "memory_cma_free_bytes", "Free CMA memory (CmaFree)" },
 	};
 	struct strbuf text = STRBUF_INIT, metric = STRBUF_INIT;
@@ -671,7 +694,7 @@ static int run_gpu(const struct exporter_source *src, struct metric_set *set)
 int exporter_collect(const struct exporter_source *src, struct metric_set *set)
 {
 	static const struct collector collectors[] = {
-		{ "gpu", run_gpu },	    { "rdma", run_rdma }, { "netdev", run_netdev },
+		{ "gpu", run_gpu },	    { "rdma", run_rdma },   { "netdev", run_netdev },
 		{ "thermal", run_thermal }, { "hwmon", run_hwmon }, { "aer", run_aer },
 		{ "meminfo", run_meminfo },
 	};
@@ -695,9 +718,10 @@ int exporter_collect(const struct exporter_source *src, struct metric_set *set)
 		ok[i] = r == 0;
 	}
 	if (!src->gpu_disabled)
-		keep(&ret, metric_add_u64(set, NS "gpu_nvml_up",
-					  "1 when NVML (libnvidia-ml.so.1) is loaded and initialised",
-					  METRIC_GAUGE, NULL, 0, src->gpu != NULL));
+		keep(&ret,
+		     metric_add_u64(set, NS "gpu_nvml_up",
+				    "1 when NVML (libnvidia-ml.so.1) is loaded and initialised",
+				    METRIC_GAUGE, NULL, 0, src->gpu != NULL));
 	keep(&ret, metric_add_u64(set, NS "build_info", "The version of this sparkctl",
 				  METRIC_GAUGE, build, 2, 1));
 	for (size_t i = 0; i < ARRAY_SIZE(collectors); i++) {

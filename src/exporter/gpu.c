@@ -23,8 +23,8 @@ struct gpu_dev {
 };
 
 struct xid_count {
-	size_t gpu;		 /* index into devs */
-	unsigned long long xid;	 /* the Xid code */
+	size_t gpu;		/* index into devs */
+	unsigned long long xid; /* the Xid code */
 	uint64_t n;
 };
 
@@ -290,12 +290,13 @@ static int gpu_one(struct exporter_gpu *g, struct gpu_dev *d, struct metric_set 
 		if (r == 0 || (r > 0 && mem.total == 0)) {
 			unified = true;
 		} else if (r > 0) {
-			keep(&ret, metric_add_u64(set, NS "memory_total_bytes",
-						  "GPU framebuffer memory (absent on unified memory)",
-						  METRIC_GAUGE, l, 2, mem.total));
+			keep(&ret,
+			     metric_add_u64(set, NS "memory_total_bytes",
+					    "GPU framebuffer memory (absent on unified memory)",
+					    METRIC_GAUGE, l, 2, mem.total));
 			keep(&ret, metric_add_u64(set, NS "memory_used_bytes",
-						  "GPU framebuffer memory in use", METRIC_GAUGE, l, 2,
-						  mem.used));
+						  "GPU framebuffer memory in use", METRIC_GAUGE, l,
+						  2, mem.used));
 		}
 	}
 	{
@@ -316,10 +317,11 @@ static int gpu_one(struct exporter_gpu *g, struct gpu_dev *d, struct metric_set 
 		r = answer(n->device_get_utilization_rates(d->dev, &u));
 		keep(&ret, r);
 		if (r > 0) {
-			keep(&ret, metric_add_double(set, NS "utilization_ratio",
-						     "Time a kernel ran on the GPU, over the driver's "
-						     "sample period (0-1)",
-						     METRIC_GAUGE, l, 2, u.gpu / 100.0));
+			keep(&ret,
+			     metric_add_double(set, NS "utilization_ratio",
+					       "Time a kernel ran on the GPU, over the driver's "
+					       "sample period (0-1)",
+					       METRIC_GAUGE, l, 2, u.gpu / 100.0));
 			keep(&ret, metric_add_double(set, NS "memory_utilization_ratio",
 						     "Time device memory was read or written (0-1)",
 						     METRIC_GAUGE, l, 2, u.memory / 100.0));
@@ -368,10 +370,11 @@ static int gpu_one(struct exporter_gpu *g, struct gpu_dev *d, struct metric_set 
 		keep(&ret, r);
 		for (size_t i = 0; r > 0 && i < ARRAY_SIZE(clock_reasons); i++) {
 			lx[2] = (struct metric_label){ "reason", clock_reasons[i].name };
-			keep(&ret, metric_add_u64(set, NS "clock_event_reason_active",
-						  "1 while this reason holds the clocks down "
-						  "(throttling)",
-						  METRIC_GAUGE, lx, 3, !!(ull & clock_reasons[i].bit)));
+			keep(&ret,
+			     metric_add_u64(set, NS "clock_event_reason_active",
+					    "1 while this reason holds the clocks down "
+					    "(throttling)",
+					    METRIC_GAUGE, lx, 3, !!(ull & clock_reasons[i].bit)));
 		}
 	}
 	keep(&ret, metric_add_u64(set, NS "xid_events_watched",
@@ -385,8 +388,8 @@ int exporter_gpu_collect(struct exporter_gpu *g, struct metric_set *set)
 	char xid[24];
 	int ret = 0;
 
-	keep(&ret, metric_add_u64(set, NS "count", "GPUs NVML lists", METRIC_GAUGE, NULL, 0,
-				  g->nr));
+	keep(&ret,
+	     metric_add_u64(set, NS "count", "GPUs NVML lists", METRIC_GAUGE, NULL, 0, g->nr));
 	for (size_t i = 0; i < g->nr; i++)
 		keep(&ret, gpu_one(g, &g->devs[i], set));
 	pthread_mutex_lock(&g->lock);

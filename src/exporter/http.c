@@ -124,8 +124,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!streq(method, MHD_HTTP_METHOD_GET) && !streq(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (streq(url, "/"))
-		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", (void *)(uintptr_t)index_page,
-			     sizeof(index_page) - 1, MHD_RESPMEM_PERSISTENT);
+		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8",
+			     (void *)(uintptr_t)index_page, sizeof(index_page) - 1,
+			     MHD_RESPMEM_PERSISTENT);
 	if (!streq(url, "/metrics"))
 		return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n");
 	if (s->scrape(s->data, &body) < 0) {
@@ -173,7 +174,8 @@ int http_server_start(struct http_server **ret, const struct sockaddr *sa, sockl
 		(size_t)limits->memory, MHD_OPTION_END);
 	if (!s->daemon) {
 		r = -EIO;
-		strbuf_addf(err, "cannot serve HTTP on %s: libmicrohttpd failed to start", addr.buf);
+		strbuf_addf(err, "cannot serve HTTP on %s: libmicrohttpd failed to start",
+			    addr.buf);
 		close(fd);
 		goto fail;
 	}

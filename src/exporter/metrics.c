@@ -132,7 +132,8 @@ static int add_sample(struct metric_set *set, const char *name, const char *help
 	if (!f) {
 		if (set->nr == set->alloc) {
 			set->alloc = set->alloc ? 2 * set->alloc : 32;
-			set->families = xrealloc(set->families, set->alloc * sizeof(*set->families));
+			set->families =
+				xrealloc(set->families, set->alloc * sizeof(*set->families));
 		}
 		f = &set->families[set->nr];
 		memset(f, 0, sizeof(*f));

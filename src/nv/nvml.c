@@ -34,7 +34,9 @@ int nvml_open(struct nvml *nvml, struct strbuf *err)
 		  (void **)&nvml->device_get_utilization_rates,
 		  false },
 		/* nvmlDeviceGetTemperature is deprecated since NVML 13: the new one first. */
-		{ { "nvmlDeviceGetTemperatureV" }, (void **)&nvml->device_get_temperature_v, false },
+		{ { "nvmlDeviceGetTemperatureV" },
+		  (void **)&nvml->device_get_temperature_v,
+		  false },
 		{ { "nvmlDeviceGetTemperature" }, (void **)&nvml->device_get_temperature, false },
 		{ { "nvmlDeviceGetPowerUsage" }, (void **)&nvml->device_get_power_usage, false },
 		{ { "nvmlDeviceGetEnforcedPowerLimit" },

@@ -116,8 +116,7 @@ struct nvml {
 	nvml_return (*device_get_clock_info)(nvml_device dev, int type, unsigned *mhz);
 	nvml_return (*device_get_clocks_event_reasons)(nvml_device dev,
 						       unsigned long long *reasons);
-	nvml_return (*device_get_supported_event_types)(nvml_device dev,
-							unsigned long long *types);
+	nvml_return (*device_get_supported_event_types)(nvml_device dev, unsigned long long *types);
 	nvml_return (*device_register_events)(nvml_device dev, unsigned long long types,
 					      nvml_event_set set);
 	nvml_return (*event_set_create)(nvml_event_set *set);
