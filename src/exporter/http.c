@@ -23,11 +23,12 @@ int http_parse_listen(const char *text, struct sockaddr_storage *ss, socklen_t *
 {
 	char host[INET6_ADDRSTRLEN + 1];
 	const char *port_text;
+	bool bracket = text[0] == '[';
 	uint32_t port;
 	size_t n;
 
 	memset(ss, 0, sizeof(*ss));
-	if (text[0] == '[') {
+	if (bracket) {
 		const char *end = strchr(text, ']');
 		if (!end || end[1] != ':')
 			return -EINVAL;
@@ -35,7 +36,7 @@ int http_parse_listen(const char *text, struct sockaddr_storage *ss, socklen_t *
 		port_text = end + 2;
 		text++;
 	} else {
-		const char *colon = strrchr(text, ':');
+		const char *colon = strchr(text, ':');
 		if (!colon)
 			return -EINVAL;
 		n = (size_t)(colon - text);
@@ -47,24 +48,25 @@ int http_parse_listen(const char *text, struct sockaddr_storage *ss, socklen_t *
 	host[n] = '\0';
 	if (parse_u32(port_text, &port) < 0 || port > 65535)
 		return -EINVAL;
-	{
+	/* IPv6 only in brackets, IPv4 only without: one spelling of each. */
+	if (!bracket) {
 		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
+			return -EINVAL;
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		*ret_len = sizeof(*in);
+	} else {
 		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
 
-		if (inet_pton(AF_INET, host, &in->sin_addr) == 1 && !strchr(host, ':')) {
-			in->sin_family = AF_INET;
-			in->sin_port = htons((uint16_t)port);
-			*ret_len = sizeof(*in);
-			return 0;
-		}
-		if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-			in6->sin6_family = AF_INET6;
-			in6->sin6_port = htons((uint16_t)port);
-			*ret_len = sizeof(*in6);
-			return 0;
-		}
+		if (!strchr(host, ':') || inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
+			return -EINVAL;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*ret_len = sizeof(*in6);
 	}
-	return -EINVAL;
+	return 0;
 }
 
 void http_format_addr(const struct sockaddr *sa, struct strbuf *out)
