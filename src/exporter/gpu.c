@@ -389,7 +389,7 @@ int exporter_gpu_collect(struct exporter_gpu *g, struct metric_set *set)
 	int ret = 0;
 
 	keep(&ret,
-	     metric_add_u64(set, NS "count", "GPUs NVML lists", METRIC_GAUGE, NULL, 0, g->nr));
+	     metric_add_u64(set, NS "devices", "GPUs NVML lists", METRIC_GAUGE, NULL, 0, g->nr));
 	for (size_t i = 0; i < g->nr; i++)
 		keep(&ret, gpu_one(g, &g->devs[i], set));
 	pthread_mutex_lock(&g->lock);

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+. "$SRCDIR/tests/lib.sh"
+skip todo
