@@ -167,13 +167,17 @@ int http_server_start(struct http_server **ret, const struct sockaddr *sa, sockl
 	}
 	s->scrape = scrape;
 	s->data = data;
+	/*
+	 * poll(), not epoll: with edge-triggered epoll libmicrohttpd 0.9.75 misses
+	 * the end of a client's half of the connection that came with its last
+	 * bytes, and holds an incomplete request until the timeout.
+	 */
 	s->daemon = MHD_start_daemon(
-		MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, s,
-		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)limits->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		(unsigned int)limits->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)limits->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)limits->memory, MHD_OPTION_END);
+		MHD_USE_POLL_INTERNAL_THREAD, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET,
+		fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)limits->max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)limits->max_per_ip,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)limits->timeout_s,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)limits->memory, MHD_OPTION_END);
 	if (!s->daemon) {
 		r = -EIO;
 		strbuf_addf(err, "cannot serve HTTP on %s: libmicrohttpd failed to start",
