@@ -339,12 +339,11 @@ void rootfs_dir_close(struct rootfs_dir *dir)
 	dir->rel = NULL;
 }
 
-int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct strbuf *out)
+int rootfs_dir_open_value(const struct rootfs_dir *dir, const char *name)
 {
 	struct stat st;
-	int fd, r = 0;
+	int fd, r;
 
-	strbuf_reset(out);
 	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
 		return -EINVAL;
 	fd = openat(dir->dirfd, name, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
@@ -352,34 +351,66 @@ int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct
 		return -errno;
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
-		goto out;
+		close(fd);
+		return r;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		r = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
-		goto out;
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
 	}
+	return fd;
+}
+
+/* The whole content of fd from offset 0, at most ROOTFS_VALUE_MAX bytes. */
+static int pread_all(int fd, struct strbuf *out)
+{
+	strbuf_reset(out);
 	for (;;) {
 		strbuf_grow(out, 4096);
 		size_t room = out->alloc - out->len - 1;
 		if (out->len + room > ROOTFS_VALUE_MAX + 1)
 			room = ROOTFS_VALUE_MAX + 1 - out->len;
-		ssize_t n = read(fd, out->buf + out->len, room);
+		ssize_t n = pread(fd, out->buf + out->len, room, (off_t)out->len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			r = -errno;
-			goto out;
+			int r = -errno;
+			strbuf_reset(out);
+			return r;
 		}
 		out->len += (size_t)n;
 		out->buf[out->len] = '\0';
 		if (out->len > ROOTFS_VALUE_MAX) {
-			r = -EFBIG;
-			goto out;
+			strbuf_reset(out);
+			return -EFBIG;
 		}
 		/* A regular file (sysfs attributes included) reads short only at its end. */
 		if ((size_t)n < room)
 			break;
 	}
+	return 0;
+}
+
+int rootfs_reread_value(int fd, struct strbuf *out)
+{
+	int r = pread_all(fd, out);
+
+	if (r == 0)
+		strbuf_rtrim(out);
+	return r;
+}
+
+int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct strbuf *out)
+{
+	int fd = rootfs_dir_open_value(dir, name), r;
+
+	strbuf_reset(out);
+	if (fd < 0)
+		return fd;
+	r = pread_all(fd, out);
+	close(fd);
+	if (r < 0)
+		return r;
 	if (dir->root->recorder) {
 		struct strbuf path = STRBUF_INIT;
 		strbuf_addf(&path, "%s/%s", dir->rel, name);
@@ -387,11 +418,7 @@ int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct
 		strbuf_release(&path);
 	}
 	strbuf_rtrim(out);
-out:
-	if (r < 0)
-		strbuf_reset(out);
-	close(fd);
-	return r;
+	return 0;
 }
 
 int rootfs_dir_list(const struct rootfs_dir *dir, struct strvec *names)

@@ -101,5 +101,16 @@ void rootfs_dir_close(struct rootfs_dir *dir);
 int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct strbuf *out);
 /* rootfs_list() of the directory. */
 int rootfs_dir_list(const struct rootfs_dir *dir, struct strvec *names);
+/*
+ * Keep a value file open to read it again and again (counters a server
+ * polls): rootfs_dir_open_value() opens name in the directory with the
+ * checks of rootfs_dir_read_value() and returns the descriptor (the caller
+ * closes it); rootfs_reread_value() reads it from its start, so each call
+ * sees the value of that moment (sysfs regenerates an attribute read at
+ * offset 0).  A file replaced by another one under its name is not
+ * followed.  Rereads are not recorded.
+ */
+int rootfs_dir_open_value(const struct rootfs_dir *dir, const char *name);
+int rootfs_reread_value(int fd, struct strbuf *out);
 
 #endif

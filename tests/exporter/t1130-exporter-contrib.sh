@@ -75,7 +75,7 @@ exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
 exprs += [v["definition"] for v in dash["templating"]["list"] if "definition" in v]
 exprs.append(open(sys.argv[2]).read())
 served = {l.split()[2] for l in open(sys.argv[3]) if l.startswith("# TYPE ")}
-# Xid counters appear with the first Xid (t0500 checks them).
+# Xid counters appear with the first Xid (t1100 checks them).
 served.add("sparkctl_gpu_xid_errors_total")
 named = {m for e in exprs for m in re.findall(r"\bsparkctl_[a-z0-9_]+", e)}
 missing = sorted(named - served)
