@@ -3,7 +3,9 @@
  * collecting every metric and rendering the text, as the server does for
  * each GET /metrics (target: median under 2 ms on an 8-GPU, 8-HCA node).
  *
- * Reads the captured tree ROOT and, unless NVML cannot be loaded, the GPUs
+ * Both ways the exporter reads: as the server does (RDMA counter files kept
+ * open between scrapes and reread) and as --once does (every file opened
+ * anew).  Reads the captured tree ROOT and, unless NVML cannot be loaded, the GPUs
  * of the libnvidia-ml.so.1 on the loader path (meson's 'bench-exporter'
  * target points it at the stand-in, SPARKCTL_FAKE_GPU=h100x8).  Prints
  * min, median, p95 and max over RUNS scrapes after a few warm-up ones,
@@ -59,26 +61,34 @@ int main(int argc, char **argv)
 	ms = calloc(runs, sizeof(*ms));
 	if (!ms)
 		return 1;
-	for (uint32_t i = 0; i < runs + 10; i++) {
-		struct metric_set set = METRIC_SET_INIT;
-		double t0 = now_ms();
+	for (int cached = 1; cached >= 0; cached--) {
+		src.cache = cached ? exporter_cache_new() : NULL;
+		for (uint32_t i = 0; i < runs + 10; i++) {
+			struct metric_set set = METRIC_SET_INIT;
+			double t0 = now_ms();
 
-		strbuf_reset(&out);
-		exporter_collect(&src, &set);
-		metric_set_render(&set, &out);
-		metric_set_release(&set);
-		if (i >= 10)
-			ms[i - 10] = now_ms() - t0;
+			strbuf_reset(&out);
+			exporter_collect(&src, &set);
+			metric_set_render(&set, &out);
+			metric_set_release(&set);
+			if (i >= 10)
+				ms[i - 10] = now_ms() - t0;
+		}
+		exporter_cache_free(src.cache);
+		bytes = out.len;
+		lines = 0;
+		for (size_t i = 0; i < out.len; i++)
+			lines += out.buf[i] == '\n';
+		qsort(ms, runs, sizeof(*ms), cmp_double);
+		if (cached)
+			printf("scrape of %s with %zu GPUs: %zu bytes, %zu lines\n", argv[1],
+			       src.gpu ? exporter_gpu_count(src.gpu) : 0, bytes, lines);
+		printf("  %-28s %u scrapes: min %.3f ms, median %.3f ms, p95 %.3f ms, max %.3f "
+		       "ms\n",
+		       cached ? "server (counters kept open)" : "--once (every file opened)", runs,
+		       ms[0], ms[runs / 2], ms[runs * 95 / 100], ms[runs - 1]);
 	}
-	bytes = out.len;
-	for (size_t i = 0; i < out.len; i++)
-		lines += out.buf[i] == '\n';
-	qsort(ms, runs, sizeof(*ms), cmp_double);
-	printf("scrape of %s with %zu GPUs: %zu bytes, %zu lines\n", argv[1],
-	       src.gpu ? exporter_gpu_count(src.gpu) : 0, bytes, lines);
-	printf("  %u scrapes: min %.3f ms, median %.3f ms, p95 %.3f ms, max %.3f ms "
-	       "(target: median < 2 ms)\n",
-	       runs, ms[0], ms[runs / 2], ms[runs * 95 / 100], ms[runs - 1]);
+	printf("  (target: median under 2 ms for the server)\n");
 	free(ms);
 	exporter_gpu_close(src.gpu);
 	rootfs_close(&root);

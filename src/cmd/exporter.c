@@ -159,7 +159,9 @@ int cmd_exporter(int argc, char **argv)
 			/* Request line and headers: a scrape needs well under 1 KiB. */
 			.memory = 16 * 1024,
 		};
+		src.cache = exporter_cache_new();
 		ret = serve(&src, listen_text, &limits, &stop);
+		exporter_cache_free(src.cache);
 	}
 	exporter_gpu_close(src.gpu);
 	rootfs_close(&root);

@@ -4,6 +4,7 @@
 #include "exporter/gpu.h"
 #include "lib/clock.h"
 #include "lib/parse.h"
+#include "lib/xalloc.h"
 #include "probe/parsers.h"
 #include "version.h"
 
@@ -173,13 +174,15 @@ static int dir_open(const struct rootfs *root, const char *rel, struct rootfs_di
 	return skippable(r) ? 0 : r;
 }
 
-/* Add the counter file name of dir as metric; bad content is -EINVAL, a missing file nothing. */
-static int add_counter_file(const struct rootfs_dir *dir, const char *name, struct strbuf *v,
-			    struct metric_set *set, const char *metric, const char *help,
-			    uint64_t scale, const struct metric_label *labels, size_t nr_labels)
+/*
+ * Add the counter text v as metric; r is what reading it gave (1 read, 0
+ * not there, < 0 an error).  Bad content is -EINVAL; "N/A" adds nothing.
+ */
+static int add_counter(int r, const struct strbuf *v, struct metric_set *set, const char *metric,
+		       const char *help, uint64_t scale, const struct metric_label *labels,
+		       size_t nr_labels)
 {
 	uint64_t n;
-	int r = dir_value(dir, name, v);
 
 	if (r > 0) {
 		r = exporter_parse_counter(v->buf, &n);
@@ -192,29 +195,175 @@ static int add_counter_file(const struct rootfs_dir *dir, const char *name, stru
 	return r;
 }
 
-static int rdma_counter_dir(const struct rootfs *root, const char *rel, bool hw,
-			    struct metric_set *set, const struct metric_label *labels)
+/*
+ * The counter directories of the RDMA ports, kept open between scrapes:
+ * a scrape then costs one pread() per counter instead of an open, a stat,
+ * a read and a close.  A directory is opened again when a read failed
+ * (the device went away), after CACHE_REOPEN_NS (counters a newer setting
+ * added), and closed when a scrape no longer met it.
+ */
+#define CACHE_REOPEN_NS (60ULL * 1000 * 1000 * 1000)
+
+struct cached_dir {
+	char *rel;
+	struct strvec names;
+	int *fds; /* per name: the open file, or -errno of opening it */
+	uint64_t opened_ns;
+	bool seen;  /* met by the current scrape */
+	bool stale; /* a read failed: open again at the next scrape */
+};
+
+struct exporter_cache {
+	struct cached_dir *dirs;
+	size_t nr, alloc;
+};
+
+struct exporter_cache *exporter_cache_new(void)
 {
-	struct strvec names = STRVEC_INIT;
-	struct strbuf metric = STRBUF_INIT, v = STRBUF_INIT;
-	struct rootfs_dir dir;
-	int ret = 0, r = dir_open(root, rel, &dir);
+	return xcalloc(1, sizeof(struct exporter_cache));
+}
 
-	if (r <= 0)
-		return r;
-	r = rootfs_dir_list(&dir, &names);
-	if (r < 0) {
-		ret = skippable(r) ? 0 : r;
-		goto out;
+static void cached_dir_release(struct cached_dir *cd)
+{
+	for (size_t i = 0; i < cd->names.nr; i++)
+		if (cd->fds[i] >= 0)
+			close(cd->fds[i]);
+	free(cd->fds);
+	cd->fds = NULL;
+	strvec_clear(&cd->names);
+}
+
+void exporter_cache_free(struct exporter_cache *cache)
+{
+	if (!cache)
+		return;
+	for (size_t i = 0; i < cache->nr; i++) {
+		cached_dir_release(&cache->dirs[i]);
+		free(cache->dirs[i].rel);
 	}
-	for (size_t i = 0; i < names.nr; i++) {
-		const struct rdma_counter *c = rdma_counter_find(names.v[i], hw);
-		struct metric_label l[3] = { labels[0], labels[1], { "counter", names.v[i] } };
+	free(cache->dirs);
+	free(cache);
+}
 
-		if (hw && streq(names.v[i], "lifespan")) {
+/* Close what the scrape did not meet. */
+static void cache_sweep(struct exporter_cache *cache)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < cache->nr; i++) {
+		struct cached_dir *cd = &cache->dirs[i];
+
+		if (!cd->seen) {
+			cached_dir_release(cd);
+			free(cd->rel);
+			continue;
+		}
+		cd->seen = false;
+		cache->dirs[n++] = *cd;
+	}
+	cache->nr = n;
+}
+
+static int cached_dir_open(const struct rootfs *root, struct cached_dir *cd)
+{
+	struct rootfs_dir dir;
+	int r = rootfs_dir_open(root, cd->rel, &dir);
+
+	if (r < 0)
+		return r;
+	r = rootfs_dir_list(&dir, &cd->names);
+	if (r >= 0) {
+		cd->fds = xcalloc(cd->names.nr ? cd->names.nr : 1, sizeof(*cd->fds));
+		for (size_t i = 0; i < cd->names.nr; i++)
+			cd->fds[i] = rootfs_dir_open_value(&dir, cd->names.v[i]);
+		cd->opened_ns = monotonic_ns();
+		cd->stale = false;
+	}
+	rootfs_dir_close(&dir);
+	return r < 0 ? r : 0;
+}
+
+/* The open directory rel, or NULL (then the caller reads it the plain way). */
+static struct cached_dir *cache_get(struct exporter_cache *cache, const struct rootfs *root,
+				    const char *rel)
+{
+	struct cached_dir *cd = NULL;
+
+	for (size_t i = 0; i < cache->nr; i++)
+		if (streq(cache->dirs[i].rel, rel))
+			cd = &cache->dirs[i];
+	if (cd && (cd->stale || monotonic_ns() - cd->opened_ns > CACHE_REOPEN_NS))
+		cached_dir_release(cd);
+	else if (cd)
+		goto out;
+	if (!cd) {
+		if (cache->nr == cache->alloc) {
+			cache->alloc = cache->alloc ? 2 * cache->alloc : 16;
+			cache->dirs = xrealloc(cache->dirs, cache->alloc * sizeof(*cache->dirs));
+		}
+		cd = &cache->dirs[cache->nr++];
+		memset(cd, 0, sizeof(*cd));
+		cd->rel = xstrdup(rel);
+		strvec_init(&cd->names);
+	}
+	if (cached_dir_open(root, cd) < 0) {
+		/* Forgotten at the sweep: never seen. */
+		cd->stale = true;
+		return NULL;
+	}
+out:
+	cd->seen = true;
+	return cd;
+}
+
+/* The value of name i of cd, as dir_value() answers. */
+static int cached_value(struct cached_dir *cd, size_t i, struct strbuf *out)
+{
+	int r = cd->fds[i];
+
+	if (r >= 0) {
+		r = rootfs_reread_value(cd->fds[i], out);
+		if (r >= 0)
+			return 1;
+		cd->stale = true;
+	}
+	return skippable(r) ? 0 : r;
+}
+
+static int rdma_counter_dir(const struct rootfs *root, struct exporter_cache *cache,
+			    const char *rel, bool hw, struct metric_set *set,
+			    const struct metric_label *labels)
+{
+	struct strvec listed = STRVEC_INIT;
+	const struct strvec *names = &listed;
+	struct strbuf metric = STRBUF_INIT, v = STRBUF_INIT;
+	struct rootfs_dir dir = { .dirfd = -1 };
+	struct cached_dir *cd = cache ? cache_get(cache, root, rel) : NULL;
+	int ret = 0, r;
+
+	if (cd) {
+		names = &cd->names;
+	} else {
+		r = dir_open(root, rel, &dir);
+		if (r <= 0)
+			return r;
+		r = rootfs_dir_list(&dir, &listed);
+		if (r < 0) {
+			ret = skippable(r) ? 0 : r;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < names->nr; i++) {
+		const char *name = names->v[i];
+		const struct rdma_counter *c = rdma_counter_find(name, hw);
+		struct metric_label l[3] = { labels[0], labels[1], { "counter", name } };
+
+		if (!c && !hw)
+			continue;
+		r = cd ? cached_value(cd, i, &v) : dir_value(&dir, name, &v);
+		if (hw && streq(name, "lifespan")) {
 			uint64_t ms;
 
-			r = dir_value(&dir, names.v[i], &v);
 			if (r > 0 && exporter_parse_counter(v.buf, &ms) == 0)
 				r = metric_add_double(set,
 						      NS "rdma_port_hw_counters_lifespan_seconds",
@@ -226,21 +375,17 @@ static int rdma_counter_dir(const struct rootfs *root, const char *rel, bool hw,
 		strbuf_reset(&metric);
 		if (c) {
 			strbuf_addf(&metric, NS "rdma_%s", c->metric);
-			r = add_counter_file(&dir, names.v[i], &v, set, metric.buf, c->help,
-					     c->scale, l, 2);
-		} else if (hw) {
-			/* Counters of newer drivers still show up, by their file name. */
-			r = add_counter_file(
-				&dir, names.v[i], &v, set, NS "rdma_port_hw_counter_total",
-				"Other hw_counters of the port, by file name", 1, l, 3);
+			r = add_counter(r, &v, set, metric.buf, c->help, c->scale, l, 2);
 		} else {
-			r = 0;
+			/* Counters of newer drivers still show up, by their file name. */
+			r = add_counter(r, &v, set, NS "rdma_port_hw_counter_total",
+					"Other hw_counters of the port, by file name", 1, l, 3);
 		}
 		keep(&ret, r);
 	}
 out:
 	rootfs_dir_close(&dir);
-	strvec_clear(&names);
+	strvec_clear(&listed);
 	strbuf_release(&metric);
 	strbuf_release(&v);
 	return ret;
@@ -262,8 +407,8 @@ static int rdma_state(const struct rootfs_dir *dir, const char *file, struct str
 	return r < 0 ? r : 0;
 }
 
-static int rdma_port(const struct rootfs *root, const char *dev, const char *port,
-		     struct metric_set *set)
+static int rdma_port(const struct rootfs *root, struct exporter_cache *cache, const char *dev,
+		     const char *port, struct metric_set *set)
 {
 	struct strbuf rel = STRBUF_INIT, v = STRBUF_INIT;
 	struct strbuf link_layer = STRBUF_INIT, netdev = STRBUF_INIT;
@@ -317,10 +462,10 @@ static int rdma_port(const struct rootfs *root, const char *dev, const char *por
 
 	strbuf_reset(&rel);
 	strbuf_addf(&rel, "sys/class/infiniband/%s/ports/%s/counters", dev, port);
-	keep(&ret, rdma_counter_dir(root, rel.buf, false, set, labels));
+	keep(&ret, rdma_counter_dir(root, cache, rel.buf, false, set, labels));
 	strbuf_reset(&rel);
 	strbuf_addf(&rel, "sys/class/infiniband/%s/ports/%s/hw_counters", dev, port);
-	keep(&ret, rdma_counter_dir(root, rel.buf, true, set, labels));
+	keep(&ret, rdma_counter_dir(root, cache, rel.buf, true, set, labels));
 out:
 	free(state);
 	free(phys);
@@ -331,7 +476,8 @@ out:
 	return r < 0 ? r : ret;
 }
 
-static int rdma_device(const struct rootfs *root, const char *dev, struct metric_set *set)
+static int rdma_device(const struct rootfs *root, struct exporter_cache *cache, const char *dev,
+		       struct metric_set *set)
 {
 	static const char *const attrs[][2] = {
 		{ "board_id", "board_id" },
@@ -360,7 +506,7 @@ static int rdma_device(const struct rootfs *root, const char *dev, struct metric
 	if (r < 0)
 		keep(&ret, skippable(r) ? 0 : r);
 	for (size_t i = 0; i < ports.nr; i++)
-		keep(&ret, rdma_port(root, dev, ports.v[i], set));
+		keep(&ret, rdma_port(root, cache, dev, ports.v[i], set));
 	for (size_t i = 0; i < ARRAY_SIZE(attrs); i++)
 		strbuf_release(&vals[i]);
 	strbuf_release(&path);
@@ -370,13 +516,19 @@ static int rdma_device(const struct rootfs *root, const char *dev, struct metric
 
 int collect_rdma(const struct rootfs *root, struct metric_set *set)
 {
+	return collect_rdma_cached(root, NULL, set);
+}
+
+int collect_rdma_cached(const struct rootfs *root, struct exporter_cache *cache,
+			struct metric_set *set)
+{
 	struct strvec devs = STRVEC_INIT;
 	int ret = 0, r = rootfs_list(root, "sys/class/infiniband", &devs);
 
 	if (r < 0)
 		ret = r == -ENOENT ? 0 : r;
 	for (size_t i = 0; i < devs.nr; i++)
-		keep(&ret, rdma_device(root, devs.v[i], set));
+		keep(&ret, rdma_device(root, cache, devs.v[i], set));
 	strvec_clear(&devs);
 	return ret;
 }
@@ -440,8 +592,8 @@ static int netdev_one(const struct rootfs *root, const char *dev, struct metric_
 	for (size_t i = 0; i < ARRAY_SIZE(netdev_stats); i++) {
 		strbuf_reset(&metric);
 		strbuf_addf(&metric, NS "network_%s", netdev_stats[i].metric);
-		keep(&ret, add_counter_file(&dir, netdev_stats[i].file, &v, set, metric.buf,
-					    netdev_stats[i].help, 1, l, 1));
+		r = dir_value(&dir, netdev_stats[i].file, &v);
+		keep(&ret, add_counter(r, &v, set, metric.buf, netdev_stats[i].help, 1, l, 1));
 	}
 	rootfs_dir_close(&dir);
 out:
@@ -679,12 +831,16 @@ struct collector {
 	{                                                                                          \
 		return collect_##name(src->root, set);                                             \
 	}
-HOST_COLLECTOR(rdma)
 HOST_COLLECTOR(netdev)
 HOST_COLLECTOR(thermal)
 HOST_COLLECTOR(hwmon)
 HOST_COLLECTOR(aer)
 HOST_COLLECTOR(meminfo)
+
+static int run_rdma(const struct exporter_source *src, struct metric_set *set)
+{
+	return collect_rdma_cached(src->root, src->cache, set);
+}
 
 static int run_gpu(const struct exporter_source *src, struct metric_set *set)
 {
@@ -733,6 +889,8 @@ int exporter_collect(const struct exporter_source *src, struct metric_set *set)
 					  "1 when the collector read everything it found",
 					  METRIC_GAUGE, l, 1, (uint64_t)ok[i]));
 	}
+	if (src->cache)
+		cache_sweep(src->cache);
 	keep(&ret, metric_add_double(set, NS "scrape_duration_seconds",
 				     "How long collecting this scrape took", METRIC_GAUGE, NULL, 0,
 				     (double)(monotonic_ns() - t0) / 1e9));

@@ -21,12 +21,21 @@
 #include "lib/rootfs.h"
 
 struct exporter_gpu;
+struct exporter_cache;
+
+/*
+ * Files a server keeps open between scrapes (the RDMA counters), so that
+ * each scrape rereads them instead of looking them up again.
+ */
+struct exporter_cache *exporter_cache_new(void);
+void exporter_cache_free(struct exporter_cache *cache);
 
 /* What one scrape reads. */
 struct exporter_source {
 	const struct rootfs *root;
-	struct exporter_gpu *gpu; /* NULL: no GPU metrics (no NVML, or --no-gpu) */
-	bool gpu_disabled;	  /* --no-gpu: not even sparkctl_gpu_nvml_up */
+	struct exporter_gpu *gpu;     /* NULL: no GPU metrics (no NVML, or --no-gpu) */
+	bool gpu_disabled;	      /* --no-gpu: not even sparkctl_gpu_nvml_up */
+	struct exporter_cache *cache; /* NULL: every file is opened at each scrape */
 };
 
 /*
@@ -37,6 +46,8 @@ struct exporter_source {
 int exporter_collect(const struct exporter_source *src, struct metric_set *set);
 
 int collect_rdma(const struct rootfs *root, struct metric_set *set);
+int collect_rdma_cached(const struct rootfs *root, struct exporter_cache *cache,
+			struct metric_set *set);
 int collect_netdev(const struct rootfs *root, struct metric_set *set);
 int collect_thermal(const struct rootfs *root, struct metric_set *set);
 int collect_hwmon(const struct rootfs *root, struct metric_set *set);
