@@ -5,6 +5,7 @@
 #include "sparkctl.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 
 #include "cmd/cmd.h"
 #include "exporter/collect.h"
@@ -159,6 +160,12 @@ int cmd_exporter(int argc, char **argv)
 			/* Request line and headers: a scrape needs well under 1 KiB. */
 			.memory = 16 * 1024,
 		};
+		/* The counter files stay open: a node with many HCAs needs more than 1024. */
+		struct rlimit nofile;
+		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+			nofile.rlim_cur = nofile.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &nofile);
+		}
 		src.cache = exporter_cache_new();
 		ret = serve(&src, listen_text, &limits, &stop);
 		exporter_cache_free(src.cache);

@@ -264,28 +264,42 @@ static void cache_sweep(struct exporter_cache *cache)
 	cache->nr = n;
 }
 
-static int cached_dir_open(const struct rootfs *root, struct cached_dir *cd)
+/* Open the files want (NULL-terminated; NULL: every file listed) of cd->rel. */
+static int cached_dir_open(const struct rootfs *root, struct cached_dir *cd,
+			   const char *const *want)
 {
 	struct rootfs_dir dir;
 	int r = rootfs_dir_open(root, cd->rel, &dir);
 
 	if (r < 0)
 		return r;
-	r = rootfs_dir_list(&dir, &cd->names);
+	if (want) {
+		strvec_clear(&cd->names);
+		for (; *want; want++)
+			strvec_push(&cd->names, *want);
+	} else {
+		r = rootfs_dir_list(&dir, &cd->names);
+	}
 	if (r >= 0) {
 		cd->fds = xcalloc(cd->names.nr ? cd->names.nr : 1, sizeof(*cd->fds));
-		for (size_t i = 0; i < cd->names.nr; i++)
+		for (size_t i = 0; i < cd->names.nr; i++) {
 			cd->fds[i] = rootfs_dir_open_value(&dir, cd->names.v[i]);
+			/* Out of descriptors: read this one the plain way. */
+			if (cd->fds[i] == -EMFILE || cd->fds[i] == -ENFILE)
+				r = cd->fds[i];
+		}
 		cd->opened_ns = monotonic_ns();
 		cd->stale = false;
 	}
 	rootfs_dir_close(&dir);
+	if (r < 0)
+		cached_dir_release(cd);
 	return r < 0 ? r : 0;
 }
 
 /* The open directory rel, or NULL (then the caller reads it the plain way). */
 static struct cached_dir *cache_get(struct exporter_cache *cache, const struct rootfs *root,
-				    const char *rel)
+				    const char *rel, const char *const *want)
 {
 	struct cached_dir *cd = NULL;
 
@@ -306,7 +320,7 @@ static struct cached_dir *cache_get(struct exporter_cache *cache, const struct r
 		cd->rel = xstrdup(rel);
 		strvec_init(&cd->names);
 	}
-	if (cached_dir_open(root, cd) < 0) {
+	if (cached_dir_open(root, cd, want) < 0) {
 		/* Forgotten at the sweep: never seen. */
 		cd->stale = true;
 		return NULL;
@@ -330,6 +344,43 @@ static int cached_value(struct cached_dir *cd, size_t i, struct strbuf *out)
 	return skippable(r) ? 0 : r;
 }
 
+/*
+ * A directory read by name, kept open in the cache when there is one
+ * (only the files want), else opened for this scrape.
+ */
+struct dirview {
+	struct rootfs_dir dir;
+	struct cached_dir *cd;
+};
+
+/* 1 when open, 0 when the directory is not there, < 0 on a real error. */
+static int view_open(const struct rootfs *root, struct exporter_cache *cache, const char *rel,
+		     const char *const *want, struct dirview *dv)
+{
+	dv->dir.dirfd = -1;
+	dv->dir.rel = NULL;
+	dv->cd = cache ? cache_get(cache, root, rel, want) : NULL;
+	if (dv->cd)
+		return 1;
+	return dir_open(root, rel, &dv->dir);
+}
+
+static int view_value(struct dirview *dv, const char *name, struct strbuf *out)
+{
+	if (!dv->cd)
+		return dir_value(&dv->dir, name, out);
+	for (size_t i = 0; i < dv->cd->names.nr; i++)
+		if (streq(dv->cd->names.v[i], name))
+			return cached_value(dv->cd, i, out);
+	return 0;
+}
+
+static void view_close(struct dirview *dv)
+{
+	rootfs_dir_close(&dv->dir);
+	dv->cd = NULL;
+}
+
 static int rdma_counter_dir(const struct rootfs *root, struct exporter_cache *cache,
 			    const char *rel, bool hw, struct metric_set *set,
 			    const struct metric_label *labels)
@@ -338,7 +389,7 @@ static int rdma_counter_dir(const struct rootfs *root, struct exporter_cache *ca
 	const struct strvec *names = &listed;
 	struct strbuf metric = STRBUF_INIT, v = STRBUF_INIT;
 	struct rootfs_dir dir = { .dirfd = -1 };
-	struct cached_dir *cd = cache ? cache_get(cache, root, rel) : NULL;
+	struct cached_dir *cd = cache ? cache_get(cache, root, rel, NULL) : NULL;
 	int ret = 0, r;
 
 	if (cd) {
@@ -392,11 +443,11 @@ out:
 }
 
 /* ports/P/state or phys_state ("4: ACTIVE") as a gauge of its number; the name to *ret_name. */
-static int rdma_state(const struct rootfs_dir *dir, const char *file, struct strbuf *v,
+static int rdma_state(struct dirview *dir, const char *file, struct strbuf *v,
 		      struct metric_set *set, const char *metric, const char *help,
 		      const struct metric_label *labels, char **ret_name)
 {
-	int code, r = dir_value(dir, file, v);
+	int code, r = view_value(dir, file, v);
 
 	if (r > 0) {
 		r = parse_port_state(v->buf, &code, ret_name);
@@ -412,14 +463,17 @@ static int rdma_port(const struct rootfs *root, struct exporter_cache *cache, co
 {
 	struct strbuf rel = STRBUF_INIT, v = STRBUF_INIT;
 	struct strbuf link_layer = STRBUF_INIT, netdev = STRBUF_INIT;
+	static const char *const port_files[] = { "state", "phys_state", "rate", "link_layer",
+						  NULL };
+	static const char *const ndev_files[] = { "0", NULL };
 	const struct metric_label labels[2] = { { "device", dev }, { "port", port } };
-	struct rootfs_dir dir;
+	struct dirview dir;
 	char *state = NULL, *phys = NULL;
 	int64_t mbps;
 	int ret = 0, r;
 
 	strbuf_addf(&rel, "sys/class/infiniband/%s/ports/%s", dev, port);
-	r = dir_open(root, rel.buf, &dir);
+	r = view_open(root, cache, rel.buf, port_files, &dir);
 	if (r <= 0)
 		goto out;
 	keep(&ret, rdma_state(&dir, "state", &v, set, NS "rdma_port_state_id",
@@ -429,7 +483,7 @@ static int rdma_port(const struct rootfs *root, struct exporter_cache *cache, co
 			      "Physical port state: 2 polling, 3 disabled, 5 link up, 6 link error "
 			      "recovery",
 			      labels, &phys));
-	r = dir_value(&dir, "rate", &v);
+	r = view_value(&dir, "rate", &v);
 	if (r > 0) {
 		r = parse_port_rate(v.buf, &mbps);
 		if (r == 0)
@@ -438,14 +492,16 @@ static int rdma_port(const struct rootfs *root, struct exporter_cache *cache, co
 					   METRIC_GAUGE, labels, 2, (uint64_t)mbps * 125000);
 	}
 	keep(&ret, r < 0 ? r : 0);
-	if (dir_value(&dir, "link_layer", &link_layer) <= 0)
+	if (view_value(&dir, "link_layer", &link_layer) <= 0)
 		strbuf_reset(&link_layer);
-	rootfs_dir_close(&dir);
+	view_close(&dir);
 
 	/* The netdev of GID 0: what ties the port to the network series. */
-	strbuf_addstr(&rel, "/gid_attrs/ndevs/0");
-	if (read_value(root, rel.buf, &netdev) <= 0)
+	strbuf_addstr(&rel, "/gid_attrs/ndevs");
+	if (view_open(root, cache, rel.buf, ndev_files, &dir) <= 0 ||
+	    view_value(&dir, "0", &netdev) <= 0)
 		strbuf_reset(&netdev);
+	view_close(&dir);
 	{
 		const struct metric_label info[6] = {
 			labels[0],
@@ -484,20 +540,24 @@ static int rdma_device(const struct rootfs *root, struct exporter_cache *cache, 
 		{ "fw_ver", "firmware_version" },
 		{ "hca_type", "hca_type" },
 	};
+	static const char *const files[] = { "board_id", "fw_ver", "hca_type", NULL };
 	struct strbuf path = STRBUF_INIT, vals[ARRAY_SIZE(attrs)];
 	struct metric_label info[1 + ARRAY_SIZE(attrs)] = { { "device", dev } };
 	struct strvec ports = STRVEC_INIT;
-	int ret = 0, r;
+	struct dirview dir;
+	int ret = 0, r, opened;
 
+	strbuf_addf(&path, "sys/class/infiniband/%s", dev);
+	opened = view_open(root, cache, path.buf, files, &dir);
+	keep(&ret, opened < 0 ? opened : 0);
 	for (size_t i = 0; i < ARRAY_SIZE(attrs); i++) {
 		strbuf_init(&vals[i], 0);
-		strbuf_reset(&path);
-		strbuf_addf(&path, "sys/class/infiniband/%s/%s", dev, attrs[i][0]);
-		r = read_value(root, path.buf, &vals[i]);
+		r = opened > 0 ? view_value(&dir, attrs[i][0], &vals[i]) : 0;
 		keep(&ret, r < 0 ? r : 0);
 		info[1 + i].name = attrs[i][1];
 		info[1 + i].value = r > 0 ? vals[i].buf : NULL;
 	}
+	view_close(&dir);
 	keep(&ret, metric_add_u64(set, NS "rdma_info", "The RDMA device's board, firmware and HCA",
 				  METRIC_GAUGE, info, ARRAY_SIZE(info), 1));
 	strbuf_reset(&path);
@@ -547,12 +607,12 @@ static const struct {
 };
 
 /* A signed gauge file of the netdev; "-1" or an unreadable file (link down) adds nothing. */
-static int netdev_gauge(const struct rootfs_dir *dir, const char *file, struct strbuf *v,
+static int netdev_gauge(struct dirview *dir, const char *file, struct strbuf *v,
 			struct metric_set *set, const char *metric, const char *help,
 			uint64_t scale, const struct metric_label *l)
 {
 	int64_t n;
-	int r = dir_value(dir, file, v);
+	int r = view_value(dir, file, v);
 
 	if (r > 0) {
 		r = parse_i64(v->buf, &n) < 0 ? -EINVAL : 0;
@@ -563,15 +623,21 @@ static int netdev_gauge(const struct rootfs_dir *dir, const char *file, struct s
 	return r < 0 ? r : 0;
 }
 
-static int netdev_one(const struct rootfs *root, const char *dev, struct metric_set *set)
+static int netdev_one(const struct rootfs *root, struct exporter_cache *cache, const char *dev,
+		      struct metric_set *set)
 {
+	static const char *const files[] = { "mtu", "carrier", "speed", "operstate", NULL };
+	static const char *const stats[] = {
+		"rx_bytes",  "tx_bytes",   "rx_packets", "tx_packets", "rx_errors",
+		"tx_errors", "rx_dropped", "tx_dropped", NULL,
+	};
 	const struct metric_label l[1] = { { "device", dev } };
 	struct strbuf rel = STRBUF_INIT, metric = STRBUF_INIT, v = STRBUF_INIT;
-	struct rootfs_dir dir;
+	struct dirview dir;
 	int ret = 0, r;
 
 	strbuf_addf(&rel, "sys/class/net/%s", dev);
-	r = dir_open(root, rel.buf, &dir);
+	r = view_open(root, cache, rel.buf, files, &dir);
 	if (r <= 0)
 		goto out;
 	keep(&ret,
@@ -580,22 +646,22 @@ static int netdev_one(const struct rootfs *root, const char *dev, struct metric_
 				"1 when the netdev has a carrier", 1, l));
 	keep(&ret, netdev_gauge(&dir, "speed", &v, set, NS "network_speed_bytes",
 				"The netdev's link speed, in bytes per second", 125000, l));
-	if (dir_value(&dir, "operstate", &v) > 0)
+	if (view_value(&dir, "operstate", &v) > 0)
 		keep(&ret, metric_add_u64(set, NS "network_up", "1 when the operstate is up",
 					  METRIC_GAUGE, l, 1, streq(v.buf, "up")));
-	rootfs_dir_close(&dir);
+	view_close(&dir);
 
 	strbuf_addstr(&rel, "/statistics");
-	r = dir_open(root, rel.buf, &dir);
+	r = view_open(root, cache, rel.buf, stats, &dir);
 	if (r <= 0)
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(netdev_stats); i++) {
 		strbuf_reset(&metric);
 		strbuf_addf(&metric, NS "network_%s", netdev_stats[i].metric);
-		r = dir_value(&dir, netdev_stats[i].file, &v);
+		r = view_value(&dir, netdev_stats[i].file, &v);
 		keep(&ret, add_counter(r, &v, set, metric.buf, netdev_stats[i].help, 1, l, 1));
 	}
-	rootfs_dir_close(&dir);
+	view_close(&dir);
 out:
 	strbuf_release(&rel);
 	strbuf_release(&metric);
@@ -605,13 +671,19 @@ out:
 
 int collect_netdev(const struct rootfs *root, struct metric_set *set)
 {
+	return collect_netdev_cached(root, NULL, set);
+}
+
+int collect_netdev_cached(const struct rootfs *root, struct exporter_cache *cache,
+			  struct metric_set *set)
+{
 	struct strvec devs = STRVEC_INIT;
 	int ret = 0, r = rootfs_list(root, "sys/class/net", &devs);
 
 	if (r < 0)
 		ret = r == -ENOENT ? 0 : r;
 	for (size_t i = 0; i < devs.nr; i++)
-		keep(&ret, netdev_one(root, devs.v[i], set));
+		keep(&ret, netdev_one(root, cache, devs.v[i], set));
 	strvec_clear(&devs);
 	return ret;
 }
@@ -742,11 +814,20 @@ int collect_hwmon(const struct rootfs *root, struct metric_set *set)
 
 int collect_aer(const struct rootfs *root, struct metric_set *set)
 {
+	return collect_aer_cached(root, NULL, set);
+}
+
+int collect_aer_cached(const struct rootfs *root, struct exporter_cache *cache,
+		       struct metric_set *set)
+{
 	static const char *const kinds[][3] = {
 		{ "aer_dev_correctable", "TOTAL_ERR_COR", "correctable" },
 		{ "aer_dev_nonfatal", "TOTAL_ERR_NONFATAL", "nonfatal" },
 		{ "aer_dev_fatal", "TOTAL_ERR_FATAL", "fatal" },
 	};
+	static const char *const files[] = { "aer_dev_correctable", "aer_dev_nonfatal",
+					     "aer_dev_fatal", NULL };
+	struct dirview dir;
 	struct strvec devs = STRVEC_INIT;
 	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
 	int ret = 0, r = rootfs_list(root, "sys/bus/pci/devices", &devs);
@@ -755,16 +836,19 @@ int collect_aer(const struct rootfs *root, struct metric_set *set)
 	if (r < 0)
 		ret = r == -ENOENT ? 0 : r;
 	for (size_t i = 0; i < devs.nr; i++) {
-		for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+		strbuf_reset(&path);
+		strbuf_addf(&path, "sys/bus/pci/devices/%s", devs.v[i]);
+		r = view_open(root, cache, path.buf, files, &dir);
+		keep(&ret, r < 0 ? r : 0);
+		for (size_t k = 0; r > 0 && k < ARRAY_SIZE(kinds); k++) {
 			const struct metric_label l[2] = {
 				{ "device", devs.v[i] },
 				{ "severity", kinds[k][2] },
 			};
-			strbuf_reset(&path);
-			strbuf_addf(&path, "sys/bus/pci/devices/%s/%s", devs.v[i], kinds[k][0]);
-			r = rootfs_read_file(root, path.buf, ROOTFS_VALUE_MAX, &text);
-			if (r < 0) {
-				keep(&ret, skippable(r) ? 0 : r);
+			int rv = view_value(&dir, kinds[k][0], &text);
+
+			if (rv <= 0) {
+				keep(&ret, rv);
 				continue;
 			}
 			if (parse_aer_total(text.buf, kinds[k][1], &n) < 0 || n < 0) {
@@ -776,6 +860,7 @@ int collect_aer(const struct rootfs *root, struct metric_set *set)
 					    "PCIe AER errors the device reported, by severity",
 					    METRIC_COUNTER, l, 2, (uint64_t)n));
 		}
+		view_close(&dir);
 	}
 	strvec_clear(&devs);
 	strbuf_release(&path);
@@ -831,15 +916,23 @@ struct collector {
 	{                                                                                          \
 		return collect_##name(src->root, set);                                             \
 	}
-HOST_COLLECTOR(netdev)
 HOST_COLLECTOR(thermal)
 HOST_COLLECTOR(hwmon)
-HOST_COLLECTOR(aer)
 HOST_COLLECTOR(meminfo)
 
 static int run_rdma(const struct exporter_source *src, struct metric_set *set)
 {
 	return collect_rdma_cached(src->root, src->cache, set);
+}
+
+static int run_netdev(const struct exporter_source *src, struct metric_set *set)
+{
+	return collect_netdev_cached(src->root, src->cache, set);
+}
+
+static int run_aer(const struct exporter_source *src, struct metric_set *set)
+{
+	return collect_aer_cached(src->root, src->cache, set);
 }
 
 static int run_gpu(const struct exporter_source *src, struct metric_set *set)

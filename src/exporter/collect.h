@@ -49,9 +49,13 @@ int collect_rdma(const struct rootfs *root, struct metric_set *set);
 int collect_rdma_cached(const struct rootfs *root, struct exporter_cache *cache,
 			struct metric_set *set);
 int collect_netdev(const struct rootfs *root, struct metric_set *set);
+int collect_netdev_cached(const struct rootfs *root, struct exporter_cache *cache,
+			  struct metric_set *set);
 int collect_thermal(const struct rootfs *root, struct metric_set *set);
 int collect_hwmon(const struct rootfs *root, struct metric_set *set);
 int collect_aer(const struct rootfs *root, struct metric_set *set);
+int collect_aer_cached(const struct rootfs *root, struct exporter_cache *cache,
+		       struct metric_set *set);
 int collect_meminfo(const struct rootfs *root, struct metric_set *set);
 
 /*

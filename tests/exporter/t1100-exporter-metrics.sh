@@ -131,6 +131,13 @@ sparkctl_rdma_port_data_transmitted_bytes_total{$L} 733902439248
 sparkctl_gpu_xid_events_watched{$U} 1
 EOF
 lacks "$TMP/s1" "sparkctl_gpu_xid_errors_total{"
+# The server keeps counter files open between scrapes; what it serves is what
+# --once reads afresh (the Xid watch and the scrape's duration aside).
+expect 0 env LD_LIBRARY_PATH="$FAKE_LIBDIR" SPARKCTL_FAKE_GPU=gb10 "$SPARKCTL" exporter --once --root "$R"
+grep -v -e '^sparkctl_scrape_duration_seconds ' -e '^sparkctl_gpu_xid_events_watched' "$TMP/out" > "$TMP/once"
+scrape "$TMP/s1b"
+grep -v -e '^sparkctl_scrape_duration_seconds ' -e '^sparkctl_gpu_xid_events_watched' "$TMP/s1b" > "$TMP/served"
+same "$TMP/once" "$TMP/served"
 echo 183475610812 > "$PORT1/counters/port_xmit_data"
 echo 17 > "$PORT1/hw_counters/out_of_sequence"
 echo 4294967295 > "$PORT1/hw_counters/np_cnp_sent"

@@ -210,6 +210,20 @@ static void dir_values(void **state)
 	assert_int_equal(rootfs_dir_read_value(&dir, "huge", &sb), -EFBIG);
 	assert_int_equal(sb.len, 0);
 	assert_int_equal(rootfs_dir_read_value(&dir, "missing", &sb), -ENOENT);
+	/* A file kept open reads its content of the moment, from its start. */
+	int fd = rootfs_dir_open_value(&dir, "ten");
+	assert_true(fd >= 0);
+	assert_int_equal(rootfs_reread_value(fd, &sb), 0);
+	assert_string_equal(sb.buf, "1234567890");
+	char *cmd = xasprintf("printf '42\\n' > %s/a/ten", tree);
+	sh(cmd);
+	free(cmd);
+	assert_int_equal(rootfs_reread_value(fd, &sb), 0);
+	assert_string_equal(sb.buf, "42");
+	close(fd);
+	assert_int_equal(rootfs_dir_open_value(&dir, "fifo"), -ESPIPE);
+	assert_int_equal(rootfs_dir_open_value(&dir, "abs"), -ELOOP);
+	assert_int_equal(rootfs_dir_open_value(&dir, "b/state"), -EINVAL);
 	rootfs_dir_close(&dir);
 	assert_int_equal(rootfs_dir_open(&root, "a/missing", &dir), -ENOENT);
 	rootfs_dir_close(&dir);
