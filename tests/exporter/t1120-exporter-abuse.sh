@@ -10,7 +10,7 @@ R=$TMP/spark
 fixture_copy spark-1cable "$R"
 # A small quarantine, so that AddressSanitizer's own holding of freed memory
 # does not pass for growth (no effect without it).
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8" \
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1" \
   LD_LIBRARY_PATH=$FAKE_LIBDIR SPARKCTL_FAKE_GPU=gb10 \
   exporter_start --root "$R" --timeout 2 --max-per-ip 8 --max-connections 32
 port=${EXPORTER_URL##*:}
