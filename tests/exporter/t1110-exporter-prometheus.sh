@@ -11,8 +11,6 @@ fixture_copy spark-1cable "$R"
 LD_LIBRARY_PATH=$FAKE_LIBDIR SPARKCTL_FAKE_GPU=gb10 exporter_start --root "$R"
 target=${EXPORTER_URL#http://}
 
-# A free loopback port for Prometheus (the kernel's pick, released just before).
-pport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat > "$TMP/prometheus.yml" << EOF
 global:
   scrape_interval: 1s
@@ -27,10 +25,19 @@ scrape_configs:
 EOF
 promtool check config "$TMP/prometheus.yml" > "$TMP/check.out" 2>&1 ||
   { cat "$TMP/check.out" >&2; fail "promtool check config"; }
-prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
-  --web.listen-address="127.0.0.1:$pport" --log.level=warn > "$TMP/prometheus.log" 2>&1 &
-prom_pid=$!
-at_exit "kill $prom_pid 2> /dev/null; wait $prom_pid 2> /dev/null"
+# A free loopback port for Prometheus: the kernel's pick, released just before
+# Prometheus binds it, so another program may take it first; then try again.
+for try in 1 2 3; do
+  pport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
+    --web.listen-address="127.0.0.1:$pport" --log.level=warn > "$TMP/prometheus.log" 2>&1 &
+  prom_pid=$!
+  at_exit "kill $prom_pid 2> /dev/null; wait $prom_pid 2> /dev/null"
+  sleep 1
+  kill -0 "$prom_pid" 2> /dev/null && break
+  grep -q 'address already in use' "$TMP/prometheus.log" ||
+    { cat "$TMP/prometheus.log" >&2; fail "prometheus did not start"; }
+done
 
 # query EXPR: the value of the single series EXPR selects ("" while there is none).
 query() {
