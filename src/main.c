@@ -14,6 +14,7 @@ const struct cmd sparkctl_commands[] = {
 	{ "doctor", cmd_doctor, "check this node or the cluster; every finding with its fix" },
 	{ "launch", cmd_launch, "run a job on every node; nothing of it outlives it" },
 	{ "bench", cmd_bench, "time NCCL collectives across the GPUs and nodes" },
+	{ "exporter", cmd_exporter, "serve GPU, RDMA and thermal metrics to Prometheus" },
 	{ "help", cmd_help, "show the commands, or one command's help" },
 	{ "version", cmd_version, "print the version of sparkctl" },
 	{ "agent", cmd_agent, NULL }, /* run by sparkctl on other nodes */

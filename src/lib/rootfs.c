@@ -316,3 +316,113 @@ void rootfs_recorder_release(struct rootfs_recorder *rec)
 	rec->records = NULL;
 	rec->nr = 0;
 }
+
+int rootfs_dir_open(const struct rootfs *root, const char *rel, struct rootfs_dir *dir)
+{
+	int fd = open_in_root(root, rel, O_RDONLY | O_DIRECTORY);
+
+	dir->root = root;
+	dir->dirfd = fd;
+	dir->rel = NULL;
+	if (fd < 0)
+		return fd;
+	dir->rel = xstrdup(strip_slashes(rel));
+	return 0;
+}
+
+void rootfs_dir_close(struct rootfs_dir *dir)
+{
+	if (dir->dirfd >= 0)
+		close(dir->dirfd);
+	dir->dirfd = -1;
+	free(dir->rel);
+	dir->rel = NULL;
+}
+
+int rootfs_dir_open_value(const struct rootfs_dir *dir, const char *name)
+{
+	struct stat st;
+	int fd, r;
+
+	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	fd = openat(dir->dirfd, name, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
+	}
+	return fd;
+}
+
+/* The whole content of fd from offset 0, at most ROOTFS_VALUE_MAX bytes. */
+static int pread_all(int fd, struct strbuf *out)
+{
+	strbuf_reset(out);
+	for (;;) {
+		strbuf_grow(out, 4096);
+		size_t room = out->alloc - out->len - 1;
+		if (out->len + room > ROOTFS_VALUE_MAX + 1)
+			room = ROOTFS_VALUE_MAX + 1 - out->len;
+		ssize_t n = pread(fd, out->buf + out->len, room, (off_t)out->len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int r = -errno;
+			strbuf_reset(out);
+			return r;
+		}
+		out->len += (size_t)n;
+		out->buf[out->len] = '\0';
+		if (out->len > ROOTFS_VALUE_MAX) {
+			strbuf_reset(out);
+			return -EFBIG;
+		}
+		/* A regular file (sysfs attributes included) reads short only at its end. */
+		if ((size_t)n < room)
+			break;
+	}
+	return 0;
+}
+
+int rootfs_reread_value(int fd, struct strbuf *out)
+{
+	int r = pread_all(fd, out);
+
+	if (r == 0)
+		strbuf_rtrim(out);
+	return r;
+}
+
+int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct strbuf *out)
+{
+	int fd = rootfs_dir_open_value(dir, name), r;
+
+	strbuf_reset(out);
+	if (fd < 0)
+		return fd;
+	r = pread_all(fd, out);
+	close(fd);
+	if (r < 0)
+		return r;
+	if (dir->root->recorder) {
+		struct strbuf path = STRBUF_INIT;
+		strbuf_addf(&path, "%s/%s", dir->rel, name);
+		record(dir->root, ROOTFS_RECORD_FILE, path.buf, out->buf, out->len);
+		strbuf_release(&path);
+	}
+	strbuf_rtrim(out);
+	return 0;
+}
+
+int rootfs_dir_list(const struct rootfs_dir *dir, struct strvec *names)
+{
+	/* rootfs_list() by the same path; the directory is already known to be inside. */
+	return rootfs_list(dir->root, dir->rel, names);
+}

@@ -82,4 +82,35 @@ bool rootfs_exists(const struct rootfs *root, const char *rel);
 
 void rootfs_recorder_release(struct rootfs_recorder *rec);
 
+/*
+ * A directory of many small values (sysfs counters), read by name: the
+ * directory is looked up once, then each file is opened by its plain name
+ * relative to it, which cannot leave the directory (a name with '/' is
+ * refused, a symlink is not followed).  For hundreds of files per second
+ * this costs a fraction of rootfs_read_value() with a long path each.
+ */
+struct rootfs_dir {
+	const struct rootfs *root;
+	int dirfd; /* the directory, O_RDONLY */
+	char *rel; /* its path relative to the root, for the recorder */
+};
+
+int rootfs_dir_open(const struct rootfs *root, const char *rel, struct rootfs_dir *dir);
+void rootfs_dir_close(struct rootfs_dir *dir);
+/* rootfs_read_value() of the file name in the directory. */
+int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct strbuf *out);
+/* rootfs_list() of the directory. */
+int rootfs_dir_list(const struct rootfs_dir *dir, struct strvec *names);
+/*
+ * Keep a value file open to read it again and again (counters a server
+ * polls): rootfs_dir_open_value() opens name in the directory with the
+ * checks of rootfs_dir_read_value() and returns the descriptor (the caller
+ * closes it); rootfs_reread_value() reads it from its start, so each call
+ * sees the value of that moment (sysfs regenerates an attribute read at
+ * offset 0).  A file replaced by another one under its name is not
+ * followed.  Rereads are not recorded.
+ */
+int rootfs_dir_open_value(const struct rootfs_dir *dir, const char *name);
+int rootfs_reread_value(int fd, struct strbuf *out);
+
 #endif

@@ -27,6 +27,7 @@ enum {
 	NVML_ERROR_NO_PERMISSION = 4,
 	NVML_ERROR_INSUFFICIENT_SIZE = 7,
 	NVML_ERROR_DRIVER_NOT_LOADED = 9,
+	NVML_ERROR_TIMEOUT = 10,
 	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
 	NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
 };
@@ -52,6 +53,44 @@ struct nvml_memory { /* nvmlMemory_t (v1), bytes */
 	unsigned long long used;
 };
 
+struct nvml_utilization { /* nvmlUtilization_t, percent over the driver's sample period */
+	unsigned gpu;
+	unsigned memory;
+};
+
+struct nvml_temperature { /* nvmlTemperature_v1_t */
+	unsigned version; /* NVML_TEMPERATURE_V1 */
+	int sensor_type;  /* NVML_TEMPERATURE_GPU */
+	int temperature;  /* degrees Celsius */
+};
+#define NVML_TEMPERATURE_V1 ((unsigned)(sizeof(struct nvml_temperature) | (1U << 24)))
+
+/* nvmlTemperatureSensors_t */
+enum {
+	NVML_TEMPERATURE_GPU = 0,
+};
+
+/* nvmlClockType_t */
+enum {
+	NVML_CLOCK_GRAPHICS = 0,
+	NVML_CLOCK_SM = 1,
+	NVML_CLOCK_MEM = 2,
+	NVML_CLOCK_VIDEO = 3,
+};
+
+/* nvmlEventType: the one event sparkctl waits for. */
+#define NVML_EVENT_TYPE_XID_CRITICAL_ERROR 0x8ULL
+
+typedef struct nvmlEventSet_st *nvml_event_set;
+
+struct nvml_event_data { /* nvmlEventData_t */
+	nvml_device device;
+	unsigned long long event_type;
+	unsigned long long event_data; /* the Xid, for an Xid event (999: unknown) */
+	unsigned gpu_instance_id;
+	unsigned compute_instance_id;
+};
+
 struct nvml {
 	void *handle;
 	nvml_return (*init)(void);
@@ -66,6 +105,24 @@ struct nvml {
 	nvml_return (*device_get_pci_info)(nvml_device dev, struct nvml_pci_info *pci);
 	nvml_return (*device_get_memory_info)(nvml_device dev, struct nvml_memory *mem);
 	nvml_return (*device_get_cuda_compute_capability)(nvml_device dev, int *major, int *minor);
+	/* Used by the exporter; all optional (NULL when the library lacks them). */
+	nvml_return (*device_get_utilization_rates)(nvml_device dev, struct nvml_utilization *u);
+	nvml_return (*device_get_temperature_v)(nvml_device dev, struct nvml_temperature *t);
+	nvml_return (*device_get_temperature)(nvml_device dev, int sensor, unsigned *celsius);
+	nvml_return (*device_get_power_usage)(nvml_device dev, unsigned *milliwatts);
+	nvml_return (*device_get_enforced_power_limit)(nvml_device dev, unsigned *milliwatts);
+	nvml_return (*device_get_total_energy_consumption)(nvml_device dev,
+							   unsigned long long *millijoules);
+	nvml_return (*device_get_clock_info)(nvml_device dev, int type, unsigned *mhz);
+	nvml_return (*device_get_clocks_event_reasons)(nvml_device dev,
+						       unsigned long long *reasons);
+	nvml_return (*device_get_supported_event_types)(nvml_device dev, unsigned long long *types);
+	nvml_return (*device_register_events)(nvml_device dev, unsigned long long types,
+					      nvml_event_set set);
+	nvml_return (*event_set_create)(nvml_event_set *set);
+	nvml_return (*event_set_wait)(nvml_event_set set, struct nvml_event_data *data,
+				      unsigned timeout_ms);
+	nvml_return (*event_set_free)(nvml_event_set set);
 };
 
 /*

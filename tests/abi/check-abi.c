@@ -54,6 +54,12 @@
 #define NVML_ERROR_DRIVER_NOT_LOADED	   ours_NVML_ERROR_DRIVER_NOT_LOADED
 #define NVML_ERROR_FUNCTION_NOT_FOUND	   ours_NVML_ERROR_FUNCTION_NOT_FOUND
 #define NVML_ERROR_LIB_RM_VERSION_MISMATCH ours_NVML_ERROR_LIB_RM_VERSION_MISMATCH
+#define NVML_ERROR_TIMEOUT		   ours_NVML_ERROR_TIMEOUT
+#define NVML_CLOCK_GRAPHICS		   ours_NVML_CLOCK_GRAPHICS
+#define NVML_CLOCK_SM			   ours_NVML_CLOCK_SM
+#define NVML_CLOCK_MEM			   ours_NVML_CLOCK_MEM
+#define NVML_CLOCK_VIDEO		   ours_NVML_CLOCK_VIDEO
+#define NVML_TEMPERATURE_GPU		   ours_NVML_TEMPERATURE_GPU
 #include "nv/cuda.h"
 #include "nv/nccl.h"
 #include "nv/nvml.h"
@@ -70,6 +76,12 @@
 #undef NVML_ERROR_DRIVER_NOT_LOADED
 #undef NVML_ERROR_FUNCTION_NOT_FOUND
 #undef NVML_ERROR_LIB_RM_VERSION_MISMATCH
+#undef NVML_ERROR_TIMEOUT
+#undef NVML_CLOCK_GRAPHICS
+#undef NVML_CLOCK_SM
+#undef NVML_CLOCK_MEM
+#undef NVML_CLOCK_VIDEO
+#undef NVML_TEMPERATURE_GPU
 
 /* Our constant of the real header's name has its value. */
 #define SAME_VALUE(name) SAME_CONST(ours_##name, name)
@@ -165,6 +177,13 @@ SAME_VALUE(NVML_ERROR_INSUFFICIENT_SIZE);
 SAME_VALUE(NVML_ERROR_DRIVER_NOT_LOADED);
 SAME_VALUE(NVML_ERROR_FUNCTION_NOT_FOUND);
 SAME_VALUE(NVML_ERROR_LIB_RM_VERSION_MISMATCH);
+SAME_VALUE(NVML_ERROR_TIMEOUT);
+SAME_VALUE(NVML_CLOCK_GRAPHICS);
+SAME_VALUE(NVML_CLOCK_SM);
+SAME_VALUE(NVML_CLOCK_MEM);
+SAME_VALUE(NVML_CLOCK_VIDEO);
+SAME_VALUE(NVML_TEMPERATURE_GPU);
+SAME_CONST(NVML_EVENT_TYPE_XID_CRITICAL_ERROR, nvmlEventTypeXidCriticalError);
 
 /* sparkctl's buffers hold the longest string of each query (the _V2 sizes). */
 SAME_CONST(NVML_DRIVER_VERSION_SIZE, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE);
@@ -207,6 +226,44 @@ CALLS(struct nvml, device_get_pci_info, nvmlDeviceGetPciInfo_v3);
 CALLS(struct nvml, device_get_pci_info, nvmlDeviceGetPciInfo_v2);
 CALLS(struct nvml, device_get_memory_info, nvmlDeviceGetMemoryInfo);
 CALLS(struct nvml, device_get_cuda_compute_capability, nvmlDeviceGetCudaComputeCapability);
+
+/* The exporter's queries (some are deprecated in NVML 13, and still resolved as fallbacks). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+SAME_SIZE(struct nvml_utilization, nvmlUtilization_t);
+SAME_FIELD(struct nvml_utilization, gpu, nvmlUtilization_t, gpu);
+SAME_FIELD(struct nvml_utilization, memory, nvmlUtilization_t, memory);
+SAME_TYPE(nvml_event_set, nvmlEventSet_t);
+SAME_SIZE(struct nvml_event_data, nvmlEventData_t);
+SAME_FIELD(struct nvml_event_data, device, nvmlEventData_t, device);
+SAME_FIELD(struct nvml_event_data, event_type, nvmlEventData_t, eventType);
+SAME_FIELD(struct nvml_event_data, event_data, nvmlEventData_t, eventData);
+SAME_FIELD(struct nvml_event_data, gpu_instance_id, nvmlEventData_t, gpuInstanceId);
+SAME_FIELD(struct nvml_event_data, compute_instance_id, nvmlEventData_t, computeInstanceId);
+CALLS(struct nvml, device_get_utilization_rates, nvmlDeviceGetUtilizationRates);
+CALLS(struct nvml, device_get_temperature, nvmlDeviceGetTemperature);
+CALLS(struct nvml, device_get_power_usage, nvmlDeviceGetPowerUsage);
+CALLS(struct nvml, device_get_enforced_power_limit, nvmlDeviceGetEnforcedPowerLimit);
+CALLS(struct nvml, device_get_total_energy_consumption, nvmlDeviceGetTotalEnergyConsumption);
+CALLS(struct nvml, device_get_clock_info, nvmlDeviceGetClockInfo);
+CALLS(struct nvml, device_get_clocks_event_reasons, nvmlDeviceGetCurrentClocksThrottleReasons);
+CALLS(struct nvml, device_get_supported_event_types, nvmlDeviceGetSupportedEventTypes);
+CALLS(struct nvml, device_register_events, nvmlDeviceRegisterEvents);
+CALLS(struct nvml, event_set_create, nvmlEventSetCreate);
+CALLS(struct nvml, event_set_wait, nvmlEventSetWait_v2);
+CALLS(struct nvml, event_set_free, nvmlEventSetFree);
+/* Newer headers only (NVML 12.2+ / 13). */
+#ifdef nvmlClocksEventReasonGpuIdle
+CALLS(struct nvml, device_get_clocks_event_reasons, nvmlDeviceGetCurrentClocksEventReasons);
+#endif
+#ifdef nvmlTemperature_v1
+SAME_CONST(NVML_TEMPERATURE_V1, nvmlTemperature_v1);
+SAME_SIZE(struct nvml_temperature, nvmlTemperature_v1_t);
+SAME_FIELD(struct nvml_temperature, version, nvmlTemperature_v1_t, version);
+SAME_FIELD(struct nvml_temperature, temperature, nvmlTemperature_v1_t, temperature);
+CALLS(struct nvml, device_get_temperature_v, nvmlDeviceGetTemperatureV);
+#endif
+#pragma GCC diagnostic pop
 #endif
 
 #ifdef HAVE_NCCL_H

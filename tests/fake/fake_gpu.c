@@ -15,6 +15,14 @@ static const struct fake_gpu gb10 = {
 	.cc_minor = 1,
 	.gpudirect_rdma = 0,
 	.dma_buf = 0,
+	.util_gpu = 37,
+	.util_memory = 0,
+	.temperature = 45,
+	.power_mw = 11250,
+	.power_limit_mw = 0,
+	.energy_mj = 123456789,
+	.clock_mhz = { 2418, 2418, 0, 1950 },
+	.clock_reasons = 0x1, /* idle */
 };
 
 /* One H100 SXM5 at bus B (a DGX H100 layout); rdma is both GPUDirect RDMA and DMA-BUF. */
@@ -24,7 +32,10 @@ static const struct fake_gpu gb10 = {
 		.uuid = "GPU-e5f6a7b8-0100-4800-8000-000000" #b "0000", .bus = 0x##b,              \
 		.pci_device_id = 0x2330, .pci_subsystem_id = 0x16c110de,                           \
 		.memory_bytes = 85520809984ULL, .cc_major = 9, .cc_minor = 0,                      \
-		.gpudirect_rdma = (rdma), .dma_buf = (rdma),                                       \
+		.gpudirect_rdma = (rdma), .dma_buf = (rdma), .util_gpu = 50, .util_memory = 20,    \
+		.temperature = 40, .power_mw = 300000, .power_limit_mw = 700000,                   \
+		.energy_mj = 5000000, .clock_mhz = { 1980, 1980, 2619, 1545 },                     \
+		.clock_reasons = 0x4, /* software power cap */                                     \
 	}
 
 static const struct fake_gpu h100[] = {

@@ -18,6 +18,14 @@
  *   cuda-no-device   cuInit fails with CUDA_ERROR_NO_DEVICE, as with
  *                    CUDA_VISIBLE_DEVICES=""; NVML sees a GB10
  *
+ * The dynamic values the exporter reads (utilisation, temperature, power,
+ * energy, clocks, clock event reasons) are the profile's, plus the GPU's
+ * NVML index (power: index W more, energy: index kJ more), so that each GPU
+ * of a machine has its own exact figures.  Xid events come from the file
+ * SPARKCTL_FAKE_XID_FILE: each line "INDEX XID" appended to it is one
+ * event of the GPU at that NVML index, delivered once by
+ * nvmlEventSetWait_v2 to a set that registered that GPU for Xid events.
+ *
  * Unset means gb10.  Any other value makes nvmlInit_v2 and cuInit fail
  * with their "unknown error", so that a misspelt profile cannot pass for a
  * machine without GPUs.
@@ -45,6 +53,14 @@ struct fake_gpu {
 	int cc_major, cc_minor;
 	int gpudirect_rdma; /* CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED */
 	int dma_buf;	    /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
+	/* What the exporter reads; see above for the index offsets. */
+	unsigned util_gpu, util_memory;	  /* percent */
+	unsigned temperature;		  /* degrees Celsius */
+	unsigned power_mw;		  /* milliwatts */
+	unsigned power_limit_mw;	  /* 0: "not supported" (GB10) */
+	unsigned long long energy_mj;	  /* millijoules since the driver loaded */
+	unsigned clock_mhz[4];		  /* graphics, sm, memory, video; 0: not supported */
+	unsigned long long clock_reasons; /* nvmlClocksEventReason* bits */
 };
 
 struct fake_machine {

@@ -12,7 +12,9 @@
  * requires.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_gpu.h"
 
@@ -28,6 +30,7 @@ typedef enum nvmlReturn_enum {
 	NVML_ERROR_NOT_SUPPORTED = 3,
 	NVML_ERROR_INSUFFICIENT_SIZE = 7,
 	NVML_ERROR_DRIVER_NOT_LOADED = 9,
+	NVML_ERROR_TIMEOUT = 10,
 	NVML_ERROR_UNKNOWN = 999,
 } nvmlReturn_t;
 
@@ -52,6 +55,58 @@ typedef struct nvmlMemory_st {
 	unsigned long long used;
 } nvmlMemory_t;
 
+typedef struct nvmlUtilization_st {
+	unsigned int gpu;
+	unsigned int memory;
+} nvmlUtilization_t;
+
+typedef enum nvmlTemperatureSensors_enum {
+	NVML_TEMPERATURE_GPU = 0,
+} nvmlTemperatureSensors_t;
+
+typedef struct {
+	unsigned int version;
+	nvmlTemperatureSensors_t sensorType;
+	int temperature;
+} nvmlTemperature_v1_t;
+typedef nvmlTemperature_v1_t nvmlTemperature_t;
+#define nvmlTemperature_v1		      ((unsigned int)(sizeof(nvmlTemperature_v1_t) | (1 << 24U)))
+
+typedef enum nvmlClockType_enum {
+	NVML_CLOCK_GRAPHICS = 0,
+	NVML_CLOCK_SM = 1,
+	NVML_CLOCK_MEM = 2,
+	NVML_CLOCK_VIDEO = 3,
+} nvmlClockType_t;
+
+#define nvmlEventTypeXidCriticalError 0x0000000000000008LL
+
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+typedef struct nvmlEventData_st {
+	nvmlDevice_t device;
+	unsigned long long eventType;
+	unsigned long long eventData;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization);
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature);
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
+				      unsigned int *temp);
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power);
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit);
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long *energy);
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock);
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
+						    unsigned long long *clocksEventReasons);
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *eventTypes);
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,
+				      nvmlEventSet_t set);
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms);
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
 nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlShutdown(void);
 const char *nvmlErrorString(nvmlReturn_t result);
@@ -254,6 +309,226 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device,
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*major = gpu->cc_major;
 	*minor = gpu->cc_minor;
+	return NVML_SUCCESS;
+}
+
+/* The GPU's NVML index (device is valid). */
+static unsigned index_of(nvmlDevice_t device)
+{
+	return (unsigned)(device - devices);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
+						       nvmlUtilization_t *utilization)
+{
+	const struct fake_gpu *gpu = gpu_of(device);
+
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu || !utilization)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	utilization->gpu = gpu->util_gpu + index_of(device);
+	utilization->memory = gpu->util_memory;
+	return NVML_SUCCESS;
+}
+
+#if !defined(HAVE_NVML_H) || defined(nvmlTemperature_v1)
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device,
+						   nvmlTemperature_t *temperature)
+{
+	const struct fake_gpu *gpu = gpu_of(device);
+
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu || !temperature || temperature->sensorType != NVML_TEMPERATURE_GPU)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	/* The struct's version is how NVML tells its layouts apart. */
+	if (temperature->version != nvmlTemperature_v1)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	temperature->temperature = (int)(gpu->temperature + index_of(device));
+	return NVML_SUCCESS;
+}
+#endif
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device,
+						  nvmlTemperatureSensors_t sensorType,
+						  unsigned int *temp)
+{
+	const struct fake_gpu *gpu = gpu_of(device);
+
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu || !temp || sensorType != NVML_TEMPERATURE_GPU)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*temp = gpu->temperature + index_of(device);
+	return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power)
+{
+	const struct fake_gpu *gpu = gpu_of(device);
+
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu || !power)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*power = gpu->power_mw + 1000 * index_of(device);
+	return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit)
+{
+	const struct fake_gpu *gpu = gpu_of(device);
+
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu || !limit)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!gpu->power_limit_mw)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*limit = gpu->power_limit_mw;
+	return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
+							     unsigned long long *energy)
+{
+	const struct fake_gpu *gpu = gpu_of(device);
+
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu || !energy)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*energy = gpu->energy_mj + 1000000ULL * index_of(device);
+	return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+						unsigned int *clock)
+{
+	const struct fake_gpu *gpu = gpu_of(device);
+
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu || !clock || (unsigned)type > NVML_CLOCK_VIDEO)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!gpu->clock_mhz[type])
+		return NVML_ERROR_NOT_SUPPORTED;
+	*clock = gpu->clock_mhz[type];
+	return NVML_SUCCESS;
+}
+
+#if !defined(HAVE_NVML_H) || defined(nvmlClocksEventReasonGpuIdle)
+FAKE_EXPORT nvmlReturn_t
+nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long *clocksEventReasons)
+{
+	const struct fake_gpu *gpu = gpu_of(device);
+
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu || !clocksEventReasons)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*clocksEventReasons = gpu->clock_reasons;
+	return NVML_SUCCESS;
+}
+#endif
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device,
+							  unsigned long long *eventTypes)
+{
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu_of(device) || !eventTypes)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*eventTypes = nvmlEventTypeXidCriticalError;
+	return NVML_SUCCESS;
+}
+
+/* An event set: what each GPU registered, and how far the Xid file was read. */
+struct nvmlEventSet_st {
+	unsigned long long types[MAX_DEVICES];
+	long offset;
+};
+
+FAKE_EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!set)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*set = calloc(1, sizeof(**set));
+	return *set ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device,
+						  unsigned long long eventTypes, nvmlEventSet_t set)
+{
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu_of(device) || !set)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (eventTypes & ~(unsigned long long)nvmlEventTypeXidCriticalError)
+		return NVML_ERROR_NOT_SUPPORTED;
+	set->types[index_of(device)] |= eventTypes;
+	return NVML_SUCCESS;
+}
+
+/* The next complete line "INDEX XID" of the Xid file past set->offset; 1 if there was one. */
+static int next_xid(nvmlEventSet_t set, unsigned *index, unsigned long long *xid)
+{
+	const char *path = getenv("SPARKCTL_FAKE_XID_FILE");
+	char line[128];
+	FILE *f;
+	int found = 0;
+
+	if (!path || !(f = fopen(path, "r")))
+		return 0;
+	if (fseek(f, set->offset, SEEK_SET) == 0 && fgets(line, sizeof(line), f) &&
+	    strchr(line, '\n')) {
+		set->offset = ftell(f);
+		found = sscanf(line, "%u %llu", index, xid) == 2 ? 1 : -1;
+	}
+	fclose(f);
+	return found;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data,
+					     unsigned int timeoutms)
+{
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!set || !data)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned waited = 0;; waited += 10) {
+		unsigned index;
+		unsigned long long xid;
+		int r;
+
+		while ((r = next_xid(set, &index, &xid)) != 0) {
+			if (r < 0 || index >= nr_devices ||
+			    !(set->types[index] & nvmlEventTypeXidCriticalError))
+				continue;
+			memset(data, 0, sizeof(*data));
+			data->device = &devices[index];
+			data->eventType = nvmlEventTypeXidCriticalError;
+			data->eventData = xid;
+			data->gpuInstanceId = 0xFFFFFFFF;
+			data->computeInstanceId = 0xFFFFFFFF;
+			return NVML_SUCCESS;
+		}
+		if (waited >= timeoutms)
+			return NVML_ERROR_TIMEOUT;
+		nanosleep(&tick, NULL);
+	}
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	free(set);
 	return NVML_SUCCESS;
 }
 

@@ -171,12 +171,76 @@ static void open_errors(void **state)
 	rootfs_close(&root);
 }
 
+/* A directory of values: each name is read inside it, and only there. */
+static void dir_values(void **state)
+{
+	struct rootfs root;
+	struct rootfs_dir dir;
+	struct rootfs_recorder rec = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	struct strvec names = STRVEC_INIT;
+
+	(void)state;
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	root.recorder = &rec;
+	assert_int_equal(rootfs_dir_open(&root, "a/blink", &dir), 0); /* a link inside the root */
+	assert_int_equal(rootfs_dir_read_value(&dir, "state", &sb), 0);
+	assert_string_equal(sb.buf, "4: ACTIVE");
+	assert_int_equal(rootfs_dir_list(&dir, &names), 1);
+	rootfs_dir_close(&dir);
+	assert_int_equal(rec.nr > 0, 1);
+	assert_string_equal(rec.records[0].path, "a/blink/state");
+	assert_string_equal(rec.records[0].data, "4: ACTIVE\n");
+	root.recorder = NULL;
+
+	assert_int_equal(rootfs_dir_open(&root, "a", &dir), 0);
+	assert_int_equal(rootfs_dir_read_value(&dir, "nonl", &sb), 0);
+	assert_string_equal(sb.buf, "x");
+	assert_int_equal(rootfs_dir_read_value(&dir, "ten", &sb), 0);
+	assert_string_equal(sb.buf, "1234567890");
+	assert_int_equal(rootfs_dir_read_value(&dir, "empty", &sb), 0);
+	assert_string_equal(sb.buf, "");
+	/* No path, no symlink: nothing outside the directory is reached. */
+	assert_int_equal(rootfs_dir_read_value(&dir, "b/state", &sb), -EINVAL);
+	assert_int_equal(rootfs_dir_read_value(&dir, "..", &sb), -EINVAL);
+	assert_int_equal(rootfs_dir_read_value(&dir, "abs", &sb), -ELOOP);
+	assert_int_equal(rootfs_dir_read_value(&dir, "dotdot", &sb), -ELOOP);
+	assert_int_equal(rootfs_dir_read_value(&dir, "b", &sb), -EISDIR);
+	assert_int_equal(rootfs_dir_read_value(&dir, "fifo", &sb), -ESPIPE);
+	assert_int_equal(rootfs_dir_read_value(&dir, "huge", &sb), -EFBIG);
+	assert_int_equal(sb.len, 0);
+	assert_int_equal(rootfs_dir_read_value(&dir, "missing", &sb), -ENOENT);
+	/* A file kept open reads its content of the moment, from its start. */
+	int fd = rootfs_dir_open_value(&dir, "ten");
+	assert_true(fd >= 0);
+	assert_int_equal(rootfs_reread_value(fd, &sb), 0);
+	assert_string_equal(sb.buf, "1234567890");
+	char *cmd = xasprintf("printf '42\\n' > %s/a/ten", tree);
+	sh(cmd);
+	free(cmd);
+	assert_int_equal(rootfs_reread_value(fd, &sb), 0);
+	assert_string_equal(sb.buf, "42");
+	close(fd);
+	assert_int_equal(rootfs_dir_open_value(&dir, "fifo"), -ESPIPE);
+	assert_int_equal(rootfs_dir_open_value(&dir, "abs"), -ELOOP);
+	assert_int_equal(rootfs_dir_open_value(&dir, "b/state"), -EINVAL);
+	rootfs_dir_close(&dir);
+	assert_int_equal(rootfs_dir_open(&root, "a/missing", &dir), -ENOENT);
+	rootfs_dir_close(&dir);
+	assert_int_equal(rootfs_dir_open(&root, "a/ten", &dir), -ENOTDIR);
+	rootfs_dir_close(&dir);
+	rootfs_recorder_release(&rec);
+	rootfs_close(&root);
+	strvec_clear(&names);
+	strbuf_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reads),	   cmocka_unit_test(containment),
 		cmocka_unit_test(links_and_lists), cmocka_unit_test(recorder),
-		cmocka_unit_test(open_errors),
+		cmocka_unit_test(open_errors),	   cmocka_unit_test(dir_values),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

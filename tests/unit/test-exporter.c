@@ -1,0 +1,349 @@
+/*
+ * Unit tests of the exporter's pure parts: the Prometheus text writer,
+ * counter parsing, the --listen parser, and the sysfs collectors on a
+ * small tree written here.
+ */
+#include "sparkctl.h"
+
+#include <arpa/inet.h>
+#include <math.h>
+
+#include "test_util.h"
+
+#include "exporter/collect.h"
+#include "exporter/http.h"
+#include "exporter/metrics.h"
+#include "lib/xalloc.h"
+
+static char tree[] = "/tmp/sparkctl-exporter-XXXXXX";
+
+static void sh(const char *cmd)
+{
+	if (system(cmd) != 0)
+		fail_msg("command failed: %s", cmd);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(tree))
+		return -1;
+	char *cmd = xasprintf(
+		"cd %s && D=devices/pci0000:00/0000:00:01.0 && P=sys/$D && "
+		"mkdir -p $P/infiniband/mlx5_0/ports/1/counters "
+		"$P/infiniband/mlx5_0/ports/1/hw_counters "
+		"$P/infiniband/mlx5_0/ports/1/gid_attrs/ndevs $P/net/eth0/statistics "
+		"sys/class/infiniband sys/class/net sys/class/thermal/thermal_zone0 "
+		"sys/class/thermal/cooling_device0 sys/class/hwmon/hwmon1 proc && "
+		"ln -s ../../$D/infiniband/mlx5_0 sys/class/infiniband/mlx5_0 && "
+		"ln -s ../../$D/net/eth0 sys/class/net/eth0 && "
+		"cd $P/infiniband/mlx5_0 && echo MT_0000000838 > board_id && echo 28.45.4028 > "
+		"fw_ver "
+		"&& echo MT4129 > hca_type && cd ports/1 && echo '4: ACTIVE' > state && "
+		"echo '5: LinkUp' > phys_state && echo '200 Gb/sec (4X HDR)' > rate && "
+		"echo Ethernet > link_layer && echo eth0 > gid_attrs/ndevs/0 && "
+		"echo 1000 > counters/port_xmit_data && echo 250 > counters/port_rcv_data && "
+		"echo 'N/A (no PMA)' > counters/symbol_error && echo 3 > counters/link_downed && "
+		"echo 7 > hw_counters/out_of_sequence && echo 10 > hw_counters/lifespan && "
+		"echo 5 > hw_counters/cc_rx_cnp_pkts && echo 4294967295 > hw_counters/np_cnp_sent "
+		"&& "
+		"cd %s && cd $P/net/eth0 && echo 9000 > mtu && echo 1 > carrier && echo 200000 > "
+		"speed "
+		"&& echo up > operstate && echo 123 > statistics/rx_bytes && "
+		"echo 456 > statistics/tx_bytes && cd %s && "
+		"echo acpitz > sys/class/thermal/thermal_zone0/type && "
+		"echo 45500 > sys/class/thermal/thermal_zone0/temp && "
+		"echo nvme > sys/class/hwmon/hwmon1/name && "
+		"echo -1250 > sys/class/hwmon/hwmon1/temp1_input && "
+		"echo 'Composite \"A\"' > sys/class/hwmon/hwmon1/temp1_label && "
+		"printf 'MemTotal:  1000 kB\\nMemAvailable:  600 kB\\n' > proc/meminfo",
+		tree, tree, tree);
+	sh(cmd);
+	free(cmd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char *cmd = xasprintf("rm -rf %s", tree);
+	sh(cmd);
+	free(cmd);
+	return 0;
+}
+
+/* Families are written once each, in first-sample order, with their samples together. */
+static void writer_exact(void **state)
+{
+	struct metric_set set = METRIC_SET_INIT;
+	struct strbuf out = STRBUF_INIT;
+	const struct metric_label a[2] = { { "device", "mlx5_0" }, { "port", "1" } };
+	const struct metric_label b[2] = { { "device", "mlx5_1" }, { "port", NULL } };
+
+	(void)state;
+	assert_int_equal(metric_add_u64(&set, "x_bytes_total", "Bytes", METRIC_COUNTER, a, 2, 7),
+			 0);
+	assert_int_equal(metric_add_double(&set, "y_ratio", "A ratio", METRIC_GAUGE, NULL, 0, 0.37),
+			 0);
+	assert_int_equal(
+		metric_add_u64(&set, "x_bytes_total", "ignored", METRIC_COUNTER, b, 2, UINT64_MAX),
+		0);
+	assert_int_equal(metric_add_double(&set, "z", "Specials", METRIC_GAUGE, a, 1, NAN), 0);
+	assert_int_equal(metric_add_double(&set, "z", "", METRIC_GAUGE, b, 1, -INFINITY), 0);
+	assert_int_equal(metric_add_double(&set, "z", "", METRIC_GAUGE, NULL, 0, 1e-7), 0);
+	metric_set_render(&set, &out);
+	assert_string_equal(out.buf, "# HELP x_bytes_total Bytes\n"
+				     "# TYPE x_bytes_total counter\n"
+				     "x_bytes_total{device=\"mlx5_0\",port=\"1\"} 7\n"
+				     "x_bytes_total{device=\"mlx5_1\"} 18446744073709551615\n"
+				     "# HELP y_ratio A ratio\n"
+				     "# TYPE y_ratio gauge\n"
+				     "y_ratio 0.37\n"
+				     "# HELP z Specials\n"
+				     "# TYPE z gauge\n"
+				     "z{device=\"mlx5_0\"} NaN\n"
+				     "z{device=\"mlx5_1\"} -Inf\n"
+				     "z 1e-07\n");
+	metric_set_release(&set);
+	strbuf_release(&out);
+}
+
+static void writer_escaping(void **state)
+{
+	struct metric_set set = METRIC_SET_INIT;
+	struct strbuf out = STRBUF_INIT;
+	const struct metric_label l[1] = { { "label", "a\\b \"q\"\nz" } };
+
+	(void)state;
+	assert_int_equal(metric_add_double(&set, "e", "back\\slash \"quotes\"\nnext", METRIC_GAUGE,
+					   l, 1, 2.5),
+			 0);
+	metric_set_render(&set, &out);
+	/* HELP escapes \ and newline only; label values also the double quote. */
+	assert_string_equal(out.buf, "# HELP e back\\\\slash \"quotes\"\\nnext\n"
+				     "# TYPE e gauge\n"
+				     "e{label=\"a\\\\b \\\"q\\\"\\nz\"} 2.5\n");
+	metric_set_release(&set);
+	strbuf_release(&out);
+}
+
+static void writer_rejects(void **state)
+{
+	struct metric_set set = METRIC_SET_INIT;
+	const struct metric_label ok[1] = { { "gpu", "0" } };
+	const struct metric_label reserved[1] = { { "__name__", "x" } };
+	const struct metric_label colon[1] = { { "a:b", "x" } };
+	const struct metric_label twice[2] = { { "gpu", "0" }, { "gpu", "1" } };
+	struct metric_label many[METRIC_MAX_LABELS + 1];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(many); i++)
+		many[i] = (struct metric_label){ "l", "v" };
+	assert_int_equal(metric_add_u64(&set, "1abc", "", METRIC_GAUGE, NULL, 0, 1), -EINVAL);
+	assert_int_equal(metric_add_u64(&set, "a-b", "", METRIC_GAUGE, NULL, 0, 1), -EINVAL);
+	assert_int_equal(metric_add_u64(&set, "", "", METRIC_GAUGE, NULL, 0, 1), -EINVAL);
+	assert_int_equal(metric_add_u64(&set, "m", "", METRIC_GAUGE, reserved, 1, 1), -EINVAL);
+	assert_int_equal(metric_add_u64(&set, "m", "", METRIC_GAUGE, colon, 1, 1), -EINVAL);
+	assert_int_equal(metric_add_u64(&set, "m", "", METRIC_GAUGE, twice, 2, 1), -EINVAL);
+	assert_int_equal(metric_add_u64(&set, "m", "", METRIC_GAUGE, many, ARRAY_SIZE(many), 1),
+			 -EINVAL);
+	assert_int_equal(metric_add_u64(&set, "m", "", METRIC_GAUGE, ok, 1, 1), 0);
+	assert_int_equal(metric_add_u64(&set, "m", "", METRIC_GAUGE, ok, 1, 2), -EEXIST);
+	assert_int_equal(metric_add_u64(&set, "m", "", METRIC_COUNTER, NULL, 0, 1), -EINVAL);
+	assert_int_equal(set.nr, 1);
+	assert_int_equal(set.families[0].nr, 1);
+	assert_true(metric_name_valid("ns:recorded_rule"));
+	assert_false(metric_label_name_valid("ns:x"));
+	metric_set_release(&set);
+}
+
+static void counters(void **state)
+{
+	uint64_t v = 0;
+	const struct rdma_counter *c;
+
+	(void)state;
+	assert_int_equal(exporter_parse_counter("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(exporter_parse_counter("18446744073709551615", &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(exporter_parse_counter("N/A (no PMA)", &v), -ENODATA);
+	assert_int_equal(exporter_parse_counter("", &v), -EINVAL);
+	assert_int_equal(exporter_parse_counter("-1", &v), -EINVAL);
+	assert_int_equal(exporter_parse_counter("12 ", &v), -EINVAL);
+	assert_int_equal(exporter_parse_counter("0x10", &v), -EINVAL);
+	assert_int_equal(exporter_parse_counter("18446744073709551616", &v), -EINVAL);
+
+	c = rdma_counter_find("port_xmit_data", false);
+	assert_non_null(c);
+	assert_string_equal(c->metric, "port_data_transmitted_bytes_total");
+	assert_int_equal(c->scale, 4); /* 32-bit words, never the link width */
+	c = rdma_counter_find("port_xmit_packets", false);
+	assert_int_equal(c->scale, 1);
+	c = rdma_counter_find("np_cnp_sent", true);
+	assert_string_equal(c->metric, "np_cnp_packets_sent_total");
+	assert_string_equal(rdma_counter_find("local_ack_timeout_err", true)->metric,
+			    "local_ack_timeout_errors_total");
+	assert_null(rdma_counter_find("port_xmit_data", true));
+	assert_null(rdma_counter_find("np_cnp_sent", false));
+	assert_null(rdma_counter_find("lifespan", true));
+}
+
+static void listen_addresses(void **state)
+{
+	struct sockaddr_storage ss;
+	struct strbuf out = STRBUF_INIT;
+	socklen_t len = 0;
+
+	(void)state;
+	assert_int_equal(http_parse_listen("127.0.0.1:9877", &ss, &len), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(len, sizeof(struct sockaddr_in));
+	http_format_addr((struct sockaddr *)&ss, &out);
+	assert_string_equal(out.buf, "127.0.0.1:9877");
+	assert_int_equal(http_parse_listen("[::1]:0", &ss, &len), 0);
+	assert_int_equal(ss.ss_family, AF_INET6);
+	strbuf_reset(&out);
+	http_format_addr((struct sockaddr *)&ss, &out);
+	assert_string_equal(out.buf, "[::1]:0");
+	assert_int_equal(http_parse_listen("0.0.0.0:65535", &ss, &len), 0);
+	assert_int_equal(http_parse_listen("localhost:80", &ss, &len), -EINVAL);
+	assert_int_equal(http_parse_listen("127.0.0.1", &ss, &len), -EINVAL);
+	assert_int_equal(http_parse_listen("127.0.0.1:65536", &ss, &len), -EINVAL);
+	assert_int_equal(http_parse_listen("127.0.0.1:", &ss, &len), -EINVAL);
+	assert_int_equal(http_parse_listen("127.0.0.1:-1", &ss, &len), -EINVAL);
+	assert_int_equal(http_parse_listen(":80", &ss, &len), -EINVAL);
+	assert_int_equal(http_parse_listen("::1:80", &ss, &len), -EINVAL);
+	assert_int_equal(http_parse_listen("[::1]80", &ss, &len), -EINVAL);
+	assert_int_equal(http_parse_listen("[127.0.0.1]:80", &ss, &len), -EINVAL);
+	strbuf_release(&out);
+}
+
+/* Collect with fn from the tree and render it. */
+static int collect(int (*fn)(const struct rootfs *, struct metric_set *), struct strbuf *out)
+{
+	struct metric_set set = METRIC_SET_INIT;
+	struct rootfs root;
+	int r;
+
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	r = fn(&root, &set);
+	strbuf_reset(out);
+	metric_set_render(&set, out);
+	metric_set_release(&set);
+	rootfs_close(&root);
+	return r;
+}
+
+/* The sample lines of text (no HELP/TYPE). */
+static char *samples(const char *text)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p + 1) : strlen(p);
+		if (*p != '#')
+			strbuf_add(&out, p, n);
+		p += n;
+	}
+	return strbuf_detach(&out, NULL);
+}
+
+static void collect_rdma_tree(void **state)
+{
+	struct strbuf out = STRBUF_INIT;
+	char *s;
+
+	(void)state;
+	assert_int_equal(collect(collect_rdma, &out), 0);
+	s = samples(out.buf);
+	assert_string_equal(
+		s,
+		"sparkctl_rdma_info{device=\"mlx5_0\",board_id=\"MT_0000000838\","
+		"firmware_version=\"28.45.4028\",hca_type=\"MT4129\"} 1\n"
+		"sparkctl_rdma_port_state_id{device=\"mlx5_0\",port=\"1\"} 4\n"
+		"sparkctl_rdma_port_physical_state_id{device=\"mlx5_0\",port=\"1\"} 5\n"
+		"sparkctl_rdma_port_rate_bytes_per_second{device=\"mlx5_0\",port=\"1\"} "
+		"25000000000\n"
+		"sparkctl_rdma_port_info{device=\"mlx5_0\",port=\"1\",link_layer=\"Ethernet\","
+		"netdev=\"eth0\",state=\"ACTIVE\",phys_state=\"LinkUp\"} 1\n"
+		"sparkctl_rdma_link_downed_total{device=\"mlx5_0\",port=\"1\"} 3\n"
+		"sparkctl_rdma_port_data_received_bytes_total{device=\"mlx5_0\",port=\"1\"} 1000\n"
+		"sparkctl_rdma_port_data_transmitted_bytes_total{device=\"mlx5_0\",port=\"1\"} "
+		"4000\n"
+		"sparkctl_rdma_port_hw_counter_total{device=\"mlx5_0\",port=\"1\","
+		"counter=\"cc_rx_cnp_pkts\"} 5\n"
+		"sparkctl_rdma_port_hw_counters_lifespan_seconds{device=\"mlx5_0\",port=\"1\"} "
+		"0.01\n"
+		"sparkctl_rdma_np_cnp_packets_sent_total{device=\"mlx5_0\",port=\"1\"} 4294967295\n"
+		"sparkctl_rdma_out_of_sequence_packets_received_total{device=\"mlx5_0\",port=\"1\"}"
+		" "
+		"7\n");
+	free(s);
+	/* Content not in the kernel's format fails the collector, and the rest still counts. */
+	char *cmd = xasprintf("cd %s/sys/class/infiniband/mlx5_0/ports/1 && "
+			      "echo garbage > counters/link_downed",
+			      tree);
+	sh(cmd);
+	free(cmd);
+	assert_int_equal(collect(collect_rdma, &out), -EINVAL);
+	assert_non_null(strstr(out.buf, "sparkctl_rdma_port_data_transmitted_bytes_total{device="
+					"\"mlx5_0\",port=\"1\"} 4000\n"));
+	assert_null(strstr(out.buf, "sparkctl_rdma_link_downed_total{"));
+	cmd = xasprintf("echo 3 > %s/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed",
+			tree);
+	sh(cmd);
+	free(cmd);
+	strbuf_release(&out);
+}
+
+static void collect_host_tree(void **state)
+{
+	struct strbuf out = STRBUF_INIT;
+	char *s;
+
+	(void)state;
+	assert_int_equal(collect(collect_netdev, &out), 0);
+	s = samples(out.buf);
+	assert_string_equal(s, "sparkctl_network_mtu_bytes{device=\"eth0\"} 9000\n"
+			       "sparkctl_network_carrier{device=\"eth0\"} 1\n"
+			       "sparkctl_network_speed_bytes{device=\"eth0\"} 25000000000\n"
+			       "sparkctl_network_up{device=\"eth0\"} 1\n"
+			       "sparkctl_network_receive_bytes_total{device=\"eth0\"} 123\n"
+			       "sparkctl_network_transmit_bytes_total{device=\"eth0\"} 456\n");
+	free(s);
+	assert_int_equal(collect(collect_thermal, &out), 0);
+	s = samples(out.buf);
+	assert_string_equal(s, "sparkctl_thermal_zone_temp_celsius{zone=\"0\",type=\"acpitz\"} "
+			       "45.5\n");
+	free(s);
+	assert_int_equal(collect(collect_hwmon, &out), 0);
+	s = samples(out.buf);
+	assert_string_equal(s,
+			    "sparkctl_hwmon_chip_info{chip=\"hwmon1\",chip_name=\"nvme\"} 1\n"
+			    "sparkctl_hwmon_temp_celsius{chip=\"hwmon1\",sensor=\"temp1\"} -1.25\n"
+			    "sparkctl_hwmon_sensor_label{chip=\"hwmon1\",sensor=\"temp1\","
+			    "label=\"Composite \\\"A\\\"\"} 1\n");
+	free(s);
+	assert_int_equal(collect(collect_meminfo, &out), 0);
+	s = samples(out.buf);
+	assert_string_equal(s, "sparkctl_memory_total_bytes 1024000\n"
+			       "sparkctl_memory_available_bytes 614400\n");
+	free(s);
+	/* No PCI devices in this tree: nothing, and no error. */
+	assert_int_equal(collect(collect_aer, &out), 0);
+	assert_string_equal(out.buf, "");
+	strbuf_release(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(writer_exact),	     cmocka_unit_test(writer_escaping),
+		cmocka_unit_test(writer_rejects),    cmocka_unit_test(counters),
+		cmocka_unit_test(listen_addresses),  cmocka_unit_test(collect_rdma_tree),
+		cmocka_unit_test(collect_host_tree),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
