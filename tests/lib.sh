@@ -11,6 +11,8 @@ FIXTURES=$SRCDIR/tests/fixtures
 GOLDEN=$SRCDIR/tests/golden
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sparkctl-test.XXXXXX")
+# What commands keep between runs (doctor's last report) stays in the test's directory.
+export SPARKCTL_STATE_DIR=$TMP/state
 _cleanups=""
 # at_exit CMD: run CMD when the test ends (last registered runs first).
 at_exit() { _cleanups="$1; $_cleanups"; }

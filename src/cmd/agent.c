@@ -188,6 +188,8 @@ static int agent_hold(int argc, char **argv)
 
 int cmd_agent(int argc, char **argv)
 {
+	if (argc >= 2 && streq(argv[1], "status"))
+		return status_agent(argc - 1, argv + 1);
 	if (argc >= 2 && streq(argv[1], "ping"))
 		return agent_ping(argc - 2, argv + 2);
 	if (argc == 2 && streq(argv[1], "launch"))

@@ -39,6 +39,9 @@ int cmd_bench(int argc, char **argv);
 int cmd_bench_link(int argc, char **argv); /* bench link, in cmd/bench_link.c */
 int cmd_exporter(int argc, char **argv);
 int cmd_netplan(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+/* sparkctl agent status: this node's answer to status (cmd/status.c). */
+int status_agent(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
@@ -47,6 +50,14 @@ void cmd_help_overview(FILE *f);
 
 /* The absolute path of this sparkctl (allocated; "sparkctl" if unknown). */
 char *cmd_self_path(void);
+
+/*
+ * name in sparkctl's state directory, where a command keeps what a later
+ * one shows (doctor's last report, for status): $SPARKCTL_STATE_DIR, else
+ * $XDG_STATE_HOME/sparkctl, else ~/.local/state/sparkctl.  create: make
+ * the directory (0700) first.  -ENOENT without any of them, or -errno.
+ */
+int cmd_state_path(const char *name, bool create, struct strbuf *path);
 
 /* The first line of text (at most 200 bytes), for messages; allocated. */
 char *cmd_first_line(const char *text);

@@ -1,5 +1,7 @@
 #include "sparkctl.h"
 
+#include <sys/stat.h>
+
 #include "cmd/cmd.h"
 #include "inventory/inventory_json.h"
 #include "lib/xalloc.h"
@@ -89,4 +91,48 @@ char *cmd_self_path(void)
 {
 	char *p = realpath("/proc/self/exe", NULL);
 	return p ? p : xstrdup("sparkctl");
+}
+
+/* mkdir -p, the last component 0700. */
+static int make_dirs(const char *path)
+{
+	char *copy = xstrdup(path);
+	int r = 0;
+
+	for (char *p = copy + 1; r == 0; p++) {
+		bool last = *p == '\0';
+		if (*p != '/' && !last)
+			continue;
+		*p = '\0';
+		if (mkdir(copy, last ? 0700 : 0755) < 0 && errno != EEXIST)
+			r = -errno;
+		if (last)
+			break;
+		*p = '/';
+	}
+	free(copy);
+	return r;
+}
+
+int cmd_state_path(const char *name, bool create, struct strbuf *path)
+{
+	const char *dir = getenv("SPARKCTL_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+
+	strbuf_reset(path);
+	if (dir && *dir)
+		strbuf_addstr(path, dir);
+	else if (xdg && *xdg == '/')
+		strbuf_addf(path, "%s/sparkctl", xdg);
+	else if (home && *home == '/')
+		strbuf_addf(path, "%s/.local/state/sparkctl", home);
+	else
+		return -ENOENT;
+	if (create) {
+		int r = make_dirs(path->buf);
+		if (r < 0)
+			return r;
+	}
+	strbuf_addf(path, "/%s", name);
+	return 0;
 }

@@ -17,6 +17,7 @@
 #include "check/check.h"
 #include "cmd/cmd.h"
 #include "inventory/inventory_json.h"
+#include "lib/json.h"
 #include "lib/xalloc.h"
 #include "proc/run.h"
 #include "remote/hosts.h"
@@ -242,6 +243,26 @@ static int print_list(bool markdown)
 	return SPARKCTL_EXIT_OK;
 }
 
+/*
+ * Keep the report, with its time, as the state file doctor-last.json
+ * (replaced whole).  A state directory that cannot be written costs the
+ * report nothing: status then says no doctor ran.
+ */
+static void save_report(const struct doctor_cluster *c, const struct findings *f)
+{
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	json_t *doc = doctor_json(c, f);
+
+	jset(doc, "time", jint((int64_t)time(NULL)));
+	if (cmd_state_path("doctor-last.json", true, &path) == 0 &&
+	    json_save(doc, path.buf, &err) < 0)
+		cmd_error("doctor", "note: the report was not kept for 'sparkctl status': %s",
+			  err.buf);
+	json_decref(doc);
+	strbuf_release(&path);
+	strbuf_release(&err);
+}
+
 static bool use_color(void)
 {
 	const char *term = getenv("TERM");
@@ -317,6 +338,9 @@ int cmd_doctor(int argc, char **argv)
 	if (c.nr_nodes > 1)
 		run_cluster_checks(&sel, &c, &f);
 
+	/* A live run is what 'sparkctl status' shows as the last doctor. */
+	if (!a.root && !a.from.nr)
+		save_report(&c, &f);
 	if (a.json) {
 		json_t *doc = doctor_json(&c, &f);
 		json_to_strbuf(doc, &out);

@@ -202,6 +202,11 @@ size_t exporter_gpu_count(const struct exporter_gpu *g)
 	return g->nr;
 }
 
+const char *exporter_gpu_name(const struct exporter_gpu *g, size_t i)
+{
+	return i < g->nr ? g->devs[i].name : NULL;
+}
+
 /* 1: a value; 0: the GPU or library does not have it; -EIO: the query failed. */
 static int answer(nvml_return r)
 {

@@ -27,6 +27,8 @@ int exporter_gpu_open(struct exporter_gpu **ret, bool watch_xid, struct strbuf *
 void exporter_gpu_close(struct exporter_gpu *g);
 /* The number of GPUs NVML listed. */
 size_t exporter_gpu_count(const struct exporter_gpu *g);
+/* The name NVML gives GPU i ("NVIDIA GB10"), NULL beyond the count. */
+const char *exporter_gpu_name(const struct exporter_gpu *g, size_t i);
 /* Add the GPU metrics.  Returns 0 or the first error (-EIO for a failed NVML query). */
 int exporter_gpu_collect(struct exporter_gpu *g, struct metric_set *set);
 

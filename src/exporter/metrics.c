@@ -221,3 +221,33 @@ void metric_set_render(const struct metric_set *set, struct strbuf *out)
 		}
 	}
 }
+
+int metric_set_value(const struct metric_set *set, const char *name, const char *label,
+		     const char *value, double *ret)
+{
+	struct strbuf want = STRBUF_INIT;
+	int r = -ENOENT;
+
+	if (label) {
+		strbuf_addf(&want, "%s=\"", label);
+		metric_escape_label(&want, value);
+		strbuf_addch(&want, '"');
+	}
+	for (size_t i = 0; r == -ENOENT && i < set->nr; i++) {
+		const struct metric_family *f = &set->families[i];
+		if (!streq(f->name, name))
+			continue;
+		for (size_t k = 0; k < f->nr; k++) {
+			const struct metric_sample *s = &f->samples[k];
+			const char *at = label ? strstr(s->labels, want.buf) : s->labels;
+			/* The pair starts the label set or follows a comma. */
+			if (!at || (label && at[-1] != '{' && at[-1] != ','))
+				continue;
+			*ret = s->is_uint ? (double)s->u : s->d;
+			r = 0;
+			break;
+		}
+	}
+	strbuf_release(&want);
+	return r;
+}

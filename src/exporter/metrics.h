@@ -73,6 +73,13 @@ int metric_add_double(struct metric_set *set, const char *name, const char *help
 		      enum metric_type type, const struct metric_label *labels, size_t nr_labels,
 		      double value);
 
+/*
+ * The value of the first sample of family name whose labels include
+ * label="value" (label NULL: the first sample at all).  -ENOENT if none.
+ */
+int metric_set_value(const struct metric_set *set, const char *name, const char *label,
+		     const char *value, double *ret);
+
 /* Append the text exposition of every family to out. */
 void metric_set_render(const struct metric_set *set, struct strbuf *out);
 

@@ -36,6 +36,7 @@
 # Root logs in with the test's client key only.  The sessions get, through
 # sshd's SetEnv:
 #   SPARKCTL_ROOT=$TMP/nodes/nodeI   so a remote sparkctl reads the node's tree;
+#   SPARKCTL_STATE_DIR=$TMP/cluster/nodeI/state   its state (doctor's last report);
 #   PATH=$TMP/cluster/nodeI/bin:...  where bin/sparkctl is $SPARKCTL (see
 #                                    cluster_remote_sparkctl), so a plain
 #                                    'ssh node -- sparkctl ...' works;
@@ -360,7 +361,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
-SetEnv "SPARKCTL_ROOT=$TMP/nodes/node$i" "PATH=$d/bin:$path" SHLVL=1$env
+SetEnv "SPARKCTL_ROOT=$TMP/nodes/node$i" "SPARKCTL_STATE_DIR=$d/state" "PATH=$d/bin:$path" SHLVL=1$env
 PrintMotd no
 PrintLastLog no
 X11Forwarding no
