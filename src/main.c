@@ -13,7 +13,7 @@ const struct cmd sparkctl_commands[] = {
 	{ "netplan", cmd_netplan, "generate (and --write) the fabric addresses of a plan" },
 	{ "doctor", cmd_doctor, "check this node or the cluster; every finding with its fix" },
 	{ "launch", cmd_launch, "run a job on every node; nothing of it outlives it" },
-	{ "bench", cmd_bench, "time NCCL collectives across the GPUs and nodes" },
+	{ "bench", cmd_bench, "time NCCL collectives; measure RDMA and TCP links between nodes" },
 	{ "exporter", cmd_exporter, "serve GPU, RDMA and thermal metrics to Prometheus" },
 	{ "status", cmd_status, "one screen for the cluster: nodes, GPUs, links, last doctor" },
 	{ "help", cmd_help, "show the commands, or one command's help" },
