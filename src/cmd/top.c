@@ -38,7 +38,7 @@ static const uint64_t intervals_ms[] = { 200, 500, 1000, 2000, 5000, 10000, 3000
 
 static const char *const top_usage[] = {
 	"sparkctl top [--interval S] [--sort KEY] [--root DIR] [--no-gpu]",
-	"sparkctl top --once [-n COUNT] [--interval S] [--root DIR [--then DIR]]",
+	"sparkctl top (--once | -n COUNT) [--interval S] [--root DIR [--then DIR]]",
 	"sparkctl top -H HOSTS [--once] [--remote-sparkctl PATH] [--interval S]",
 	NULL,
 };
@@ -235,7 +235,7 @@ static int run_plain(struct top *t, struct top_view_opts *o, unsigned count, uin
 	strbuf_release(&out);
 	if (stop_signal)
 		return 128 + stop_signal;
-	return any_error(t) ? SPARKCTL_EXIT_ERROR : SPARKCTL_EXIT_OK;
+	return any_error(t) ? SPARKCTL_EXIT_UNAVAILABLE : SPARKCTL_EXIT_OK;
 }
 
 static size_t interval_step(uint64_t ms)

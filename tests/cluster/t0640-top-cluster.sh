@@ -44,14 +44,14 @@ grep -qE '^rocep1s0f1/1   enp1s0f1np1   ACTIVE +[0-9.]*[1-9][0-9.]*    0\.00' "$
 expect 0 "$SPARKCTL" top --once -H node0,node1 --interval 0.2 --no-gpu
 lacks "$TMP/out" "GPU"
 
-# A node down: its block says so, the other is shown, the exit status is 1.
+# A node down: its block says so, the other is shown, the exit status is 3.
 cluster_node_down node1
-expect 1 "$SPARKCTL" top --once -H node0,node1 --interval 0.2
+expect 3 "$SPARKCTL" top --once -H node0,node1 --interval 0.2
 grep -q '^\[node1\]  unreachable: .*(exit status 255)$' "$TMP/out" || { cat "$TMP/out" >&2; fail "node1 is not unreachable"; }
 grep -q '^\[node0\]  memory ' "$TMP/out" || { cat "$TMP/out" >&2; fail "node0 is not shown"; }
 # A remote sparkctl that is not there: said in the block.
 cluster_node_up node1
-expect 1 "$SPARKCTL" top --once -H node0,node1 --interval 0.2 --remote-sparkctl /nonexistent/sparkctl
+expect 3 "$SPARKCTL" top --once -H node0,node1 --interval 0.2 --remote-sparkctl /nonexistent/sparkctl
 grep -q '^\[node0\]  unreachable: .*(exit status 127)$' "$TMP/out" || { cat "$TMP/out" >&2; fail "a missing remote sparkctl is not said"; }
 
 # Nothing left: no ssh master or session of this cluster's.
