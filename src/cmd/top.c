@@ -116,8 +116,9 @@ static void sample_remote(struct top *t)
 		argv[3] = "--no-gpu";
 	for (size_t i = 0; i < t->nr; i++) {
 		run_job_init(&jobs[i]);
-		/* The host names were checked when the list was parsed. */
-		cmd_remote_argv(&t->rm, t->nodes[i].host, argv, &jobs[i].argv);
+		/* The host list refuses such names already; an empty argv cannot start. */
+		if (cmd_remote_argv(&t->rm, t->nodes[i].host, argv, &jobs[i].argv) < 0)
+			strvec_clear(&jobs[i].argv);
 	}
 	run_jobs(jobs, t->nr, 0, SCRAPE_TIMEOUT_MS, SCRAPE_OUTPUT_MAX);
 	for (size_t i = 0; i < t->nr; i++) {
@@ -128,7 +129,8 @@ static void sample_remote(struct top *t)
 		char *error = NULL;
 
 		if (j->spawn_error) {
-			error = xasprintf("unreachable: cannot run %s: %s", j->argv.v[0],
+			error = xasprintf("unreachable: cannot run %s: %s",
+					  j->argv.nr ? j->argv.v[0] : "a command for this host",
 					  strerror(-j->spawn_error));
 		} else if (j->timed_out) {
 			error = xasprintf("unreachable: no answer within %d s",
@@ -278,8 +280,13 @@ static int run_screen(struct top *t, struct top_view_opts *o, uint64_t interval_
 	double due;
 	bool quit = false;
 
-	if (!initscr())
+	SCREEN *screen;
+
+	/* Not initscr(), which exits the program when the terminal is unknown. */
+	screen = newterm(NULL, stdout, stdin);
+	if (!screen)
 		return -EIO;
+	set_term(screen);
 	cbreak();
 	noecho();
 	keypad(stdscr, TRUE);
@@ -334,6 +341,7 @@ static int run_screen(struct top *t, struct top_view_opts *o, uint64_t interval_
 		}
 	}
 	endwin();
+	delscreen(screen);
 	return 0;
 }
 

@@ -101,7 +101,7 @@ static bool counter_delta(const struct metric_set *prev, const struct metric_set
 		return true;
 	}
 	double va = top_sample_value(a), vb = top_sample_value(b);
-	if (!isfinite(va) || !isfinite(vb) || vb < va)
+	if (!isfinite(va) || !isfinite(vb) || vb < va || !isfinite(vb - va))
 		return false;
 	*ret = vb - va;
 	return true;
@@ -186,7 +186,8 @@ static void add_gpus(struct top_model *m, const struct metric_set *cur)
 		g->has_power = get_value(cur, P "gpu_power_watts", key.buf, &g->power_w);
 		g->has_temp = get_value(cur, P "gpu_temperature_celsius", key.buf, &g->temp_c);
 		if (get_value(cur, P "gpu_memory_used_bytes", key.buf, &used) &&
-		    get_value(cur, P "gpu_memory_total_bytes", key.buf, &total) && total > 0) {
+		    get_value(cur, P "gpu_memory_total_bytes", key.buf, &total) && total > 0 &&
+		    total < 1e19 && used >= 0 && used <= total) {
 			g->has_mem = true;
 			g->mem_used = (uint64_t)used;
 			g->mem_total = (uint64_t)total;
@@ -236,7 +237,8 @@ static void port_flags(struct top_port *p, const struct metric_set *prev,
 		if (flags.len)
 			strbuf_addstr(&flags, ", ");
 		strbuf_addf(&flags, "%.*s +%.0f", (int)n, rest, d);
-		p->flag_total += (uint64_t)d;
+		/* A bound on what a sample could claim: the sum never wraps. */
+		p->flag_total += d < 1e15 ? (uint64_t)d : (uint64_t)1e15;
 	}
 	p->flags = flags.len ? strbuf_detach(&flags, NULL) : NULL;
 	strbuf_release(&flags);
@@ -356,7 +358,8 @@ void top_model_update(struct top_model *m, const struct metric_set *prev,
 	*m = (struct top_model)TOP_MODEL_INIT;
 	m->seconds = seconds;
 	if (get_value(cur, P "memory_total_bytes", "", &total) &&
-	    get_value(cur, P "memory_available_bytes", "", &avail) && total > 0 && avail <= total) {
+	    get_value(cur, P "memory_available_bytes", "", &avail) && total > 0 && total < 1e19 &&
+	    avail >= 0 && avail <= total) {
 		m->has_mem = true;
 		m->mem_total = (uint64_t)total;
 		m->mem_available = (uint64_t)avail;

@@ -93,7 +93,7 @@ void top_view_graph(const struct top_port *p, size_t width, struct strbuf *out)
 			strbuf_addch(out, chars[0]);
 		} else {
 			double step = ceil(h[i] / top * (double)steps);
-			size_t k = step < 1 ? 1 : step > (double)steps ? steps : (size_t)step;
+			size_t k = step < 1 ? 1 : !(step <= (double)steps) ? steps : (size_t)step;
 			strbuf_addch(out, chars[k]);
 		}
 	}
