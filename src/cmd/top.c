@@ -442,7 +442,7 @@ int cmd_top(int argc, char **argv)
 			t.nodes[i].host = xstrdup(hosts.hosts[i].name);
 		cmd_remote_init(&t.rm, remote_sparkctl, true);
 	} else {
-		char name[256] = "localhost";
+		struct strbuf name = STRBUF_INIT;
 
 		if (!root_path)
 			root_path = secure_getenv("SPARKCTL_ROOT");
@@ -453,12 +453,20 @@ int cmd_top(int argc, char **argv)
 			ret = SPARKCTL_EXIT_ERROR;
 			goto out;
 		}
-		if (gethostname(name, sizeof(name) - 1) < 0)
-			snprintf(name, sizeof(name), "localhost");
-		name[sizeof(name) - 1] = '\0';
+		/* The name of the node the root describes: a capture's own, not ours. */
+		if (rootfs_read_value(&root, "proc/sys/kernel/hostname", &name) < 0 || !name.len) {
+			char self[256] = "";
+			strbuf_reset(&name);
+			if (gethostname(self, sizeof(self) - 1) == 0)
+				strbuf_addstr(&name, self);
+		}
 		t.nr = 1;
 		t.nodes = xcalloc(1, sizeof(*t.nodes));
-		t.nodes[0].host = xstrdup(name);
+		t.nodes[0].host = strbuf_detach(&name, NULL);
+		if (!*t.nodes[0].host) {
+			free(t.nodes[0].host);
+			t.nodes[0].host = xstrdup("localhost");
+		}
 		t.src.gpu_disabled = no_gpu;
 		/* No NVML is a node without GPU figures, which the view says. */
 		if (!no_gpu && exporter_gpu_open(&t.src.gpu, false, &err) < 0)

@@ -64,12 +64,12 @@ wait_exit() {
 }
 # The terminal is back in its normal modes: canonical input, echo, the cursor.
 restored() {
-  grep -qw icanon "$TMP/$1.stty" && grep -qw echo "$TMP/$1.stty" ||
+  grep -qE '(^| )icanon( |;|$)' "$TMP/$1.stty" && grep -qE '(^| )echo( |;|$)' "$TMP/$1.stty" ||
     { cat "$TMP/$1.stty" >&2; fail "the terminal was not restored"; }
 }
 
 start one
-wait_screen one "^sparkctl top  $(hostname)  every 0\.2 s  sort name$"
+wait_screen one "^sparkctl top  spark-01  every 0\.2 s  sort name$"
 wait_screen one '^  0 NVIDIA GB10  37%  11\.2 W  45 C  6\.4/122\.4 GiB unified$'
 wait_screen one '^q quit  p pause  \+/- interval  s sort$'
 # Any rate above zero: how much depends on how fast the writer runs.
@@ -79,7 +79,7 @@ wait_screen one '^  ! out_of_sequence_packets_received \+[0-9]+$'
 wait_screen one '^roceP2p1s0f1/1 enP2p1s0f1np1 ACTIVE    0\.00    0\.00 +\.+$'
 
 T send-keys -t one s
-wait_screen one "^sparkctl top  $(hostname)  every 0\.2 s  sort traffic$"
+wait_screen one "^sparkctl top  spark-01  every 0\.2 s  sort traffic$"
 # sorted by traffic: the busy port first, once a sample saw it move
 busy_first() { grep -A1 '^PORT' "$TMP/screen" | tail -n 1 | grep -qE '^rocep1s0f1/1 +enp1s0f1np1 +ACTIVE +[0-9.]*[1-9]'; }
 for i in $(seq 100); do
@@ -89,7 +89,7 @@ for i in $(seq 100); do
 done
 busy_first || { cat "$TMP/screen" >&2; fail "not sorted by traffic"; }
 T send-keys -t one p
-wait_screen one "^sparkctl top  PAUSED  $(hostname)  every 0\.2 s  sort traffic$"
+wait_screen one "^sparkctl top  PAUSED  spark-01  every 0\.2 s  sort traffic$"
 # paused: the figures stay as they are
 screen one
 cp "$TMP/screen" "$TMP/paused"
@@ -97,7 +97,7 @@ sleep 0.6
 screen one
 same "$TMP/paused" "$TMP/screen"
 T send-keys -t one ' '
-wait_screen one "^sparkctl top  $(hostname)  every 0\.2 s  sort traffic$"
+wait_screen one "^sparkctl top  spark-01  every 0\.2 s  sort traffic$"
 T send-keys -t one +
 wait_screen one "every 0\.5 s"
 T send-keys -t one - -
