@@ -20,6 +20,7 @@
 #include "exporter/collect.h"
 #include "exporter/gpu.h"
 #include "lib/clock.h"
+#include "lib/json.h"
 #include "lib/parse.h"
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"
@@ -38,7 +39,7 @@ static const uint64_t intervals_ms[] = { 200, 500, 1000, 2000, 5000, 10000, 3000
 
 static const char *const top_usage[] = {
 	"sparkctl top [--interval S] [--sort KEY] [--root DIR] [--no-gpu]",
-	"sparkctl top (--once | -n COUNT) [--interval S] [--root DIR [--then DIR]]",
+	"sparkctl top (--once | -n COUNT) [--json] [--interval S] [--root DIR [--then DIR]]",
 	"sparkctl top -H HOSTS [--once] [--remote-sparkctl PATH] [--interval S]",
 	NULL,
 };
@@ -49,7 +50,7 @@ static const char top_description[] =
 	"congestion counters that moved).  With -H, one block per node, sampled over SSH\n"
 	"by 'sparkctl exporter --once'.  Keys: q quit, p or space pause, + and - the\n"
 	"interval, s the sort order.  --once, or stdout not a terminal: two samples an\n"
-	"interval apart, printed as plain lines.";
+	"interval apart, printed as plain lines (or --json).";
 
 struct top_node {
 	char *host;
@@ -193,6 +194,33 @@ static void render(const struct top *t, const struct top_view_opts *o, struct st
 	free(v);
 }
 
+/* One view as JSON: indented, or on one line (a view of -n). */
+static void render_json(const struct top *t, double interval, bool line, struct strbuf *out)
+{
+	const char **hosts = xcalloc(t->nr, sizeof(*hosts));
+	const char **errors = xcalloc(t->nr, sizeof(*errors));
+	const struct top_model **models = xcalloc(t->nr, sizeof(*models));
+	json_t *j;
+
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct top_node *n = &t->nodes[i];
+		hosts[i] = n->host;
+		errors[i] = n->error ? n->error : n->has_cur ? NULL : "no sample yet";
+		models[i] = &n->model;
+	}
+	j = top_models_json(hosts, errors, models, t->nr, interval);
+	if (line) {
+		json_to_line(j, out);
+		strbuf_addch(out, '\n');
+	} else {
+		json_to_strbuf(j, out);
+	}
+	json_decref(j);
+	free(hosts);
+	free(errors);
+	free(models);
+}
+
 static bool any_error(const struct top *t)
 {
 	for (size_t i = 0; i < t->nr; i++)
@@ -211,7 +239,7 @@ static void sleep_ms(uint64_t ms)
 
 /* --once and -n: plain lines, count views an interval apart. */
 static int run_plain(struct top *t, struct top_view_opts *o, unsigned count, uint64_t interval_ms,
-		     const struct rootfs *root, const struct rootfs *then)
+		     const struct rootfs *root, const struct rootfs *then, bool json)
 {
 	struct strbuf out = STRBUF_INIT;
 
@@ -228,9 +256,13 @@ static int run_plain(struct top *t, struct top_view_opts *o, unsigned count, uin
 		}
 		update_models(t);
 		strbuf_reset(&out);
-		if (i)
-			strbuf_addch(&out, '\n');
-		render(t, o, &out);
+		if (json) {
+			render_json(t, o->interval, count > 1, &out);
+		} else {
+			if (i)
+				strbuf_addch(&out, '\n');
+			render(t, o, &out);
+		}
 		fwrite(out.buf, 1, out.len, stdout);
 		fflush(stdout);
 	}
@@ -371,7 +403,7 @@ int cmd_top(int argc, char **argv)
 {
 	const char *root_path = NULL, *then_path = NULL, *hosts_spec = NULL;
 	const char *remote_sparkctl = NULL, *interval_text = "1", *sort_text = "name";
-	bool help = false, once = false, no_gpu = false;
+	bool help = false, once = false, no_gpu = false, json = false;
 	unsigned count = 0;
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &hosts_spec, "HOSTS",
@@ -382,6 +414,7 @@ int cmd_top(int argc, char **argv)
 		OPT_UINT('n', "count", &count, "COUNT",
 			 "print COUNT views, an interval apart, and exit"),
 		OPT_STRING(0, "sort", &sort_text, "KEY", "name, traffic, util or temp"),
+		OPT_BOOL(0, "json", &json, "print the figures as JSON (-n: one line per view)"),
 		OPT_STRING(0, "root", &root_path, "DIR",
 			   "read sysfs and procfs below DIR, e.g. a 'sparkctl capture' tree"),
 		OPT_STRING(0, "then", &then_path, "DIR",
@@ -424,7 +457,7 @@ int cmd_top(int argc, char **argv)
 		return cmd_usage_error("top", "--remote-sparkctl needs -H");
 	if (once && count > 1)
 		return cmd_usage_error("top", "--once prints one view: use -n COUNT alone");
-	plain = once || count > 0 || !isatty(STDOUT_FILENO);
+	plain = once || json || count > 0 || !isatty(STDOUT_FILENO);
 	if (count == 0)
 		count = 1;
 	o.interval = (double)interval_ms / 1000;
@@ -481,7 +514,7 @@ int cmd_top(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	if (plain) {
-		ret = run_plain(&t, &o, count, interval_ms, &root, then_path ? &then : NULL);
+		ret = run_plain(&t, &o, count, interval_ms, &root, then_path ? &then : NULL, json);
 	} else {
 		o.keys = true;
 		if (run_screen(&t, &o, interval_ms, &root) < 0) {

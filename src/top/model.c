@@ -2,6 +2,7 @@
 
 #include <math.h>
 
+#include "lib/json.h"
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
 #include "top/model.h"
@@ -143,6 +144,8 @@ static void port_release(struct top_port *p)
 	free(p->name);
 	free(p->netdev);
 	free(p->state);
+	for (size_t i = 0; i < p->nr_flags; i++)
+		free(p->flags[i].counter);
 	free(p->flags);
 }
 
@@ -207,7 +210,6 @@ static void add_gpus(struct top_model *m, const struct metric_set *cur)
 static void port_flags(struct top_port *p, const struct metric_set *prev,
 		       const struct metric_set *cur, const char *prefix, const char *labels)
 {
-	struct strbuf flags = STRBUF_INIT;
 	size_t plen = strlen(prefix);
 
 	for (size_t i = 0; i < cur->nr; i++) {
@@ -234,14 +236,10 @@ static void port_flags(struct top_port *p, const struct metric_set *prev,
 		size_t n = strlen(rest);
 		if (n > 6 && streq(rest + n - 6, "_total"))
 			n -= 6;
-		if (flags.len)
-			strbuf_addstr(&flags, ", ");
-		strbuf_addf(&flags, "%.*s +%.0f", (int)n, rest, d);
-		/* A bound on what a sample could claim: the sum never wraps. */
-		p->flag_total += d < 1e15 ? (uint64_t)d : (uint64_t)1e15;
+		struct top_flag *fl = ARRAY_PUSH(p->flags, p->nr_flags);
+		fl->counter = xstrndup(rest, n);
+		fl->increase = d;
 	}
-	p->flags = flags.len ? strbuf_detach(&flags, NULL) : NULL;
-	strbuf_release(&flags);
 }
 
 static void port_rates(struct top_port *p, const struct metric_set *prev,
@@ -368,4 +366,85 @@ void top_model_update(struct top_model *m, const struct metric_set *prev,
 	add_ports(m, prev, cur, seconds);
 	carry_history(m, &old);
 	top_model_release(&old);
+}
+
+static json_t *jopt(bool has, double v)
+{
+	return has ? jreal(v) : json_null();
+}
+
+static json_t *gpu_json(const struct top_gpu *g)
+{
+	json_t *o = json_object();
+
+	jset(o, "index", jstr(g->index));
+	jset(o, "name", jstr(g->name));
+	jset(o, "utilization_percent", jopt(g->has_util, g->util));
+	jset(o, "power_watts", jopt(g->has_power, g->power_w));
+	jset(o, "temperature_celsius", jopt(g->has_temp, g->temp_c));
+	jset(o, "memory_used_bytes", g->has_mem ? jint((int64_t)g->mem_used) : json_null());
+	jset(o, "memory_total_bytes", g->has_mem ? jint((int64_t)g->mem_total) : json_null());
+	jset(o, "memory_unified", jbool(g->mem_unified));
+	return o;
+}
+
+static json_t *port_json(const struct top_port *p)
+{
+	json_t *o = json_object(), *flags = json_array();
+
+	jset(o, "name", jstr(p->name));
+	jset(o, "rdma", jbool(p->rdma));
+	jset(o, "netdev", jstr(p->netdev));
+	jset(o, "state", jstr(p->state));
+	jset(o, "tx_gbps", jopt(p->has_rate, p->tx_gbps));
+	jset(o, "rx_gbps", jopt(p->has_rate, p->rx_gbps));
+	jset(o, "line_gbps", jopt(p->line_gbps > 0, p->line_gbps));
+	for (size_t i = 0; i < p->nr_flags; i++) {
+		json_t *f = json_object();
+		jset(f, "counter", jstr(p->flags[i].counter));
+		double d = p->flags[i].increase;
+		/* Counters count whole things; beyond 2^53 a double is what there is. */
+		jset(f, "increase", d < 9007199254740992.0 ? jint((int64_t)d) : jreal(d));
+		jpush(flags, f);
+	}
+	jset(o, "flags", flags);
+	return o;
+}
+
+json_t *top_models_json(const char *const *hosts, const char *const *errors,
+			const struct top_model *const *models, size_t nr, double interval)
+{
+	static const char *const gpu_states[] = {
+		[TOP_GPU_OFF] = "off",
+		[TOP_GPU_NO_NVML] = "no_nvml",
+		[TOP_GPU_OK] = "ok",
+	};
+	json_t *root = json_object(), *nodes = json_array();
+
+	jset(root, "interval_ms", jint((int64_t)llround(interval * 1000)));
+	for (size_t i = 0; i < nr; i++) {
+		const struct top_model *m = errors[i] ? NULL : models[i];
+		json_t *n = json_object();
+
+		jset(n, "host", jstr(hosts[i]));
+		jset(n, "error", jstr(errors[i]));
+		if (m) {
+			json_t *gpus = json_array(), *ports = json_array();
+			jset(n, "seconds", jreal(m->seconds));
+			jset(n, "memory_total_bytes",
+			     m->has_mem ? jint((int64_t)m->mem_total) : json_null());
+			jset(n, "memory_available_bytes",
+			     m->has_mem ? jint((int64_t)m->mem_available) : json_null());
+			jset(n, "gpu_state", jstr(gpu_states[m->gpu_state]));
+			for (size_t j = 0; j < m->nr_gpus; j++)
+				jpush(gpus, gpu_json(&m->gpus[j]));
+			for (size_t j = 0; j < m->nr_ports; j++)
+				jpush(ports, port_json(&m->ports[j]));
+			jset(n, "gpus", gpus);
+			jset(n, "ports", ports);
+		}
+		jpush(nodes, n);
+	}
+	jset(root, "nodes", nodes);
+	return root;
 }

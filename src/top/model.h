@@ -14,6 +14,7 @@
 
 #include "sparkctl.h"
 #include "exporter/metrics.h"
+#include "lib/json.h"
 
 /* Samples of history kept per port (more than the widest graph shows). */
 #define TOP_HISTORY 64
@@ -36,6 +37,13 @@ struct top_gpu {
 	bool mem_unified;
 };
 
+/* A counter of loss, errors or congestion that moved between two samples. */
+struct top_flag {
+	char *counter; /* the metric's name without "sparkctl_rdma_" / "sparkctl_network_" and
+			  "_total" */
+	double increase;
+};
+
 struct top_port {
 	char *name;   /* "DEV/PORT" of an RDMA port, or a netdev's name */
 	char *netdev; /* an RDMA port's netdev, or NULL */
@@ -47,8 +55,8 @@ struct top_port {
 	/* max(TX, RX) in Gb/s of each update, oldest first; negative: no rate then */
 	double hist[TOP_HISTORY];
 	size_t hist_nr;
-	char *flags; /* the error/congestion counters that moved: "name +N, ..."; NULL: none */
-	uint64_t flag_total; /* the sum of those increases */
+	struct top_flag *flags; /* the error/congestion counters that moved, in sample order */
+	size_t nr_flags;
 };
 
 struct top_model {
@@ -75,6 +83,13 @@ struct top_model {
 void top_model_update(struct top_model *m, const struct metric_set *prev,
 		      const struct metric_set *cur, double seconds);
 void top_model_release(struct top_model *m);
+
+/*
+ * The JSON form of the nodes' models (one sample of 'top --json'): hosts[i]
+ * with errors[i] (NULL: none) and models[i].
+ */
+json_t *top_models_json(const char *const *hosts, const char *const *errors,
+			const struct top_model *const *models, size_t nr, double interval);
 
 /* The sample of family name with exactly these rendered labels, or NULL. */
 const struct metric_sample *top_find_sample(const struct metric_set *set, const char *name,

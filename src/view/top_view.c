@@ -192,6 +192,7 @@ struct port_cols {
 static void render_ports(const struct top_model *m, const struct top_view_opts *o,
 			 const struct port_cols *c, struct strbuf *line, struct strbuf *out)
 {
+	struct strbuf flags = STRBUF_INIT;
 	struct sorted *v;
 	char cell[32];
 
@@ -241,18 +242,25 @@ static void render_ports(const struct top_model *m, const struct top_view_opts *
 			strbuf_addch(line, ' ');
 			top_view_graph(p, c->graph_w, line);
 		}
-		if (p->flags && (!o->width || line->len + 1 + strlen(p->flags) <= o->width)) {
+		strbuf_reset(&flags);
+		for (size_t j = 0; j < p->nr_flags; j++) {
+			strbuf_addstr(&flags, j ? ", " : "");
+			add_clean(&flags, p->flags[j].counter, SIZE_MAX);
+			strbuf_addf(&flags, " +%.0f", p->flags[j].increase);
+		}
+		if (flags.len && (!o->width || line->len + 1 + flags.len <= o->width)) {
 			strbuf_addch(line, ' ');
-			add_clean(line, p->flags, SIZE_MAX);
-		} else if (p->flags) {
+			strbuf_add(line, flags.buf, flags.len);
+		} else if (flags.len) {
 			/* Too long to follow the graph: a line of its own, so no name is cut. */
 			emit(out, line, o);
 			strbuf_addstr(line, "  ! ");
-			add_clean(line, p->flags, SIZE_MAX);
+			strbuf_add(line, flags.buf, flags.len);
 		}
 		emit(out, line, o);
 	}
 	free(v);
+	strbuf_release(&flags);
 }
 
 static void node_title(const struct top_view_node *n, struct strbuf *line)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sparkctl top --once on captured trees through the stand-in NVML: exact
 # Gb/s figures and flags from counters rewritten between the two samples,
-# a counter that went down, -n, plain output when stdout is no terminal,
+# --json, a counter that went down, -n, plain output when stdout is no terminal,
 # no NVML, --no-gpu, eight H100, and the errors of bad command lines.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/exporter/lib-exporter.sh"
@@ -48,6 +48,20 @@ expect 0 TOP --once --root "$A" --then "$B" --interval 2 --sort traffic
 sed -n '/^PORT/,$p' "$TMP/out" | awk '{print $1}' > "$TMP/order"
 printf '%s\n' PORT rocep1s0f1/1 enP7s7 roceP2p1s0f0/1 rocep1s0f0/1 wlP9s9 roceP2p1s0f1/1 > "$TMP/want"
 same "$TMP/want" "$TMP/order"
+
+# --json: the same figures, and the flags by counter.
+expect 0 TOP --once --json --root "$A" --then "$B" --interval 2
+cp "$TMP/out" "$TMP/top.json"
+[ "$(json_get "$TMP/top.json" 'd["interval_ms"]')" = 2000 ] || fail "--json: interval_ms"
+[ "$(json_get "$TMP/top.json" '[(p["name"], p["tx_gbps"], p["rx_gbps"], [(f["counter"], f["increase"]) for f in p["flags"]]) for p in d["nodes"][0]["ports"] if p["tx_gbps"] is None or p["tx_gbps"] + p["rx_gbps"] > 0]')" = \
+  "[('roceP2p1s0f1/1', None, None, []), ('rocep1s0f1/1', 100.0, 12.5, [('np_ecn_marked_roce_packets_received', 7), ('out_of_sequence_packets_received', 3)]), ('enP7s7', 0.0, 2.0, [('receive_errs', 2)])]" ] ||
+  { cat "$TMP/top.json" >&2; fail "--json: wrong ports"; }
+[ "$(json_get "$TMP/top.json" '(d["nodes"][0]["host"], d["nodes"][0]["gpus"][0]["memory_used_bytes"], d["nodes"][0]["gpus"][0]["memory_unified"])')" = \
+  "('spark-01', 6913855488, True)" ] || fail "--json: wrong GPU memory"
+# -n COUNT --json: one JSON document per line
+expect 0 TOP -n 2 --json --root "$A" --interval 0.1
+[ "$(wc -l < "$TMP/out")" = 2 ] || fail "-n 2 --json: not two lines"
+head -n 1 "$TMP/out" | python3 -c 'import json,sys; json.load(sys.stdin)' || fail "-n --json: not JSON"
 
 # --- Live samples of an unchanging tree: zero rates, no flags; -n repeats.
 expect 0 TOP --once --root "$A" --interval 0.2

@@ -212,14 +212,17 @@ static void model_rates_and_flags(void **state ATTR_UNUSED)
 	assert_true(p->tx_gbps == 100 && p->rx_gbps == 50);
 	assert_true(p->line_gbps == 200);
 	/* packets moved: no flag; loss and congestion did, named */
-	assert_string_equal(p->flags,
-			    "out_of_sequence_packets_received +3, np_cnp_packets_sent +2");
-	assert_int_equal(p->flag_total, 5);
+	assert_int_equal(p->nr_flags, 2);
+	assert_string_equal(p->flags[0].counter, "out_of_sequence_packets_received");
+	assert_true(p->flags[0].increase == 3);
+	assert_string_equal(p->flags[1].counter, "np_cnp_packets_sent");
+	assert_true(p->flags[1].increase == 2);
 	assert_int_equal(p->hist_nr, 2);
 	assert_true(p->hist[1] == 100);
-	assert_null(m.ports[0].flags);
+	assert_int_equal(m.ports[0].nr_flags, 0);
 	assert_true(m.ports[2].rx_gbps == 1 && m.ports[2].tx_gbps == 0);
-	assert_string_equal(m.ports[2].flags, "receive_errs +1");
+	assert_int_equal(m.ports[2].nr_flags, 1);
+	assert_string_equal(m.ports[2].flags[0].counter, "receive_errs");
 	assert_string_equal(m.ports[2].state, "up");
 
 	/* Counters that went down (a reset, a 32-bit wrap): no rate, no flag, never negative. */
@@ -227,7 +230,7 @@ static void model_rates_and_flags(void **state ATTR_UNUSED)
 	top_model_update(&m, &b, &c, 1);
 	p = &m.ports[1];
 	assert_false(p->has_rate);
-	assert_null(p->flags);
+	assert_int_equal(p->nr_flags, 0);
 	assert_int_equal(p->hist_nr, 3);
 	assert_true(p->hist[2] < 0);
 
@@ -524,6 +527,44 @@ static void layout_nodes(void **state ATTR_UNUSED)
 	spark_release(&f);
 }
 
+static void model_json(void **state ATTR_UNUSED)
+{
+	struct spark_fixture f;
+	struct top_model none = TOP_MODEL_INIT;
+	struct strbuf out = STRBUF_INIT;
+	const char *hosts[] = { "spark1", "spark2" };
+	const char *errors[] = { NULL, "unreachable: no answer within 15 s" };
+	const struct top_model *models[] = { NULL, &none };
+	json_t *j;
+
+	spark_model(&f);
+	models[0] = &f.m;
+	j = top_models_json(hosts, errors, models, 2, 0.5);
+	json_to_line(j, &out);
+	json_decref(j);
+	same_text(
+		out.buf,
+		"{\"interval_ms\":500,\"nodes\":[{\"host\":\"spark1\",\"error\":null,"
+		"\"seconds\":1.0,\"memory_total_bytes\":137438953472,"
+		"\"memory_available_bytes\":103079215104,\"gpu_state\":\"ok\","
+		"\"gpus\":[{\"index\":\"0\",\"name\":\"NVIDIA GB10\",\"utilization_percent\":37.0,"
+		"\"power_watts\":11.25,\"temperature_celsius\":45.0,"
+		"\"memory_used_bytes\":34359738368,\"memory_total_bytes\":137438953472,"
+		"\"memory_unified\":true}],\"ports\":[{\"name\":\"roceP2p1s0f1/1\",\"rdma\":true,"
+		"\"netdev\":\"enP2p1s0f1np1\",\"state\":\"ACTIVE\",\"tx_gbps\":0.0,\"rx_gbps\":0.0,"
+		"\"line_gbps\":null,\"flags\":[]},{\"name\":\"rocep1s0f1/1\",\"rdma\":true,"
+		"\"netdev\":\"enp1s0f1np1\",\"state\":\"ACTIVE\",\"tx_gbps\":100.0,"
+		"\"rx_gbps\":40.0,\"line_gbps\":200.0,"
+		"\"flags\":[{\"counter\":\"out_of_sequence_packets_received\","
+		"\"increase\":3},{\"counter\":\"np_cnp_packets_sent\","
+		"\"increase\":2}]},{\"name\":\"enP7s7\",\"rdma\":false,\"netdev\":null,"
+		"\"state\":\"up\",\"tx_gbps\":0.0,\"rx_gbps\":1.0,\"line_gbps\":null,"
+		"\"flags\":[{\"counter\":\"receive_errs\",\"increase\":1}]}]},{\"host\":\"spark2\","
+		"\"error\":\"unreachable: no answer within 15 s\"}]}");
+	strbuf_release(&out);
+	spark_release(&f);
+}
+
 static void sort_names(void **state ATTR_UNUSED)
 {
 	enum top_sort s;
@@ -548,6 +589,7 @@ int main(void)
 		cmocka_unit_test(layout_spark),
 		cmocka_unit_test(layout_h100x8),
 		cmocka_unit_test(layout_nodes),
+		cmocka_unit_test(model_json),
 		cmocka_unit_test(sort_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
