@@ -272,13 +272,19 @@ static int run_plain(struct top *t, struct top_view_opts *o, unsigned count, uin
 	return any_error(t) ? SPARKCTL_EXIT_UNAVAILABLE : SPARKCTL_EXIT_OK;
 }
 
-static size_t interval_step(uint64_t ms)
+/* The next interval of intervals_ms[] above (up) or below ms; ms itself at either end. */
+static uint64_t interval_next(uint64_t ms, bool up)
 {
-	size_t i = 0;
+	uint64_t r = ms;
 
-	while (i + 1 < ARRAY_SIZE(intervals_ms) && intervals_ms[i] < ms)
-		i++;
-	return i;
+	for (size_t i = 0; i < ARRAY_SIZE(intervals_ms); i++) {
+		size_t k = up ? i : ARRAY_SIZE(intervals_ms) - 1 - i;
+		if (up ? intervals_ms[k] > ms : intervals_ms[k] < ms) {
+			r = intervals_ms[k];
+			break;
+		}
+	}
+	return r;
 }
 
 static void draw(const struct top *t, const struct top_view_opts *base)
@@ -308,11 +314,9 @@ static void draw(const struct top *t, const struct top_view_opts *base)
 static int run_screen(struct top *t, struct top_view_opts *o, uint64_t interval_ms,
 		      const struct rootfs *root)
 {
-	size_t step = interval_step(interval_ms);
+	SCREEN *screen;
 	double due;
 	bool quit = false;
-
-	SCREEN *screen;
 
 	/* Not initscr(), which exits the program when the terminal is unknown. */
 	screen = newterm(NULL, stdout, stdin);
@@ -352,16 +356,12 @@ static int run_screen(struct top *t, struct top_view_opts *o, uint64_t interval_
 			break;
 		case '+':
 		case '=':
-			if (step + 1 < ARRAY_SIZE(intervals_ms))
-				step++;
-			interval_ms = intervals_ms[step];
+			interval_ms = interval_next(interval_ms, true);
 			due = now_s() + (double)interval_ms / 1000;
 			break;
 		case '-':
 		case '_':
-			if (step > 0)
-				step--;
-			interval_ms = intervals_ms[step];
+			interval_ms = interval_next(interval_ms, false);
 			due = now_s() + (double)interval_ms / 1000;
 			break;
 		case 's':
