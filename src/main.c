@@ -15,6 +15,7 @@ const struct cmd sparkctl_commands[] = {
 	{ "launch", cmd_launch, "run a job on every node; nothing of it outlives it" },
 	{ "bench", cmd_bench, "time NCCL collectives; measure RDMA and TCP links between nodes" },
 	{ "exporter", cmd_exporter, "serve GPU, RDMA and thermal metrics to Prometheus" },
+	{ "top", cmd_top, "live view of GPUs and fabric ports, of this node or several" },
 	{ "status", cmd_status, "one screen for the cluster: nodes, GPUs, links, last doctor" },
 	{ "help", cmd_help, "show the commands, or one command's help" },
 	{ "version", cmd_version, "print the version of sparkctl" },

@@ -38,6 +38,7 @@ int cmd_launch(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_bench_link(int argc, char **argv); /* bench link, in cmd/bench_link.c */
 int cmd_exporter(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_netplan(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 /* sparkctl agent status: this node's answer to status (cmd/status.c). */

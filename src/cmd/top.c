@@ -1,0 +1,544 @@
+/*
+ * sparkctl top - a live view of this node's GPUs and fabric ports, or of
+ * several nodes (-H), in the terminal.
+ *
+ * Samples are metric sets as the exporter collects them: here through
+ * exporter_collect(), on other nodes by 'sparkctl exporter --once' over
+ * SSH, parsed back (top/promtext.h).  Two samples make a model
+ * (top/model.h), and the model and the terminal's size make the lines
+ * (view/top_view.h) that ncurses draws, or that --once prints.
+ */
+#include "sparkctl.h"
+
+#include <curses.h>
+#include <math.h>
+#include <signal.h>
+#include <time.h>
+
+#include "check/check.h"
+#include "cmd/cmd.h"
+#include "exporter/collect.h"
+#include "exporter/gpu.h"
+#include "lib/clock.h"
+#include "lib/json.h"
+#include "lib/parse.h"
+#include "lib/rootfs.h"
+#include "lib/xalloc.h"
+#include "proc/run.h"
+#include "remote/hosts.h"
+#include "top/model.h"
+#include "top/promtext.h"
+#include "view/top_view.h"
+
+/* What one node's 'exporter --once' may print, and how long it may take. */
+#define SCRAPE_OUTPUT_MAX ((size_t)16 << 20)
+#define SCRAPE_TIMEOUT_MS 15000
+
+/* The intervals +/- step through, in milliseconds. */
+static const uint64_t intervals_ms[] = { 200, 500, 1000, 2000, 5000, 10000, 30000, 60000 };
+
+static const char *const top_usage[] = {
+	"sparkctl top [--interval S] [--sort KEY] [--root DIR] [--no-gpu]",
+	"sparkctl top (--once | -n COUNT) [--json] [--interval S] [--root DIR [--then DIR]]",
+	"sparkctl top -H HOSTS [--once] [--remote-sparkctl PATH] [--interval S]",
+	NULL,
+};
+
+static const char top_description[] =
+	"A live view of this node's GPUs (utilisation, power, temperature, memory) and\n"
+	"fabric ports (TX/RX Gb/s from counter deltas, a short history, the error and\n"
+	"congestion counters that moved).  With -H, one block per node, sampled over SSH\n"
+	"by 'sparkctl exporter --once'.  Keys: q quit, p or space pause, + and - the\n"
+	"interval, s the sort order.  --once, or stdout not a terminal: two samples an\n"
+	"interval apart, printed as plain lines (or --json).";
+
+struct top_node {
+	char *host;
+	char *error; /* why the last sample failed */
+	struct metric_set prev, cur;
+	bool has_prev, has_cur;
+	double t_prev, t_cur; /* seconds */
+	struct top_model model;
+};
+
+struct top {
+	struct top_node *nodes;
+	size_t nr;
+	bool remote;
+	bool no_gpu;
+	struct cmd_remote rm;
+	struct exporter_source src; /* local */
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static double now_s(void)
+{
+	return (double)monotonic_ns() / 1e9;
+}
+
+static void node_push(struct top_node *n, struct metric_set *set, double t)
+{
+	metric_set_release(&n->prev);
+	n->prev = n->cur;
+	n->has_prev = n->has_cur;
+	n->t_prev = n->t_cur;
+	n->cur = *set;
+	n->has_cur = true;
+	n->t_cur = t;
+	*set = (struct metric_set)METRIC_SET_INIT;
+	free_and_null(&n->error);
+}
+
+/* One sample of this node from root; at is its time, or NAN for now. */
+static void sample_local(struct top *t, const struct rootfs *root, double at)
+{
+	struct metric_set set = METRIC_SET_INIT;
+	struct exporter_source src = t->src;
+	double t0 = now_s();
+
+	src.root = root;
+	/* A collector that failed still leaves the rest of the sample. */
+	exporter_collect(&src, &set);
+	node_push(&t->nodes[0], &set, isnan(at) ? (t0 + now_s()) / 2 : at);
+}
+
+static void sample_remote(struct top *t)
+{
+	struct run_job *jobs = xcalloc(t->nr, sizeof(*jobs));
+	const char *argv[] = { t->rm.sparkctl, "exporter", "--once", NULL, NULL };
+
+	if (t->no_gpu)
+		argv[3] = "--no-gpu";
+	for (size_t i = 0; i < t->nr; i++) {
+		run_job_init(&jobs[i]);
+		/* The host list refuses such names already; an empty argv cannot start. */
+		if (cmd_remote_argv(&t->rm, t->nodes[i].host, argv, &jobs[i].argv) < 0)
+			strvec_clear(&jobs[i].argv);
+	}
+	run_jobs(jobs, t->nr, 0, SCRAPE_TIMEOUT_MS, SCRAPE_OUTPUT_MAX);
+	for (size_t i = 0; i < t->nr; i++) {
+		struct top_node *n = &t->nodes[i];
+		struct run_job *j = &jobs[i];
+		struct metric_set set = METRIC_SET_INIT;
+		struct strbuf err = STRBUF_INIT;
+		char *error = NULL;
+
+		if (j->spawn_error) {
+			error = xasprintf("unreachable: cannot run %s: %s",
+					  j->argv.nr ? j->argv.v[0] : "a command for this host",
+					  strerror(-j->spawn_error));
+		} else if (j->timed_out) {
+			error = xasprintf("unreachable: no answer within %d s",
+					  SCRAPE_TIMEOUT_MS / 1000);
+		} else if (j->status != 0) {
+			char *line = cmd_first_line(j->err.len ? j->err.buf : j->out.buf);
+			error = xasprintf("unreachable: %s (exit status %d)",
+					  *line ? line : "failed", j->status);
+			free(line);
+		} else if (j->truncated || promtext_parse(j->out.buf, j->out.len, &set, &err) < 0) {
+			error = xasprintf("the remote sparkctl printed no metrics: %s",
+					  j->truncated ? "too much output" : err.buf);
+		}
+		if (error) {
+			metric_set_release(&set);
+			free(n->error);
+			n->error = error;
+		} else {
+			node_push(n, &set, (j->started_at + j->ended_at) / 2);
+		}
+		strbuf_release(&err);
+		run_job_release(j);
+	}
+	free(jobs);
+}
+
+static void sample(struct top *t, const struct rootfs *root, double at)
+{
+	if (t->remote)
+		sample_remote(t);
+	else
+		sample_local(t, root, at);
+}
+
+static void update_models(struct top *t)
+{
+	for (size_t i = 0; i < t->nr; i++) {
+		struct top_node *n = &t->nodes[i];
+		if (n->has_cur)
+			top_model_update(&n->model, n->has_prev ? &n->prev : NULL, &n->cur,
+					 n->has_prev ? n->t_cur - n->t_prev : 0);
+	}
+}
+
+static void render(const struct top *t, const struct top_view_opts *o, struct strbuf *out)
+{
+	struct top_view_node *v = xcalloc(t->nr, sizeof(*v));
+
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct top_node *n = &t->nodes[i];
+		v[i] = (struct top_view_node){
+			.host = n->host,
+			.error = n->error     ? n->error
+				 : n->has_cur ? NULL
+					      : "no sample yet",
+			.model = &n->model,
+		};
+	}
+	top_view_render(v, t->nr, o, out);
+	free(v);
+}
+
+/* One view as JSON: indented, or on one line (a view of -n). */
+static void render_json(const struct top *t, double interval, bool line, struct strbuf *out)
+{
+	const char **hosts = xcalloc(t->nr, sizeof(*hosts));
+	const char **errors = xcalloc(t->nr, sizeof(*errors));
+	const struct top_model **models = xcalloc(t->nr, sizeof(*models));
+	json_t *j;
+
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct top_node *n = &t->nodes[i];
+		hosts[i] = n->host;
+		errors[i] = n->error ? n->error : n->has_cur ? NULL : "no sample yet";
+		models[i] = &n->model;
+	}
+	j = top_models_json(hosts, errors, models, t->nr, interval);
+	if (line) {
+		json_to_line(j, out);
+		strbuf_addch(out, '\n');
+	} else {
+		json_to_strbuf(j, out);
+	}
+	json_decref(j);
+	free(hosts);
+	free(errors);
+	free(models);
+}
+
+static bool any_error(const struct top *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->nodes[i].error)
+			return true;
+	return false;
+}
+
+static void sleep_ms(uint64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !stop_signal)
+		;
+}
+
+/* --once and -n: plain lines, count views an interval apart. */
+static int run_plain(struct top *t, struct top_view_opts *o, unsigned count, uint64_t interval_ms,
+		     const struct rootfs *root, const struct rootfs *then, bool json)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	/* Replayed captures are interval apart by definition, not by the clock. */
+	sample(t, root, then ? 0 : NAN);
+	for (unsigned i = 0; i < count && !stop_signal; i++) {
+		if (then) {
+			sample(t, then, (double)interval_ms / 1000);
+		} else {
+			sleep_ms(interval_ms);
+			if (stop_signal)
+				break;
+			sample(t, root, NAN);
+		}
+		update_models(t);
+		strbuf_reset(&out);
+		if (json) {
+			render_json(t, o->interval, count > 1, &out);
+		} else {
+			if (i)
+				strbuf_addch(&out, '\n');
+			render(t, o, &out);
+		}
+		fwrite(out.buf, 1, out.len, stdout);
+		fflush(stdout);
+	}
+	strbuf_release(&out);
+	if (stop_signal)
+		return 128 + stop_signal;
+	return any_error(t) ? SPARKCTL_EXIT_UNAVAILABLE : SPARKCTL_EXIT_OK;
+}
+
+/* The next interval of intervals_ms[] above (up) or below ms; ms itself at either end. */
+static uint64_t interval_next(uint64_t ms, bool up)
+{
+	uint64_t r = ms;
+
+	for (size_t i = 0; i < ARRAY_SIZE(intervals_ms); i++) {
+		size_t k = up ? i : ARRAY_SIZE(intervals_ms) - 1 - i;
+		if (up ? intervals_ms[k] > ms : intervals_ms[k] < ms) {
+			r = intervals_ms[k];
+			break;
+		}
+	}
+	return r;
+}
+
+static void draw(const struct top *t, const struct top_view_opts *base)
+{
+	struct top_view_opts o = *base;
+	struct strbuf out = STRBUF_INIT;
+	int rows, cols, y = 0;
+
+	getmaxyx(stdscr, rows, cols);
+	o.width = cols > 0 ? (size_t)cols : 0;
+	o.height = rows > 0 ? (size_t)rows : 0;
+	if (!o.width || !o.height)
+		return;
+	render(t, &o, &out);
+	erase();
+	for (const char *p = out.buf; *p && y < rows; y++) {
+		const char *eol = strchr(p, '\n');
+		/* The last column of the last line would scroll the screen. */
+		int n = (int)(eol - p);
+		mvaddnstr(y, 0, p, y == rows - 1 && n >= cols ? cols - 1 : n);
+		p = eol + 1;
+	}
+	refresh();
+	strbuf_release(&out);
+}
+
+static int run_screen(struct top *t, struct top_view_opts *o, uint64_t interval_ms,
+		      const struct rootfs *root)
+{
+	SCREEN *screen;
+	double due;
+	bool quit = false;
+
+	/* Not initscr(), which exits the program when the terminal is unknown. */
+	screen = newterm(NULL, stdout, stdin);
+	if (!screen)
+		return -EIO;
+	set_term(screen);
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	sample(t, root, NAN);
+	update_models(t);
+	due = now_s() + (double)interval_ms / 1000;
+	while (!quit && !stop_signal) {
+		double left;
+		int ch;
+
+		if (!o->paused && now_s() >= due) {
+			sample(t, root, NAN);
+			update_models(t);
+			due = now_s() + (double)interval_ms / 1000;
+		}
+		o->interval = (double)interval_ms / 1000;
+		draw(t, o);
+		left = o->paused ? 1 : due - now_s();
+		timeout(left <= 0 ? 0 : (int)(left * 1000) + 1);
+		ch = getch();
+		switch (ch) {
+		case 'q':
+		case 'Q':
+			quit = true;
+			break;
+		case ' ':
+		case 'p':
+		case 'P':
+			o->paused = !o->paused;
+			break;
+		case '+':
+		case '=':
+			interval_ms = interval_next(interval_ms, true);
+			due = now_s() + (double)interval_ms / 1000;
+			break;
+		case '-':
+		case '_':
+			interval_ms = interval_next(interval_ms, false);
+			due = now_s() + (double)interval_ms / 1000;
+			break;
+		case 's':
+		case 'S':
+			o->sort = (enum top_sort)((o->sort + 1) % TOP_SORT_COUNT);
+			break;
+		default:
+			break; /* KEY_RESIZE and timeouts: the next draw fits the new size */
+		}
+	}
+	endwin();
+	delscreen(screen);
+	return 0;
+}
+
+static void nodes_release(struct top *t)
+{
+	for (size_t i = 0; i < t->nr; i++) {
+		struct top_node *n = &t->nodes[i];
+		free(n->host);
+		free(n->error);
+		metric_set_release(&n->prev);
+		metric_set_release(&n->cur);
+		top_model_release(&n->model);
+	}
+	free(t->nodes);
+}
+
+static int open_root(const char *path, struct rootfs *root)
+{
+	int r = rootfs_open(root, path);
+
+	if (r < 0)
+		cmd_error("top", "cannot use '%s' as the root: %s", path, strerror(-r));
+	return r;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	const char *root_path = NULL, *then_path = NULL, *hosts_spec = NULL;
+	const char *remote_sparkctl = NULL, *interval_text = "1", *sort_text = "name";
+	bool help = false, once = false, no_gpu = false, json = false;
+	unsigned count = 0;
+	const struct opt opts[] = {
+		OPT_STRING('H', "hosts", &hosts_spec, "HOSTS",
+			   "the nodes to show, e.g. spark[1-4] (over SSH)"),
+		OPT_STRING(0, "interval", &interval_text, "S",
+			   "seconds between samples (default 1; at least 0.1)"),
+		OPT_BOOL(0, "once", &once, "print one view as plain lines and exit"),
+		OPT_UINT('n', "count", &count, "COUNT",
+			 "print COUNT views, an interval apart, and exit"),
+		OPT_STRING(0, "sort", &sort_text, "KEY", "name, traffic, util or temp"),
+		OPT_BOOL(0, "json", &json, "print the figures as JSON (-n: one line per view)"),
+		OPT_STRING(0, "root", &root_path, "DIR",
+			   "read sysfs and procfs below DIR, e.g. a 'sparkctl capture' tree"),
+		OPT_STRING(0, "then", &then_path, "DIR",
+			   "with --once --root: the second sample is DIR, an interval later"),
+		OPT_BOOL(0, "no-gpu", &no_gpu, "leave NVML alone: no GPU figures"),
+		OPT_STRING(0, "remote-sparkctl", &remote_sparkctl, "PATH",
+			   "the sparkctl the nodes run (default: this one's path)"),
+		OPT_HELP(&help),
+		OPT_END(),
+	};
+	struct top t = { .no_gpu = no_gpu };
+	struct top_view_opts o = { .sort = TOP_SORT_NAME };
+	struct host_list hosts = { 0 };
+	struct rootfs root = { .dirfd = -1 }, then = { .dirfd = -1 };
+	struct strbuf err = STRBUF_INIT;
+	struct sigaction sa;
+	uint64_t interval_ms;
+	bool plain;
+	int n, ret = SPARKCTL_EXIT_OK;
+
+	n = cmd_parse_options(opts, top_usage, top_description, &help, argc, argv);
+	if (n < 0)
+		return cmd_parse_exit(n);
+	if (n > 0)
+		return cmd_usage_error("top", "unexpected argument '%s'", argv[1]);
+	if (parse_milli(interval_text, &interval_ms) < 0 || interval_ms < 100 ||
+	    interval_ms > 3600000)
+		return cmd_usage_error("top",
+				       "invalid --interval '%s': expected 0.1 to 3600 seconds",
+				       interval_text);
+	if (top_sort_parse(sort_text, &o.sort) < 0)
+		return cmd_usage_error("top",
+				       "invalid --sort '%s': expected name, traffic, util or temp",
+				       sort_text);
+	if (hosts_spec && (root_path || then_path))
+		return cmd_usage_error("top", "--root and --then are for this node, not with -H");
+	if (then_path && (!root_path || !once || count > 1))
+		return cmd_usage_error("top", "--then needs --root and --once");
+	if (!hosts_spec && remote_sparkctl)
+		return cmd_usage_error("top", "--remote-sparkctl needs -H");
+	if (once && count > 1)
+		return cmd_usage_error("top", "--once prints one view: use -n COUNT alone");
+	plain = once || json || count > 0 || !isatty(STDOUT_FILENO);
+	if (count == 0)
+		count = 1;
+	o.interval = (double)interval_ms / 1000;
+	t.no_gpu = no_gpu;
+
+	if (hosts_spec) {
+		if (host_list_parse(hosts_spec, &hosts, &err) < 0) {
+			ret = cmd_usage_error("top", "invalid -H: %s", err.buf);
+			goto out;
+		}
+		t.remote = true;
+		t.nr = hosts.nr;
+		t.nodes = xcalloc(t.nr, sizeof(*t.nodes));
+		for (size_t i = 0; i < t.nr; i++)
+			t.nodes[i].host = xstrdup(hosts.hosts[i].name);
+		cmd_remote_init(&t.rm, remote_sparkctl, true);
+	} else {
+		struct strbuf name = STRBUF_INIT;
+
+		if (!root_path)
+			root_path = secure_getenv("SPARKCTL_ROOT");
+		if (!root_path || !*root_path)
+			root_path = "/";
+		if (open_root(root_path, &root) < 0 ||
+		    (then_path && open_root(then_path, &then) < 0)) {
+			ret = SPARKCTL_EXIT_ERROR;
+			goto out;
+		}
+		/* The name of the node the root describes: a capture's own, not ours. */
+		if (rootfs_read_value(&root, "proc/sys/kernel/hostname", &name) < 0 || !name.len) {
+			char self[256] = "";
+			strbuf_reset(&name);
+			if (gethostname(self, sizeof(self) - 1) == 0)
+				strbuf_addstr(&name, self);
+		}
+		t.nr = 1;
+		t.nodes = xcalloc(1, sizeof(*t.nodes));
+		t.nodes[0].host = strbuf_detach(&name, NULL);
+		if (!*t.nodes[0].host) {
+			free(t.nodes[0].host);
+			t.nodes[0].host = xstrdup("localhost");
+		}
+		t.src.gpu_disabled = no_gpu;
+		/* No NVML is a node without GPU figures, which the view says. */
+		if (!no_gpu && exporter_gpu_open(&t.src.gpu, false, &err) < 0)
+			t.src.gpu = NULL;
+	}
+
+	/* Before curses starts, which then leaves these handlers alone. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (plain) {
+		ret = run_plain(&t, &o, count, interval_ms, &root, then_path ? &then : NULL, json);
+	} else {
+		o.keys = true;
+		if (run_screen(&t, &o, interval_ms, &root) < 0) {
+			cmd_error("top", "cannot start the terminal view");
+			ret = SPARKCTL_EXIT_ERROR;
+		} else if (stop_signal) {
+			ret = 128 + stop_signal;
+		}
+	}
+
+	if (t.remote) {
+		struct doctor_cluster c = { .nr_nodes = t.nr };
+		c.nodes = xcalloc(t.nr + 1, sizeof(*c.nodes));
+		for (size_t i = 0; i < t.nr; i++)
+			c.nodes[i].host = t.nodes[i].host;
+		cmd_remote_close(&t.rm, &c);
+		free(c.nodes);
+	}
+out:
+	exporter_gpu_close(t.src.gpu);
+	nodes_release(&t);
+	host_list_release(&hosts);
+	rootfs_close(&then);
+	rootfs_close(&root);
+	strbuf_release(&err);
+	return ret;
+}
