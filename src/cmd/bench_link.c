@@ -328,15 +328,18 @@ static void measure(struct link_bench *b)
 
 /* ---- verdicts ---- */
 
-static void rdma_measure(const struct link_bench *b, size_t i, struct link_measure *m,
+/* Path i as the verdict sees it: its RDMA twin pair, or its netdevs for TCP. */
+static void path_measure(const struct link_bench *b, size_t i, bool rdma, struct link_measure *m,
 			 struct strbuf *name)
 {
 	const struct link_path *p = &b->plan.paths[i];
-	strbuf_addf(name, "%s -> %s", p->a_dev, p->b_dev);
+	const struct path_result *r = &b->res[i];
+
+	strbuf_addf(name, "%s -> %s", rdma ? p->a_dev : p->a_if, rdma ? p->b_dev : p->b_if);
 	*m = (struct link_measure){ .name = name->buf,
-				    .ran = b->res[i].bw_ran,
-				    .gbps = b->res[i].bw_gbps,
-				    .line_gbps = p->rdma_line_gbps,
+				    .ran = rdma ? r->bw_ran : r->tcp_ran,
+				    .gbps = rdma ? r->bw_gbps : r->tcp_gbps,
+				    .line_gbps = rdma ? p->rdma_line_gbps : p->tcp_line_gbps,
 				    .expect_gbps = b->a->expect_gbps,
 				    .mtu_a = p->a_mtu,
 				    .mtu_b = p->b_mtu };
@@ -353,7 +356,7 @@ static void judge_group(const struct link_bench *b, size_t g, struct link_judgem
 		if (b->plan.paths[i].group != g)
 			continue;
 		strbuf_init(&names[n], 0);
-		rdma_measure(b, i, &m[n], &names[n]);
+		path_measure(b, i, true, &m[n], &names[n]);
 		n++;
 	}
 	link_judgement_init(j);
@@ -366,16 +369,10 @@ static void judge_group(const struct link_bench *b, size_t g, struct link_judgem
 
 static void judge_tcp(const struct link_bench *b, size_t i, struct link_judgement *j)
 {
-	const struct link_path *p = &b->plan.paths[i];
 	struct strbuf name = STRBUF_INIT;
-	strbuf_addf(&name, "%s -> %s", p->a_if, p->b_if);
-	struct link_measure m = { .name = name.buf,
-				  .ran = b->res[i].tcp_ran,
-				  .gbps = b->res[i].tcp_gbps,
-				  .line_gbps = p->tcp_line_gbps,
-				  .expect_gbps = b->a->expect_gbps,
-				  .mtu_a = p->a_mtu,
-				  .mtu_b = p->b_mtu };
+	struct link_measure m;
+
+	path_measure(b, i, false, &m, &name);
 	link_judgement_init(j);
 	link_judge_tcp(&m, j);
 	strbuf_release(&name);

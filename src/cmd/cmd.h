@@ -84,6 +84,13 @@ void cmd_remote_init(struct cmd_remote *rm, const char *remote_sparkctl, bool mu
 int cmd_remote_argv(const struct cmd_remote *rm, const char *host, const char *const *argv_remote,
 		    struct strvec *out);
 /*
+ * Why a command run on a node (run_jobs, timeout_ms) did not succeed -
+ * not started, timed out, or its first line of error and exit status -
+ * allocated; NULL when it exited 0.
+ */
+struct run_job;
+char *cmd_remote_failure(const struct run_job *j, unsigned timeout_ms);
+/*
  * Every node's inventory, by 'sparkctl topo --json' on each, at most
  * fanout at once: a node is inspected, or has an error that says why not.
  */

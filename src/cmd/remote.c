@@ -45,6 +45,23 @@ int cmd_remote_argv(const struct cmd_remote *rm, const char *host, const char *c
 	return ssh_command(out, host, &rm->ssh, argv_remote);
 }
 
+char *cmd_remote_failure(const struct run_job *j, unsigned timeout_ms)
+{
+	char *line, *ret;
+
+	if (j->spawn_error)
+		return xasprintf("cannot run %s: %s", j->argv.nr ? j->argv.v[0] : "a command",
+				 strerror(-j->spawn_error));
+	if (j->timed_out)
+		return xasprintf("no answer within %u s", timeout_ms / 1000);
+	if (j->status == 0)
+		return NULL;
+	line = cmd_first_line(j->err.len ? j->err.buf : j->out.buf);
+	ret = xasprintf("%s (exit status %d)", *line ? line : "failed", j->status);
+	free(line);
+	return ret;
+}
+
 void cmd_remote_gather(const struct cmd_remote *rm, struct doctor_cluster *c, unsigned fanout,
 		       unsigned timeout_ms)
 {
@@ -65,16 +82,8 @@ void cmd_remote_gather(const struct cmd_remote *rm, struct doctor_cluster *c, un
 		inventory_init(&n->inv);
 		if (n->error) {
 			/* refused before running */
-		} else if (j->spawn_error) {
-			n->error = xasprintf("cannot run %s: %s", j->argv.v[0],
-					     strerror(-j->spawn_error));
-		} else if (j->timed_out) {
-			n->error = xasprintf("no answer within %u s", timeout_ms / 1000);
-		} else if (j->status != 0) {
-			char *line = cmd_first_line(j->err.len ? j->err.buf : j->out.buf);
-			n->error = xasprintf("%s (exit status %d)", *line ? line : "failed",
-					     j->status);
-			free(line);
+		} else if ((n->error = cmd_remote_failure(j, timeout_ms)) != NULL) {
+			/* it did not run to success */
 		} else if (json_load_buffer(j->out.buf, j->out.len, "the remote inventory", &doc,
 					    &err) < 0 ||
 			   inventory_from_json(&n->inv, doc, &err) < 0) {

@@ -218,16 +218,8 @@ static void gather(const struct cmd_remote *rm, struct status_node *nodes, size_
 		struct strbuf err = STRBUF_INIT;
 		if (sn->error) {
 			/* refused before running */
-		} else if (j->spawn_error) {
-			sn->error = xasprintf("cannot run %s: %s", j->argv.v[0],
-					      strerror(-j->spawn_error));
-		} else if (j->timed_out) {
-			sn->error = xasprintf("no answer within %d s", STATUS_TIMEOUT_MS / 1000);
-		} else if (j->status != 0) {
-			char *line = cmd_first_line(j->err.len ? j->err.buf : j->out.buf);
-			sn->error = xasprintf("%s (exit status %d)", *line ? line : "failed",
-					      j->status);
-			free(line);
+		} else if ((sn->error = cmd_remote_failure(j, STATUS_TIMEOUT_MS)) != NULL) {
+			/* it did not run to success */
 		} else if (json_load_buffer(j->out.buf, j->out.len, "the node's status", &sn->doc,
 					    &err) < 0 ||
 			   !json_is_object(sn->doc)) {

@@ -127,20 +127,11 @@ static void sample_remote(struct top *t)
 		struct run_job *j = &jobs[i];
 		struct metric_set set = METRIC_SET_INIT;
 		struct strbuf err = STRBUF_INIT;
-		char *error = NULL;
+		char *error = NULL, *failure = cmd_remote_failure(j, SCRAPE_TIMEOUT_MS);
 
-		if (j->spawn_error) {
-			error = xasprintf("unreachable: cannot run %s: %s",
-					  j->argv.nr ? j->argv.v[0] : "a command for this host",
-					  strerror(-j->spawn_error));
-		} else if (j->timed_out) {
-			error = xasprintf("unreachable: no answer within %d s",
-					  SCRAPE_TIMEOUT_MS / 1000);
-		} else if (j->status != 0) {
-			char *line = cmd_first_line(j->err.len ? j->err.buf : j->out.buf);
-			error = xasprintf("unreachable: %s (exit status %d)",
-					  *line ? line : "failed", j->status);
-			free(line);
+		if (failure) {
+			error = xasprintf("unreachable: %s", failure);
+			free(failure);
 		} else if (j->truncated || promtext_parse(j->out.buf, j->out.len, &set, &err) < 0) {
 			error = xasprintf("the remote sparkctl printed no metrics: %s",
 					  j->truncated ? "too much output" : err.buf);
