@@ -250,6 +250,35 @@ static int gpu_temperature(struct nvml *n, nvml_device dev, double *ret)
 	return r;
 }
 
+/*
+ * The framebuffer's size and what is in use, as nvidia-smi counts it: v2
+ * leaves the driver's reserve out of "used", v1 (the fallback) counts it.
+ * Same returns as answer(), -ENOENT when neither call exists.
+ */
+static int gpu_memory(struct nvml *n, nvml_device dev, uint64_t *total, uint64_t *used)
+{
+	int r = -ENOENT;
+
+	if (n->device_get_memory_info_v2) {
+		struct nvml_memory_v2 m = { .version = NVML_MEMORY_V2 };
+		r = answer(n->device_get_memory_info_v2(dev, &m));
+		if (r > 0) {
+			*total = m.total;
+			*used = m.used;
+			return 1;
+		}
+	}
+	if (n->device_get_memory_info) {
+		struct nvml_memory m;
+		r = answer(n->device_get_memory_info(dev, &m));
+		if (r > 0) {
+			*total = m.total;
+			*used = m.used;
+		}
+	}
+	return r;
+}
+
 static const struct {
 	unsigned long long bit;
 	const char *name;
@@ -281,27 +310,28 @@ static int gpu_one(struct exporter_gpu *g, struct gpu_dev *d, struct metric_set 
 	const struct metric_label l[3] = { { "gpu", d->index }, { "uuid", d->uuid } };
 	struct metric_label lx[3] = { l[0], l[1] };
 	struct nvml_utilization u;
-	struct nvml_memory mem;
+	uint64_t mem_total = 0, mem_used = 0;
 	unsigned long long ull;
 	unsigned v;
 	double t;
 	int ret = 0, r;
 	bool unified = false;
 
-	if (n->device_get_memory_info) {
-		r = answer(n->device_get_memory_info(d->dev, &mem));
+	r = gpu_memory(n, d->dev, &mem_total, &mem_used);
+	if (r != -ENOENT) {
 		keep(&ret, r);
 		/* An integrated GPU has no framebuffer: never report host memory as the GPU's. */
-		if (r == 0 || (r > 0 && mem.total == 0)) {
+		if (r == 0 || (r > 0 && mem_total == 0)) {
 			unified = true;
 		} else if (r > 0) {
 			keep(&ret,
 			     metric_add_u64(set, NS "memory_total_bytes",
 					    "GPU framebuffer memory (absent on unified memory)",
-					    METRIC_GAUGE, l, 2, mem.total));
+					    METRIC_GAUGE, l, 2, mem_total));
 			keep(&ret, metric_add_u64(set, NS "memory_used_bytes",
-						  "GPU framebuffer memory in use", METRIC_GAUGE, l,
-						  2, mem.used));
+						  "GPU framebuffer memory in use, without the "
+						  "driver's reserve (as nvidia-smi counts it)",
+						  METRIC_GAUGE, l, 2, mem_used));
 		}
 	}
 	{

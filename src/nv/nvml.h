@@ -53,6 +53,20 @@ struct nvml_memory { /* nvmlMemory_t (v1), bytes */
 	unsigned long long used;
 };
 
+/*
+ * nvmlMemory_v2_t: "used" without what the driver reserves, as nvidia-smi
+ * shows it (v1's "used" counts the reserve too: about 480 MiB on an idle
+ * H100).
+ */
+struct nvml_memory_v2 {
+	unsigned version; /* NVML_MEMORY_V2 */
+	unsigned long long total;
+	unsigned long long reserved;
+	unsigned long long free;
+	unsigned long long used;
+};
+#define NVML_MEMORY_V2 ((unsigned)(sizeof(struct nvml_memory_v2) | (2U << 24)))
+
 struct nvml_utilization { /* nvmlUtilization_t, percent over the driver's sample period */
 	unsigned gpu;
 	unsigned memory;
@@ -104,6 +118,8 @@ struct nvml {
 	nvml_return (*device_get_uuid)(nvml_device dev, char *uuid, unsigned len);
 	nvml_return (*device_get_pci_info)(nvml_device dev, struct nvml_pci_info *pci);
 	nvml_return (*device_get_memory_info)(nvml_device dev, struct nvml_memory *mem);
+	/* Optional (NVML 11.5 and later). */
+	nvml_return (*device_get_memory_info_v2)(nvml_device dev, struct nvml_memory_v2 *mem);
 	nvml_return (*device_get_cuda_compute_capability)(nvml_device dev, int *major, int *minor);
 	/* Used by the exporter; all optional (NULL when the library lacks them). */
 	nvml_return (*device_get_utilization_rates)(nvml_device dev, struct nvml_utilization *u);

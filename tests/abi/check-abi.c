@@ -209,6 +209,13 @@ SAME_SIZE(struct nvml_memory, nvmlMemory_t);
 SAME_FIELD(struct nvml_memory, total, nvmlMemory_t, total);
 SAME_FIELD(struct nvml_memory, free, nvmlMemory_t, free);
 SAME_FIELD(struct nvml_memory, used, nvmlMemory_t, used);
+SAME_SIZE(struct nvml_memory_v2, nvmlMemory_v2_t);
+SAME_FIELD(struct nvml_memory_v2, version, nvmlMemory_v2_t, version);
+SAME_FIELD(struct nvml_memory_v2, total, nvmlMemory_v2_t, total);
+SAME_FIELD(struct nvml_memory_v2, reserved, nvmlMemory_v2_t, reserved);
+SAME_FIELD(struct nvml_memory_v2, free, nvmlMemory_v2_t, free);
+SAME_FIELD(struct nvml_memory_v2, used, nvmlMemory_v2_t, used);
+SAME_CONST(NVML_MEMORY_V2, nvmlMemory_v2);
 
 /* Each name nvml.c tries, newest first. */
 CALLS(struct nvml, init, nvmlInit_v2);
@@ -225,6 +232,7 @@ CALLS(struct nvml, device_get_uuid, nvmlDeviceGetUUID);
 CALLS(struct nvml, device_get_pci_info, nvmlDeviceGetPciInfo_v3);
 CALLS(struct nvml, device_get_pci_info, nvmlDeviceGetPciInfo_v2);
 CALLS(struct nvml, device_get_memory_info, nvmlDeviceGetMemoryInfo);
+CALLS(struct nvml, device_get_memory_info_v2, nvmlDeviceGetMemoryInfo_v2);
 CALLS(struct nvml, device_get_cuda_compute_capability, nvmlDeviceGetCudaComputeCapability);
 
 /* The exporter's queries (some are deprecated in NVML 13, and still resolved as fallbacks). */

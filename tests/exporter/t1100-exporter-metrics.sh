@@ -103,7 +103,7 @@ for bus in 1b 43 52 61 9d c3 d1 df; do
   cat << EOF
 sparkctl_gpu_info{$G,name="NVIDIA H100 80GB HBM3",pci_bus_id="00000000:${bus^^}:00.0",driver_version="550.127.05",memory_type="dedicated"} 1
 sparkctl_gpu_memory_total_bytes{$G} 85520809984
-sparkctl_gpu_memory_used_bytes{$G} 536870912
+sparkctl_gpu_memory_used_bytes{$G} 268435456
 sparkctl_gpu_utilization_ratio{$G} $(python3 -c "print((50 + $i) / 100)")
 sparkctl_gpu_memory_utilization_ratio{$G} 0.2
 sparkctl_gpu_temperature_celsius{$G} $((40 + i))

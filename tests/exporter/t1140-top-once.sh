@@ -82,7 +82,7 @@ contains "$TMP/out" "[spark-01]  memory 6.4/122.4 GiB used"
 expect 0 env LD_LIBRARY_PATH="$FAKE_LIBDIR" SPARKCTL_FAKE_GPU=h100x8 "$SPARKCTL" top --once \
   --root "$FIXTURES/ib-server" --interval 0.1 --sort util
 [ "$(grep -c ' NVIDIA H100 80GB HBM3 ' "$TMP/out")" = 8 ] || fail "not eight GPUs"
-grep -A1 '^GPU NAME' "$TMP/out" | tail -n 1 | grep -q '^  7 NVIDIA H100 80GB HBM3  57% 307.0 W  47 C  0.5/79.6 GiB$' ||
+grep -A1 '^GPU NAME' "$TMP/out" | tail -n 1 | grep -q '^  7 NVIDIA H100 80GB HBM3  57% 307.0 W  47 C  0.2/79.6 GiB$' ||
   { cat "$TMP/out" >&2; fail "--sort util: GPU 7 is not first"; }
 contains "$TMP/out" "PORT     STATE  TX Gb/s RX Gb/s HISTORY          FLAGS"
 

@@ -31,6 +31,7 @@ typedef enum nvmlReturn_enum {
 	NVML_ERROR_INSUFFICIENT_SIZE = 7,
 	NVML_ERROR_DRIVER_NOT_LOADED = 9,
 	NVML_ERROR_TIMEOUT = 10,
+	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
 	NVML_ERROR_UNKNOWN = 999,
 } nvmlReturn_t;
 
@@ -54,6 +55,15 @@ typedef struct nvmlMemory_st {
 	unsigned long long free;
 	unsigned long long used;
 } nvmlMemory_t;
+
+typedef struct nvmlMemory_v2_st {
+	unsigned int version;
+	unsigned long long total;
+	unsigned long long reserved;
+	unsigned long long free;
+	unsigned long long used;
+} nvmlMemory_v2_t;
+#define nvmlMemory_v2			      ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2U << 24U)))
 
 typedef struct nvmlUtilization_st {
 	unsigned int gpu;
@@ -118,10 +128,14 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory);
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor);
 #endif
 
-#define MAX_DEVICES 16
+#define MAX_DEVICES	     16
+/* An idle GPU's framebuffer: the driver's reserve, and what contexts allocated. */
+#define FAKE_RESERVED_BYTES  (1ULL << 28)
+#define FAKE_ALLOCATED_BYTES (1ULL << 28)
 
 /* A handle points into devices[]; nothing else is a device. */
 struct nvmlDevice_st {
@@ -291,10 +305,29 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory
 	/* An integrated GPU has no framebuffer of its own to report. */
 	if (!gpu->memory_bytes)
 		return NVML_ERROR_NOT_SUPPORTED;
-	/* What the driver reserves on an idle GPU. */
-	memory->used = 1ULL << 29;
+	/* v1's "used" counts the driver's reserve too. */
+	memory->used = FAKE_RESERVED_BYTES + FAKE_ALLOCATED_BYTES;
 	memory->total = gpu->memory_bytes;
 	memory->free = gpu->memory_bytes - memory->used;
+	return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory)
+{
+	const struct fake_gpu *gpu = gpu_of(device);
+
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!gpu || !memory)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (memory->version != nvmlMemory_v2)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if (!gpu->memory_bytes)
+		return NVML_ERROR_NOT_SUPPORTED;
+	memory->total = gpu->memory_bytes;
+	memory->reserved = FAKE_RESERVED_BYTES;
+	memory->used = FAKE_ALLOCATED_BYTES;
+	memory->free = gpu->memory_bytes - FAKE_RESERVED_BYTES - FAKE_ALLOCATED_BYTES;
 	return NVML_SUCCESS;
 }
 
