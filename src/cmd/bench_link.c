@@ -844,7 +844,7 @@ out:
 	free(b.res);
 	release_verdicts(&b);
 	link_plan_release(&b.plan);
-	cmd_remote_close(&b.rm, &b.c);
+	cmd_remote_close(&b.rm);
 	doctor_cluster_release(&b.c);
 done:
 	strbuf_release(&b.unavailable);

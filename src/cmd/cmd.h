@@ -70,7 +70,8 @@ char *cmd_first_line(const char *text);
 struct cmd_remote {
 	struct ssh_options ssh;
 	char control_dir[SSH_CONTROL_DIR_MAX + 1];
-	char *sparkctl; /* the sparkctl the nodes run */
+	char *sparkctl;	     /* the sparkctl the nodes run */
+	struct strvec hosts; /* the nodes reached over SSH, whose masters cmd_remote_close() ends */
 };
 struct doctor_cluster;
 
@@ -81,7 +82,7 @@ struct doctor_cluster;
  */
 void cmd_remote_init(struct cmd_remote *rm, const char *remote_sparkctl, bool multiplex);
 /* The argv that runs argv_remote on host (appended to out); -EINVAL for a bad host name. */
-int cmd_remote_argv(const struct cmd_remote *rm, const char *host, const char *const *argv_remote,
+int cmd_remote_argv(struct cmd_remote *rm, const char *host, const char *const *argv_remote,
 		    struct strvec *out);
 /*
  * Why a command run on a node (run_jobs, timeout_ms) did not succeed -
@@ -94,10 +95,10 @@ char *cmd_remote_failure(const struct run_job *j, unsigned timeout_ms);
  * Every node's inventory, by 'sparkctl topo --json' on each, at most
  * fanout at once: a node is inspected, or has an error that says why not.
  */
-void cmd_remote_gather(const struct cmd_remote *rm, struct doctor_cluster *c, unsigned fanout,
+void cmd_remote_gather(struct cmd_remote *rm, struct doctor_cluster *c, unsigned fanout,
 		       unsigned timeout_ms);
-/* End the master connections to c's nodes (nothing outlives the command) and free rm. */
-void cmd_remote_close(struct cmd_remote *rm, const struct doctor_cluster *c);
+/* End the master connection to every node reached (nothing outlives the command); free rm. */
+void cmd_remote_close(struct cmd_remote *rm);
 
 /* "sparkctl CMD: message" on stderr. */
 void cmd_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
@@ -128,6 +129,7 @@ static inline int cmd_parse_exit(int r)
 struct inventory_source {
 	const char *root;
 	const char *from;
+	bool no_nvidia_libraries; /* the probe leaves NVML, CUDA and NCCL alone */
 };
 #define OPT_INVENTORY_SOURCE(src)                                                                  \
 	OPT_STRING(0, "root", &(src)->root, "DIR",                                                 \

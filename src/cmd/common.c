@@ -75,7 +75,8 @@ int inventory_source_load(const char *cmd, const struct inventory_source *src,
 	if (src->from) {
 		r = inventory_load(inv, src->from, &err);
 	} else {
-		struct probe_options opts = { .root = root ? root : "/" };
+		struct probe_options opts = { .root = root ? root : "/",
+					      .no_nvidia_libraries = src->no_nvidia_libraries };
 		r = probe_inventory(&opts, inv, &err);
 	}
 	if (r < 0) {

@@ -356,7 +356,7 @@ int cmd_doctor(int argc, char **argv)
 	      : s.counts[CHECK_FAIL] ? DOCTOR_EXIT_FAIL
 				     : DOCTOR_EXIT_OK;
 out:
-	cmd_remote_close(&rm, &c);
+	cmd_remote_close(&rm);
 	findings_release(&f);
 	doctor_cluster_release(&c);
 	check_selection_release(&sel);

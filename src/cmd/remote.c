@@ -27,6 +27,7 @@ char *cmd_first_line(const char *text)
 void cmd_remote_init(struct cmd_remote *rm, const char *remote_sparkctl, bool multiplex)
 {
 	memset(rm, 0, sizeof(*rm));
+	strvec_init(&rm->hosts);
 	rm->ssh.program = getenv("SPARKCTL_SSH");
 	rm->ssh.connect_timeout = 5;
 	rm->sparkctl = remote_sparkctl ? xstrdup(remote_sparkctl) : cmd_self_path();
@@ -34,15 +35,20 @@ void cmd_remote_init(struct cmd_remote *rm, const char *remote_sparkctl, bool mu
 		rm->ssh.control_dir = rm->control_dir;
 }
 
-int cmd_remote_argv(const struct cmd_remote *rm, const char *host, const char *const *argv_remote,
+int cmd_remote_argv(struct cmd_remote *rm, const char *host, const char *const *argv_remote,
 		    struct strvec *out)
 {
+	int r;
+
 	if (host_is_local(host)) {
 		for (size_t i = 0; argv_remote[i]; i++)
 			strvec_push(out, argv_remote[i]);
 		return 0;
 	}
-	return ssh_command(out, host, &rm->ssh, argv_remote);
+	r = ssh_command(out, host, &rm->ssh, argv_remote);
+	if (r == 0 && !strvec_contains(&rm->hosts, host))
+		strvec_push(&rm->hosts, host);
+	return r;
 }
 
 char *cmd_remote_failure(const struct run_job *j, unsigned timeout_ms)
@@ -62,7 +68,7 @@ char *cmd_remote_failure(const struct run_job *j, unsigned timeout_ms)
 	return ret;
 }
 
-void cmd_remote_gather(const struct cmd_remote *rm, struct doctor_cluster *c, unsigned fanout,
+void cmd_remote_gather(struct cmd_remote *rm, struct doctor_cluster *c, unsigned fanout,
 		       unsigned timeout_ms)
 {
 	struct run_job *jobs = xcalloc(c->nr_nodes + 1, sizeof(*jobs));
@@ -103,24 +109,22 @@ void cmd_remote_gather(const struct cmd_remote *rm, struct doctor_cluster *c, un
 	free(jobs);
 }
 
-void cmd_remote_close(struct cmd_remote *rm, const struct doctor_cluster *c)
+void cmd_remote_close(struct cmd_remote *rm)
 {
+	size_t n = rm->hosts.nr;
 	struct run_job *jobs;
-	size_t n = 0;
 
 	if (rm->ssh.control_dir) {
-		jobs = xcalloc(c->nr_nodes + 1, sizeof(*jobs));
-		for (size_t i = 0; i < c->nr_nodes; i++) {
-			if (host_is_local(c->nodes[i].host))
-				continue;
-			struct run_job *j = &jobs[n++];
+		jobs = xcalloc(n + 1, sizeof(*jobs));
+		for (size_t i = 0; i < n; i++) {
+			struct run_job *j = &jobs[i];
 			run_job_init(j);
 			strvec_push(&j->argv, rm->ssh.program ? rm->ssh.program : "ssh");
 			strvec_pushf(&j->argv, "-oControlPath=%s/%%C", rm->control_dir);
 			strvec_push(&j->argv, "-O");
 			strvec_push(&j->argv, "exit");
 			strvec_push(&j->argv, "--");
-			strvec_push(&j->argv, c->nodes[i].host);
+			strvec_push(&j->argv, rm->hosts.v[i]);
 		}
 		run_jobs(jobs, n, 0, 5000, 4096);
 		for (size_t i = 0; i < n; i++)
@@ -131,4 +135,5 @@ void cmd_remote_close(struct cmd_remote *rm, const struct doctor_cluster *c)
 	}
 	free(rm->sparkctl);
 	rm->sparkctl = NULL;
+	strvec_clear(&rm->hosts);
 }

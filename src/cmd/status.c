@@ -12,7 +12,6 @@
 
 #include <time.h>
 
-#include "check/check.h"
 #include "cmd/cmd.h"
 #include "config/fabric.h"
 #include "exporter/gpu.h"
@@ -41,15 +40,17 @@ static const char status_description[] =
 
 /* ---- the node's side: sparkctl agent status ---- */
 
-static json_t *gpus_json(const struct inventory *inv, struct strbuf *why)
+/* The GPUs' figures; why there are none in why, unless NVML is simply not installed. */
+static json_t *gpus_json(struct strbuf *why)
 {
 	struct exporter_gpu *g = NULL;
 	struct metric_set set = METRIC_SET_INIT;
 	struct strbuf err = STRBUF_INIT;
 	json_t *arr = json_array();
+	int r = exporter_gpu_open(&g, false, &err);
 
-	if (exporter_gpu_open(&g, false, &err) < 0) {
-		if (inv->gpu.nr_gpus)
+	if (r < 0) {
+		if (r != -ENOENT)
 			strbuf_addstr(why, err.buf);
 		strbuf_release(&err);
 		return arr;
@@ -134,7 +135,8 @@ static json_t *doctor_json_kept(void)
 
 int status_agent(int argc, char **argv)
 {
-	struct inventory_source src = { 0 };
+	/* NVML is opened once, for the figures; the probe needs none of the libraries. */
+	struct inventory_source src = { .no_nvidia_libraries = true };
 	struct inventory inv;
 	struct strbuf gpu_err = STRBUF_INIT, out = STRBUF_INIT;
 	json_t *doc;
@@ -153,7 +155,7 @@ int status_agent(int argc, char **argv)
 	jset(doc, "schema_version", jint(1));
 	jset(doc, "hostname", jstr(inv.sys.hostname));
 	jset(doc, "time", jint((int64_t)time(NULL)));
-	jset(doc, "gpus", gpus_json(&inv, &gpu_err));
+	jset(doc, "gpus", gpus_json(&gpu_err));
 	jset(doc, "gpu_error", gpu_err.len ? jstr(gpu_err.buf) : json_null());
 	jset(doc, "memory_available_bytes", jint_known(inv.sys.mem_available));
 	jset(doc, "memory_total_bytes", jint_known(inv.sys.mem_total));
@@ -200,8 +202,7 @@ static int load_hosts(const struct status_args *a, struct host_list *hosts)
 }
 
 /* Ask every node, at most fanout at once; each answer or error goes to nodes[i]. */
-static void gather(const struct cmd_remote *rm, struct status_node *nodes, size_t n,
-		   unsigned fanout)
+static void gather(struct cmd_remote *rm, struct status_node *nodes, size_t n, unsigned fanout)
 {
 	struct run_job *jobs = xcalloc(n + 1, sizeof(*jobs));
 	const char *argv[] = { rm->sparkctl, "agent", "status", NULL };
@@ -253,7 +254,6 @@ int cmd_status(int argc, char **argv)
 	};
 	struct host_list hosts = { 0 };
 	struct cmd_remote rm;
-	struct doctor_cluster c = { 0 };
 	struct status_node *nodes = NULL;
 	struct strbuf out = STRBUF_INIT;
 	size_t unreachable = 0;
@@ -275,11 +275,8 @@ int cmd_status(int argc, char **argv)
 
 	cmd_remote_init(&rm, a.remote_sparkctl, true);
 	nodes = xcalloc(hosts.nr + 1, sizeof(*nodes));
-	c.nodes = xcalloc(hosts.nr + 1, sizeof(*c.nodes));
-	for (size_t i = 0; i < hosts.nr; i++) {
+	for (size_t i = 0; i < hosts.nr; i++)
 		nodes[i].host = hosts.hosts[i].name;
-		c.nodes[c.nr_nodes++].host = xstrdup(hosts.hosts[i].name);
-	}
 	gather(&rm, nodes, hosts.nr, a.fanout);
 	for (size_t i = 0; i < hosts.nr; i++)
 		unreachable += nodes[i].error != NULL;
@@ -295,10 +292,7 @@ int cmd_status(int argc, char **argv)
 	fputs(out.buf, stdout);
 	ret = unreachable ? STATUS_EXIT_UNREACHABLE : SPARKCTL_EXIT_OK;
 
-	cmd_remote_close(&rm, &c);
-	for (size_t i = 0; i < c.nr_nodes; i++)
-		free(c.nodes[i].host);
-	free(c.nodes);
+	cmd_remote_close(&rm);
 	for (size_t i = 0; i < hosts.nr; i++) {
 		free(nodes[i].error);
 		json_decref(nodes[i].doc);

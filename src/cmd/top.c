@@ -15,7 +15,6 @@
 #include <signal.h>
 #include <time.h>
 
-#include "check/check.h"
 #include "cmd/cmd.h"
 #include "exporter/collect.h"
 #include "exporter/gpu.h"
@@ -516,14 +515,8 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 
-	if (t.remote) {
-		struct doctor_cluster c = { .nr_nodes = t.nr };
-		c.nodes = xcalloc(t.nr + 1, sizeof(*c.nodes));
-		for (size_t i = 0; i < t.nr; i++)
-			c.nodes[i].host = t.nodes[i].host;
-		cmd_remote_close(&t.rm, &c);
-		free(c.nodes);
-	}
+	if (t.remote)
+		cmd_remote_close(&t.rm);
 out:
 	exporter_gpu_close(t.src.gpu);
 	nodes_release(&t);

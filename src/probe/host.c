@@ -60,6 +60,8 @@ void probe_host_live(struct probe_ctx *ctx)
 		s->memlock_soft = limit_value(rl.rlim_cur);
 		s->memlock_hard = limit_value(rl.rlim_max);
 	}
+	if (ctx->no_nvidia_libraries)
+		return;
 	probe_nccl_live(ctx);
 	probe_gpus_live(ctx);
 }

@@ -122,7 +122,9 @@ char *probe_read_link_base(struct probe_ctx *ctx, const char *path)
 int probe_inventory(const struct probe_options *opts, struct inventory *inv, struct strbuf *err)
 {
 	struct rootfs root;
-	struct probe_ctx ctx = { .root = &root, .inv = inv };
+	struct probe_ctx ctx = { .root = &root,
+				 .inv = inv,
+				 .no_nvidia_libraries = opts->no_nvidia_libraries };
 	int r = rootfs_open(&root, opts->root);
 
 	if (r < 0) {

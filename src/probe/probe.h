@@ -29,6 +29,8 @@
 struct probe_options {
 	const char *root;		  /* "/" for the live host */
 	struct rootfs_recorder *recorder; /* record every file read (capture), or NULL */
+	/* Leave NVML, CUDA and NCCL alone: for a caller that queries the GPUs itself. */
+	bool no_nvidia_libraries;
 };
 
 /*

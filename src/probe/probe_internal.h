@@ -12,6 +12,7 @@
 struct probe_ctx {
 	const struct rootfs *root;
 	struct inventory *inv;
+	bool no_nvidia_libraries; /* probe_options' */
 };
 
 /*
