@@ -132,14 +132,14 @@ static char **error_slot(struct path_result *r, enum link_tool t)
 }
 
 /*
- * Why a command on host did not run: the tool missing (127 from the
- * shell or the hold, or not found locally), else its own words.  NULL
- * when it ran.
+ * Why a command on host did not run: the tool missing (127: the hold,
+ * which runs every tool, did not find it), else its own words.  NULL when
+ * it ran.
  */
 static char *run_failure(const struct run_job *j, enum link_tool t, const char *host, bool *missing)
 {
 	const char *prog = link_tool_program(t);
-	if ((j->spawn_error == -ENOENT && streq(j->argv.v[0], prog)) || j->status == 127) {
+	if (j->status == 127) {
 		*missing = true;
 		return xasprintf("%s is not installed on %s: apt-get install %s", prog, host,
 				 link_tool_package(t));
