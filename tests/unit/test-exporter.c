@@ -17,12 +17,6 @@
 
 static char tree[] = "/tmp/sparkctl-exporter-XXXXXX";
 
-static void sh(const char *cmd)
-{
-	if (system(cmd) != 0)
-		fail_msg("command failed: %s", cmd);
-}
-
 static int setup(void **state)
 {
 	(void)state;

@@ -8,11 +8,19 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
 #include "inventory/inventory.h"
 #include "probe/probe.h"
+
+/* Run a shell command that builds a test's tree; fail the test if it fails. */
+static inline void sh(const char *cmd)
+{
+	if (system(cmd) != 0)
+		fail_msg("command failed: %s", cmd);
+}
 
 /* Probe the fixture tree tests/fixtures/NAME into inv (asserting success). */
 static inline void load_fixture(const char *name, struct inventory *inv)
