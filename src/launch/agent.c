@@ -535,17 +535,10 @@ static const char *env_lookup(const struct strvec *env, const char *key)
 static ATTR_NORETURN void exec_unit(pid_t agent, const char *program, char **argv, char **envp,
 				    const char *dir, int out_fd, int err_fd, int report_fd)
 {
-	sigset_t none;
 	int e, null_fd;
 
-	setsid();
 	/* If the agent dies without ending the job, so does the rank. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != agent)
-		_exit(127);
-	signal(SIGPIPE, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	run_child_session(agent);
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
 	    dup2(err_fd, STDERR_FILENO) < 0 || (dir && chdir(dir) < 0))

@@ -272,17 +272,10 @@ static void event_loop(struct hold *h)
  */
 static ATTR_NORETURN void exec_command(pid_t agent, char **argv, int report_fd)
 {
-	sigset_t none;
 	int e, null_fd;
 
-	setsid();
 	/* If the agent dies without ending the command, so does the command. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != agent)
-		_exit(127);
-	signal(SIGPIPE, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	run_child_session(agent);
 	null_fd = open("/dev/null", O_RDONLY);
 	if (null_fd < 0 || (null_fd != STDIN_FILENO && dup2(null_fd, STDIN_FILENO) < 0))
 		goto fail;

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -772,6 +773,19 @@ void run_servers_end(struct run_servers *rs, unsigned grace_ms, unsigned stop_ms
 	free(rs->state->slots);
 	free(rs->state);
 	rs->state = NULL;
+}
+
+void run_child_session(pid_t parent)
+{
+	sigset_t none;
+
+	setsid();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 int run_supervisor_signals(void)
