@@ -275,15 +275,61 @@ static int memory_bound(struct bench *b, uint64_t *ret)
 	return 0;
 }
 
+/*
+ * Where NCCL has ncclMemAlloc (2.19), the buffers come from it, as
+ * nccl-tests allocates them: cuMem memory at the driver's granularity,
+ * mapped for every peer GPU.  NCCL's transports treat such buffers
+ * differently from cuMemAlloc's, so the figures would differ with
+ * another allocator.
+ */
+static bool nccl_allocates(const struct bench *b)
+{
+	return b->nccl.mem_alloc && b->nccl.mem_free;
+}
+
+static int alloc_device(struct bench *b, cu_deviceptr *ptr, size_t bytes, const char *which)
+{
+	struct strbuf what = STRBUF_INIT;
+	int r = 0;
+
+	if (nccl_allocates(b)) {
+		void *p = NULL;
+		nccl_result nr = b->nccl.mem_alloc(&p, bytes);
+		if (nr == NCCL_SUCCESS) {
+			*ptr = (cu_deviceptr)(uintptr_t)p;
+		} else {
+			strbuf_addf(&what, "ncclMemAlloc (%s buffer)", which);
+			r = nccl_fail(b, nr, what.buf);
+		}
+	} else {
+		cu_result cr = b->cuda.mem_alloc(ptr, bytes);
+		if (cr != CUDA_SUCCESS) {
+			strbuf_addf(&what, "cuMemAlloc (%s buffer)", which);
+			r = cu_fail(b, cr, what.buf);
+		}
+	}
+	strbuf_release(&what);
+	return r;
+}
+
+static void free_device(struct bench *b, cu_deviceptr ptr)
+{
+	if (!ptr)
+		return;
+	if (nccl_allocates(b))
+		b->nccl.mem_free(devptr(ptr, 0));
+	else
+		b->cuda.mem_free(ptr);
+}
+
 static int alloc_buffers(struct bench *b)
 {
 	size_t bytes = b->max_bytes > 256 ? (size_t)b->max_bytes : 256;
 	cu_result cr;
 
-	if ((cr = b->cuda.mem_alloc(&b->sendbuf, bytes)) != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuMemAlloc (send buffer)");
-	if ((cr = b->cuda.mem_alloc(&b->recvbuf, bytes)) != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuMemAlloc (receive buffer)");
+	if (alloc_device(b, &b->sendbuf, bytes, "send") < 0 ||
+	    alloc_device(b, &b->recvbuf, bytes, "receive") < 0)
+		return -EIO;
 	if ((cr = b->cuda.memset_d8(b->sendbuf, 0, bytes)) != CUDA_SUCCESS ||
 	    (cr = b->cuda.memset_d8(b->recvbuf, 0, bytes)) != CUDA_SUCCESS)
 		return cu_fail(b, cr, "cuMemsetD8");
@@ -344,6 +390,7 @@ static void read_nccl_path(struct bench *b)
 
 static int init_comm(struct bench *b)
 {
+	const char *what = "ncclCommInitRank";
 	nccl_unique_id id;
 	nccl_result nr;
 	int r;
@@ -359,10 +406,24 @@ static int init_comm(struct bench *b)
 	r = rdv_broadcast(b->rdv, &id, sizeof(id), (int)b->o->timeout_ms, b->err);
 	if (r < 0)
 		return r;
-	nr = b->nccl.comm_init_rank(&b->comm, b->n, id, b->rank);
+	/*
+	 * From 2.28, nccl-tests sets nvlinkCentricSched, a launch attribute
+	 * of Blackwell GPUs (GB10 among them) that NCCL leaves off; so do we,
+	 * to measure what nccl-tests measures.  NCCL_NVLINK_UTIL_CENTRIC_SCHED_ENABLE
+	 * still overrides it.
+	 */
+	if (b->nccl.version >= 22800 && b->nccl.comm_init_rank_config) {
+		struct nccl_config_v22800 config;
+		nccl_config_init(&config);
+		config.nvlink_centric_sched = 1;
+		nr = b->nccl.comm_init_rank_config(&b->comm, b->n, id, b->rank, &config);
+		what = "ncclCommInitRankConfig";
+	} else {
+		nr = b->nccl.comm_init_rank(&b->comm, b->n, id, b->rank);
+	}
 	if (nr != NCCL_SUCCESS) {
 		b->comm = NULL;
-		return nccl_fail(b, nr, "ncclCommInitRank");
+		return nccl_fail(b, nr, what);
 	}
 	return 0;
 }
@@ -769,6 +830,7 @@ static json_t *config_json(const struct bench *b)
 	jset(c, "root", jint(o->root));
 	jset(c, "validation", jbool(o->check));
 	jset(c, "timeout_s", jint(o->timeout_ms / 1000));
+	jset(c, "allocator", jstr(nccl_allocates(b) ? "ncclMemAlloc" : "cuMemAlloc"));
 	return c;
 }
 
@@ -989,10 +1051,8 @@ static void teardown(struct bench *b, bool failed)
 	}
 	if (b->stream)
 		b->cuda.stream_destroy(b->stream);
-	if (b->sendbuf)
-		b->cuda.mem_free(b->sendbuf);
-	if (b->recvbuf)
-		b->cuda.mem_free(b->recvbuf);
+	free_device(b, b->sendbuf);
+	free_device(b, b->recvbuf);
 	if (b->ctx_retained)
 		b->cuda.primary_ctx_release(b->dev);
 	free(b->host_in);

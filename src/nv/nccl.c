@@ -44,6 +44,9 @@ int nccl_open(struct nccl *nccl, struct strbuf *err)
 		{ { "ncclGetVersion" }, (void **)&nccl->get_version, true },
 		{ { "ncclGetUniqueId" }, (void **)&nccl->get_unique_id, true },
 		{ { "ncclCommInitRank" }, (void **)&nccl->comm_init_rank, true },
+		{ { "ncclCommInitRankConfig" }, (void **)&nccl->comm_init_rank_config, false },
+		{ { "ncclMemAlloc" }, (void **)&nccl->mem_alloc, false },
+		{ { "ncclMemFree" }, (void **)&nccl->mem_free, false },
 		{ { "ncclCommDestroy" }, (void **)&nccl->comm_destroy, true },
 		{ { "ncclCommAbort" }, (void **)&nccl->comm_abort, true },
 		{ { "ncclCommFinalize" }, (void **)&nccl->comm_finalize, false },
@@ -77,6 +80,27 @@ int nccl_open(struct nccl *nccl, struct strbuf *err)
 		memset(nccl, 0, sizeof(*nccl));
 	}
 	return r;
+}
+
+void nccl_config_init(struct nccl_config_v22800 *config)
+{
+	*config = (struct nccl_config_v22800){
+		.size = sizeof(*config),
+		.magic = NCCL_CONFIG_MAGIC,
+		.version = 22800,
+		.blocking = NCCL_CONFIG_UNDEF_INT,
+		.cga_cluster_size = NCCL_CONFIG_UNDEF_INT,
+		.min_ctas = NCCL_CONFIG_UNDEF_INT,
+		.max_ctas = NCCL_CONFIG_UNDEF_INT,
+		.split_share = NCCL_CONFIG_UNDEF_INT,
+		.traffic_class = NCCL_CONFIG_UNDEF_INT,
+		.collnet_enable = NCCL_CONFIG_UNDEF_INT,
+		.cta_policy = NCCL_CONFIG_UNDEF_INT,
+		.shrink_share = NCCL_CONFIG_UNDEF_INT,
+		.nvls_ctas = NCCL_CONFIG_UNDEF_INT,
+		.n_channels_per_net_peer = NCCL_CONFIG_UNDEF_INT,
+		.nvlink_centric_sched = NCCL_CONFIG_UNDEF_INT,
+	};
 }
 
 void nccl_close(struct nccl *nccl)

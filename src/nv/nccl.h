@@ -9,6 +9,9 @@
 #define SPARKCTL_NCCL_H
 
 #include "sparkctl.h"
+
+#include <limits.h>
+
 #include "lib/strbuf.h"
 #include "nv/cuda.h"
 
@@ -26,7 +29,38 @@ typedef struct {
 enum {
 	NCCL_SUCCESS = 0,
 	NCCL_IN_PROGRESS = 7,
+	NCCL_CONFIG_UNDEF_INT = INT_MIN, /* a field of ncclConfig_t left to NCCL */
 };
+
+#define NCCL_CONFIG_MAGIC 0xcafebeefu
+
+/*
+ * ncclConfig_t as NCCL 2.28 declares it (ncclConfig_v22800).  NCCL copies
+ * at most its own size of it and resets every field newer than .version,
+ * so each NCCL from 2.28 on reads this layout alike.
+ */
+struct nccl_config_v22800 {
+	size_t size;
+	unsigned int magic;
+	unsigned int version;
+	int blocking;
+	int cga_cluster_size;
+	int min_ctas;
+	int max_ctas;
+	const char *net_name;
+	int split_share;
+	int traffic_class;
+	const char *comm_name;
+	int collnet_enable;
+	int cta_policy;
+	int shrink_share;
+	int nvls_ctas;
+	int n_channels_per_net_peer;
+	int nvlink_centric_sched;
+};
+
+/* NCCL_CONFIG_INITIALIZER of 2.28: every field left to NCCL. */
+void nccl_config_init(struct nccl_config_v22800 *config);
 
 /* The collective API, for bench nccl.  A NULL member is absent from this version. */
 struct nccl {
@@ -35,6 +69,11 @@ struct nccl {
 	nccl_result (*get_version)(int *version);
 	nccl_result (*get_unique_id)(nccl_unique_id *id);
 	nccl_result (*comm_init_rank)(nccl_comm *comm, int nranks, nccl_unique_id id, int rank);
+	/* 2.14; called only with NCCL 2.28 or later, which reads our layout */
+	nccl_result (*comm_init_rank_config)(nccl_comm *comm, int nranks, nccl_unique_id id,
+					     int rank, struct nccl_config_v22800 *config);
+	nccl_result (*mem_alloc)(void **ptr, size_t size); /* 2.19 */
+	nccl_result (*mem_free)(void *ptr);		   /* 2.19 */
 	nccl_result (*comm_destroy)(nccl_comm comm);
 	nccl_result (*comm_abort)(nccl_comm comm);
 	nccl_result (*comm_finalize)(nccl_comm comm); /* 2.14 */

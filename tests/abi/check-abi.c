@@ -60,6 +60,12 @@
 #define NVML_CLOCK_MEM			   ours_NVML_CLOCK_MEM
 #define NVML_CLOCK_VIDEO		   ours_NVML_CLOCK_VIDEO
 #define NVML_TEMPERATURE_GPU		   ours_NVML_TEMPERATURE_GPU
+/* nccl.h's is a macro, which NCCL_CONFIG_INITIALIZER keeps using under our name. */
+#ifdef NCCL_CONFIG_UNDEF_INT
+enum { real_NCCL_CONFIG_UNDEF_INT = NCCL_CONFIG_UNDEF_INT };
+#undef NCCL_CONFIG_UNDEF_INT
+#endif
+#define NCCL_CONFIG_UNDEF_INT ours_NCCL_CONFIG_UNDEF_INT
 #include "nv/cuda.h"
 #include "nv/nccl.h"
 #include "nv/nvml.h"
@@ -328,8 +334,54 @@ CALLS(struct nccl, send, ncclSend);
 CALLS(struct nccl, recv, ncclRecv);
 CALLS(struct nccl, group_start, ncclGroupStart);
 CALLS(struct nccl, group_end, ncclGroupEnd);
+CALLS(struct nccl, mem_alloc, ncclMemAlloc);
+CALLS(struct nccl, mem_free, ncclMemFree);
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
 CALLS(struct nccl, alltoall, ncclAlltoAll);
+/* As for ncclCommInitRank; the config is compared field by field below. */
+CALLS_TYPE(nccl_result(*)(nccl_comm *, int, ncclUniqueId, int, ncclConfig_t *),
+	   ncclCommInitRankConfig);
+SAME_TYPE(__typeof__(((struct nccl *)0)->comm_init_rank_config),
+	  nccl_result (*)(nccl_comm *, int, nccl_unique_id, int, struct nccl_config_v22800 *));
+SAME_CONST(ours_NCCL_CONFIG_UNDEF_INT, real_NCCL_CONFIG_UNDEF_INT);
+#define SAME_CONFIG(a, b) SAME_FIELD(struct nccl_config_v22800, a, ncclConfig_t, b)
+SAME_CONFIG(size, size);
+SAME_CONFIG(magic, magic);
+SAME_CONFIG(version, version);
+SAME_CONFIG(blocking, blocking);
+SAME_CONFIG(cga_cluster_size, cgaClusterSize);
+SAME_CONFIG(min_ctas, minCTAs);
+SAME_CONFIG(max_ctas, maxCTAs);
+SAME_CONFIG(net_name, netName);
+SAME_CONFIG(split_share, splitShare);
+SAME_CONFIG(traffic_class, trafficClass);
+SAME_CONFIG(comm_name, commName);
+SAME_CONFIG(collnet_enable, collnetEnable);
+SAME_CONFIG(cta_policy, CTAPolicy);
+SAME_CONFIG(shrink_share, shrinkShare);
+SAME_CONFIG(nvls_ctas, nvlsCTAs);
+SAME_CONFIG(n_channels_per_net_peer, nChannelsPerNetPeer);
+SAME_CONFIG(nvlink_centric_sched, nvlinkCentricSched);
+#if NCCL_MINOR == 28
+SAME_SIZE(struct nccl_config_v22800, ncclConfig_t);
+#endif
+
+/* nccl_config_init() is NCCL_CONFIG_INITIALIZER but for the version: 2.28's layout. */
+static int check_nccl_config(void)
+{
+	ncclConfig_t real = NCCL_CONFIG_INITIALIZER;
+	struct nccl_config_v22800 ours;
+	/* Up to the last field: the padding after it is nobody's. */
+	size_t fields = offsetof(struct nccl_config_v22800, nvlink_centric_sched) + sizeof(int);
+
+	nccl_config_init(&ours);
+	real.size = sizeof(ours);
+	real.version = NCCL_VERSION(2, 28, 0);
+	if (memcmp(&ours, &real, fields) == 0)
+		return 0;
+	fprintf(stderr, "check-abi: nccl_config_init() is not NCCL_CONFIG_INITIALIZER\n");
+	return 1;
+}
 #endif
 
 /* nccl_version_string() of NCCL_VERSION(x, y, z) is "x.y.z". */
@@ -372,6 +424,9 @@ int main(void)
 	failed |= check_nccl_version(NCCL_VERSION(2, 9, 6), 2, 9, 6);
 	failed |= check_nccl_version(NCCL_VERSION(2, 28, 9), 2, 28, 9);
 	failed |= check_nccl_version(NCCL_VERSION(3, 0, 1), 3, 0, 1);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+	failed |= check_nccl_config();
+#endif
 #else
 	printf("no nccl.h: NCCL not checked\n");
 #endif

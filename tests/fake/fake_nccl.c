@@ -9,6 +9,10 @@
  * The rest is enough for sparkctl bench nccl on one rank, with the stand-in
  * libcuda.so.1 (fake_cuda.c), whose device pointers are host addresses:
  *
+ *   - ncclMemAlloc and ncclMemFree are the stand-in libcuda's cuMemAlloc_v2
+ *     and cuMemFree_v2 (NCCL's use cuMem* on the current device).
+ *   - ncclCommInitRankConfig reads its config as NCCL 2.28 does (see there)
+ *     and is otherwise ncclCommInitRank.
  *   - ncclGetUniqueId writes a recognisable id, and ncclCommInitRank takes
  *     no other (ncclInvalidArgument).  Only one rank: nranks 1, rank 0; any
  *     other valid pair fails with ncclInvalidUsage, and ncclGetLastError
@@ -31,7 +35,8 @@
  *     NCCL names as it does (%h: the host name up to its first dot, %p: the
  *     pid, %%: a %): "NCCL version", the NET/Socket (or NET/IB) and "Using
  *     network" lines, "comm 0x... rank 0 nRanks 1 ...", two "Channel" lines,
- *     and with IB "GPU Direct RDMA Disabled for HCA 0".  Without either
+ *     with IB "GPU Direct RDMA Disabled for HCA 0", and "Comm config
+ *     nvlinkCentricSched set to N" when a config set it.  Without either
  *     variable nothing is written.
  *   - ncclGetLastError is the process's last error, whatever the comm, as
  *     in NCCL.
@@ -61,6 +66,8 @@
  *                      cuStreamSynchronize waits), so that times are not 0.
  *   SPARKCTL_FAKE_NCCL_NET=Socket|IB the network the log names (Socket when
  *                      unset).
+ *   SPARKCTL_FAKE_NCCL_MEMALLOC_FAIL=1 ncclMemAlloc fails with
+ *                      ncclUnhandledCudaError, as when device memory is short.
  *
  * A hook whose value is not as above makes the call that reads it fail with
  * ncclInvalidUsage.  The streams are the stand-in libcuda's: this library
@@ -76,6 +83,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,7 +150,33 @@ typedef enum {
 	ncclNumTypes = 12,
 } ncclDataType_t;
 
+/* ncclConfig_t of NCCL 2.28, the version this library stands in for by default. */
+#define NCCL_CONFIG_UNDEF_INT INT_MIN
+typedef struct ncclConfig_v22800 {
+	size_t size;
+	unsigned int magic;
+	unsigned int version;
+	int blocking;
+	int cgaClusterSize;
+	int minCTAs;
+	int maxCTAs;
+	const char *netName;
+	int splitShare;
+	int trafficClass;
+	const char *commName;
+	int collnetEnable;
+	int CTAPolicy;
+	int shrinkShare;
+	int nvlsCTAs;
+	int nChannelsPerNetPeer;
+	int nvlinkCentricSched;
+} ncclConfig_t;
+
 ncclResult_t ncclGetVersion(int *version);
+ncclResult_t ncclMemAlloc(void **ptr, size_t size);
+ncclResult_t ncclMemFree(void *ptr);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+				    ncclConfig_t *config);
 const char *ncclGetErrorString(ncclResult_t result);
 const char *ncclGetLastError(ncclComm_t comm);
 ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId);
@@ -288,6 +322,9 @@ FAKE_EXPORT const char *ncclGetLastError(ncclComm_t comm)
 static fake_cuda_stream_enqueue_fn *stream_enqueue;
 static fake_cuda_stream_release_fn *stream_release;
 static fake_cuda_check_range_fn *check_range;
+/* libcuda's own, for ncclMemAlloc: CUresult (CUdeviceptr *, size_t) and (CUdeviceptr). */
+static int (*cuda_mem_alloc)(unsigned long long *ptr, size_t size);
+static int (*cuda_mem_free)(unsigned long long ptr);
 
 /*
  * Finds the hooks of the stand-in libcuda.so.1 if it is loaded; false if
@@ -307,9 +344,11 @@ static bool have_cuda_hooks(void)
 			*(void **)&stream_enqueue = dlsym(h, "fake_cuda_stream_enqueue");
 			*(void **)&stream_release = dlsym(h, "fake_cuda_stream_release");
 			*(void **)&check_range = dlsym(h, "fake_cuda_check_range");
+			*(void **)&cuda_mem_alloc = dlsym(h, "cuMemAlloc_v2");
+			*(void **)&cuda_mem_free = dlsym(h, "cuMemFree_v2");
 		}
 	}
-	ok = stream_enqueue && stream_release && check_range;
+	ok = stream_enqueue && stream_release && check_range && cuda_mem_alloc && cuda_mem_free;
 	pthread_mutex_unlock(&lock);
 	return ok;
 }
@@ -511,8 +550,9 @@ static void log_init(FILE *f, const struct ncclComm *comm, bool ib)
 		info(f, "GPU Direct RDMA Disabled for HCA 0 'rocep1s0f1'");
 }
 
-FAKE_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
-					  int rank)
+/* nvlink_sched: the config's nvlinkCentricSched, NCCL_CONFIG_UNDEF_INT when not set. */
+static ncclResult_t comm_init(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+			      int nvlink_sched)
 {
 	const char *net = getenv("SPARKCTL_FAKE_NCCL_NET");
 	struct ncclComm *c;
@@ -554,7 +594,98 @@ FAKE_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniq
 	f = debug_file();
 	if (f)
 		log_init(f, c, net && strcmp(net, "IB") == 0);
+	/* NCCL logs each field a config sets (NCCL_CONFIG_DEFAULT in init.cc). */
+	if (f && nvlink_sched != NCCL_CONFIG_UNDEF_INT)
+		info(f, "Comm config nvlinkCentricSched set to %d", nvlink_sched);
 	*comm = c;
+	return ncclSuccess;
+}
+
+FAKE_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
+					  int rank)
+{
+	return comm_init(comm, nranks, commId, rank, NCCL_CONFIG_UNDEF_INT);
+}
+
+/*
+ * The config read as NCCL's parseCommConfig reads it: at most its own
+ * size of it (the first field), the magic of NCCL_CONFIG_INITIALIZER, the
+ * fields newer than its version left to NCCL; nvlinkCentricSched is 0, 1
+ * or left to NCCL.  A NULL config is NCCL's defaults.
+ */
+FAKE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
+						int rank, ncclConfig_t *config)
+{
+	ncclConfig_t c;
+	size_t size;
+
+	memset(&c, 0, sizeof(c));
+	c.nvlinkCentricSched = NCCL_CONFIG_UNDEF_INT;
+	if (config) {
+		memcpy(&size, config, sizeof(size));
+		memcpy(&c, config, size < sizeof(c) ? size : sizeof(c));
+		if (c.magic != 0xcafebeef) {
+			set_error("ncclConfig_t argument not initialized via "
+				  "NCCL_CONFIG_INITIALIZER");
+			return ncclInvalidArgument;
+		}
+		if (c.version < 22800 || size < offsetof(ncclConfig_t, nvlinkCentricSched) + sizeof(int))
+			c.nvlinkCentricSched = NCCL_CONFIG_UNDEF_INT;
+	}
+	if (c.nvlinkCentricSched != NCCL_CONFIG_UNDEF_INT && c.nvlinkCentricSched != 0 &&
+	    c.nvlinkCentricSched != 1) {
+		set_error("Invalid config nvlinkCentricSched attribute value %d",
+			  c.nvlinkCentricSched);
+		return ncclInvalidArgument;
+	}
+	return comm_init(comm, nranks, commId, rank, c.nvlinkCentricSched);
+}
+
+/* ---- Memory ---- */
+
+FAKE_EXPORT ncclResult_t ncclMemAlloc(void **ptr, size_t size)
+{
+	unsigned long long fail = 0, dptr = 0;
+	int r = env_number("SPARKCTL_FAKE_NCCL_MEMALLOC_FAIL", &fail);
+
+	if (r < 0)
+		return ncclInvalidUsage;
+	if (!ptr) {
+		set_error("ncclMemAlloc : ptr argument is NULL");
+		return ncclInvalidArgument;
+	}
+	if (r > 0 && fail) {
+		set_error("Cuda failure 2 'out of memory'");
+		return ncclUnhandledCudaError;
+	}
+	if (!have_cuda_hooks()) {
+		set_error("fake: ncclMemAlloc needs the stand-in libcuda.so.1");
+		return ncclUnhandledCudaError;
+	}
+	r = cuda_mem_alloc(&dptr, size);
+	if (r != FAKE_CUDA_SUCCESS) {
+		set_error("Cuda failure %d from cuMemAlloc_v2", r);
+		return ncclUnhandledCudaError;
+	}
+	*ptr = (void *)(uintptr_t)dptr;
+	return ncclSuccess;
+}
+
+FAKE_EXPORT ncclResult_t ncclMemFree(void *ptr)
+{
+	int r;
+
+	if (!ptr)
+		return ncclSuccess;
+	if (!have_cuda_hooks()) {
+		set_error("fake: ncclMemFree needs the stand-in libcuda.so.1");
+		return ncclUnhandledCudaError;
+	}
+	r = cuda_mem_free((unsigned long long)(uintptr_t)ptr);
+	if (r != FAKE_CUDA_SUCCESS) {
+		set_error("Cuda failure %d from cuMemFree_v2", r);
+		return ncclUnhandledCudaError;
+	}
 	return ncclSuccess;
 }
 

@@ -158,6 +158,27 @@ contains "$TMP/out" "# NCCL path            : network IB rocep1s0f1:1/RoCE roceP
 expect 0 fake gb10 env NCCL_DEBUG=WARN "$SPARKCTL" bench nccl -e 4K
 contains "$TMP/out" "# NCCL path            : not read: NCCL_DEBUG is set"
 
+# --- NCCL set up as nccl-tests does: from NCCL 2.28 the communicator has
+# nvlinkCentricSched set (NCCL's log says so), and the buffers come from
+# ncclMemAlloc (the stand-in libcuda reports any not freed on stderr).
+expect 0 fake gb10 env NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$TMP/nccl-228.log" "$SPARKCTL" bench nccl -e 4K --json "$TMP/228.json"
+quiet
+contains "$TMP/nccl-228.log" "NCCL INFO Comm config nvlinkCentricSched set to 1"
+json_check "$TMP/228.json" << 'EOF2'
+d["config"]["allocator"] => ncclMemAlloc
+EOF2
+# Before 2.28 NCCL has no such field: plain ncclCommInitRank.
+expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_VERSION=22703 NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$TMP/nccl-227.log" \
+  "$SPARKCTL" bench nccl -e 4K
+quiet
+contains "$TMP/nccl-227.log" "NCCL version 2.27.3"
+! grep -q nvlinkCentricSched "$TMP/nccl-227.log" || fail "NCCL 2.27 was given a 2.28 config"
+# ncclMemAlloc failing (device memory short): NCCL's reason, exit 1, nothing left allocated.
+expect 1 fake gb10 env SPARKCTL_FAKE_NCCL_MEMALLOC_FAIL=1 "$SPARKCTL" bench nccl -e 4K
+contains "$TMP/err" "ncclMemAlloc (send buffer) failed"
+contains "$TMP/err" "out of memory"
+[ "$(grep -c . "$TMP/err")" = 1 ] || fail "one error line expected"
+
 # --- Adaptive iterations.
 expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% --json "$TMP/adaptive.json"
 contains "$TMP/out" "# Adaptive iterations: timed batches until the 95% confidence half-width of the time is within 5%"
@@ -178,7 +199,7 @@ contains "$TMP/out" "[0] # Out of bounds values : 0 OK"
 # Two local ranks: the stand-in NCCL takes one, so both fail, rank 0 says
 # why, and no rank is left behind.
 expect 1 fake h100x8 "$SPARKCTL" bench nccl --gpus 2 -e 4K --timeout 10
-contains "$TMP/err" "ncclCommInitRank failed"
+contains "$TMP/err" "ncclCommInitRankConfig failed"
 contains "$TMP/err" "one rank"
 [ "$(grep -c . "$TMP/err")" = 1 ] || fail "one error line expected"
 ! pgrep -f "bench nccl .*--rank=1" > /dev/null || fail "rank 1 outlived the run"
