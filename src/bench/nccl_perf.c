@@ -223,25 +223,27 @@ void perf_format_number(char *buf, size_t size, double value, int width)
 	snprintf(buf, size, "%*.*e", width, width >= 7 ? 1 : 0, value);
 }
 
-void perf_table_header(struct strbuf *out)
+void perf_table_header(struct strbuf *out, bool cputime)
 {
+	const char *time = cputime ? "cputime" : "time";
+
 	strbuf_addf(out,
 		    "# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
 		    "in-place          \n",
 		    "", "", "", "", "");
 	strbuf_addf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n",
-		    "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-		    "time", "algbw", "busbw", "#wrong");
+		    "size", "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong",
+		    time, "algbw", "busbw", "#wrong");
 	strbuf_addf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n",
 		    "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
 		    "(GB/s)", "(GB/s)", "");
 }
 
-static void row_half(struct strbuf *out, const struct perf_result *r)
+static void row_half(struct strbuf *out, const struct perf_result *r, bool cputime)
 {
 	char time[16], algbw[16], busbw[16];
 
-	perf_format_number(time, 8, r->time_us, 7);
+	perf_format_number(time, 8, cputime ? r->cpu_time_us : r->time_us, 7);
 	perf_format_number(algbw, 7, r->algbw, 6);
 	perf_format_number(busbw, 7, r->busbw, 6);
 	if (r->wrong < 0)
@@ -254,8 +256,8 @@ void perf_table_row(struct strbuf *out, const struct perf_row *row)
 {
 	strbuf_addf(out, "%12" PRIu64 "  %12" PRIu64 "  %8s  %6s  %6i", row->size, row->count,
 		    row->type, row->redop, row->root);
-	row_half(out, &row->out_of_place);
-	row_half(out, &row->in_place);
+	row_half(out, &row->out_of_place, row->cputime);
+	row_half(out, &row->in_place, row->cputime);
 	strbuf_addch(out, '\n');
 }
 
@@ -283,6 +285,7 @@ static json_t *result_json(const struct perf_result *r)
 	json_t *o = json_object();
 
 	jset(o, "time_us", jreal(r->time_us));
+	jset(o, "cpu_time_us", jreal(r->cpu_time_us));
 	jset(o, "algbw_gbs", jreal(r->algbw));
 	jset(o, "busbw_gbs", jreal(r->busbw));
 	jset(o, "wrong", jint_known(r->wrong));

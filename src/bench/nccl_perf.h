@@ -106,8 +106,9 @@ void perf_format_number(char *buf, size_t size, double value, int width);
 
 /* One half of a row: out-of-place or in-place. */
 struct perf_result {
-	double time_us; /* per operation, averaged over the ranks */
-	double algbw;	/* GB/s, 1e9 bytes */
+	double time_us;	    /* per operation, averaged over the ranks */
+	double cpu_time_us; /* the host's time to issue one, averaged over the ranks */
+	double algbw;	    /* GB/s, 1e9 bytes */
 	double busbw;
 	int64_t wrong;	/* wrong elements over all ranks; -1 when not checked */
 	unsigned iters; /* timed operations */
@@ -120,10 +121,11 @@ struct perf_row {
 	const char *redop;
 	int root;
 	struct perf_result out_of_place, in_place;
+	bool cputime; /* the time columns show cpu_time_us (nccl-tests' -C 1) */
 };
 
-/* The three header lines of the table. */
-void perf_table_header(struct strbuf *out);
+/* The three header lines of the table; cputime: "cputime" heads the time columns. */
+void perf_table_header(struct strbuf *out, bool cputime);
 void perf_table_row(struct strbuf *out, const struct perf_row *row);
 /*
  * The footer: tests with wrong values (sizes x placements) and the mean

@@ -564,25 +564,34 @@ static double elapsed_us(uint64_t start_ns)
 	return (double)(monotonic_ns() - start_ns) / 1e3;
 }
 
+/*
+ * Issue ops operations and wait for them.  times[0]: the time per
+ * operation until the stream is idle; times[1]: the time per operation
+ * the host took to issue them (nccl-tests' cputime), which is most of the
+ * first when small operations wait for the CPU rather than the link.
+ */
 static int timed_ops(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
-		     bool in_place, uint64_t first_iter, unsigned ops, double *per_op_us)
+		     bool in_place, uint64_t first_iter, unsigned ops, double times[2])
 {
 	uint64_t start = monotonic_ns();
 	int r = 0;
 
 	for (unsigned i = 0; r == 0 && i < ops; i++)
 		r = enqueue(b, coll, lay, in_place, rotation(b, lay, first_iter + i));
+	times[1] = elapsed_us(start) / ops;
 	if (r == 0)
 		r = wait_stream(b, coll, lay->size_bytes);
-	*per_op_us = elapsed_us(start) / ops;
+	times[0] = elapsed_us(start) / ops;
 	return r;
 }
 
-static int rank_mean(struct bench *b, double *v)
+/* Both figures of timed_ops, averaged over the ranks in one exchange. */
+static int rank_mean(struct bench *b, double times[2])
 {
-	int r = rdv_allreduce_double(b->rdv, v, 1, RDV_SUM, (int)b->o->timeout_ms, b->err);
+	int r = rdv_allreduce_double(b->rdv, times, 2, RDV_SUM, (int)b->o->timeout_ms, b->err);
 
-	*v /= b->n;
+	times[0] /= b->n;
+	times[1] /= b->n;
 	return r;
 }
 
@@ -595,7 +604,7 @@ static int rank_mean(struct bench *b, double *v)
 static int time_half(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
 		     bool in_place, struct perf_result *res)
 {
-	double sync_us, t, sum = 0, sumsq = 0;
+	double sync[2], t[2], sum = 0, sumsq = 0, cpu_sum = 0, sync_us;
 	unsigned batch, k = 0;
 	int r;
 
@@ -607,17 +616,19 @@ static int time_half(struct bench *b, enum perf_coll coll, const struct perf_lay
 	 */
 	r = rdv_barrier(b->rdv, (int)b->o->timeout_ms, b->err);
 	if (r == 0)
-		r = timed_ops(b, coll, lay, in_place, 0, 1, &sync_us);
+		r = timed_ops(b, coll, lay, in_place, 0, 1, sync);
 	if (r < 0)
 		return r;
 	if (b->o->precision <= 0) {
-		r = timed_ops(b, coll, lay, in_place, 0, b->o->iters, &t);
+		r = timed_ops(b, coll, lay, in_place, 0, b->o->iters, t);
 		if (r == 0)
-			r = rank_mean(b, &t);
-		res->time_us = t;
+			r = rank_mean(b, t);
+		res->time_us = t[0];
+		res->cpu_time_us = t[1];
 		res->iters = b->o->iters;
 		return r;
 	}
+	sync_us = sync[0];
 	r = rdv_allreduce_double(b->rdv, &sync_us, 1, RDV_MAX, (int)b->o->timeout_ms, b->err);
 	if (r < 0)
 		return r;
@@ -628,14 +639,15 @@ static int time_half(struct bench *b, enum perf_coll coll, const struct perf_lay
 		batch = 1;
 	uint64_t start = monotonic_ns();
 	for (;;) {
-		r = timed_ops(b, coll, lay, in_place, (uint64_t)k * batch, batch, &t);
+		r = timed_ops(b, coll, lay, in_place, (uint64_t)k * batch, batch, t);
 		if (r == 0)
-			r = rank_mean(b, &t);
+			r = rank_mean(b, t);
 		if (r < 0)
 			return r;
 		k++;
-		sum += t;
-		sumsq += t * t;
+		sum += t[0];
+		sumsq += t[0] * t[0];
+		cpu_sum += t[1];
 		if (k >= ADAPTIVE_MIN_BATCHES) {
 			double mean = sum / k, var = fmax(0, (sumsq - sum * sum / k) / (k - 1));
 			double half_width = 1.96 * sqrt(var / k) / mean;
@@ -659,6 +671,7 @@ static int time_half(struct bench *b, enum perf_coll coll, const struct perf_lay
 		}
 	}
 	res->time_us = sum / k;
+	res->cpu_time_us = cpu_sum / k;
 	res->iters = batch * k;
 	return 0;
 }
@@ -829,6 +842,7 @@ static json_t *config_json(const struct bench *b)
 	jset(c, "redop", jstr(perf_redop_name(o->redop)));
 	jset(c, "root", jint(o->root));
 	jset(c, "validation", jbool(o->check));
+	jset(c, "report_cputime", jbool(o->cputime));
 	jset(c, "timeout_s", jint(o->timeout_ms / 1000));
 	jset(c, "allocator", jstr(nccl_allocates(b) ? "ncclMemAlloc" : "cuMemAlloc"));
 	return c;
@@ -867,7 +881,7 @@ static int run_coll(struct bench *b, enum perf_coll coll, unsigned *bad_total)
 	if (r == 0 && b->out) {
 		print_paths(b);
 		fprintf(b->out, "#\n");
-		perf_table_header(&line);
+		perf_table_header(&line, o->cputime);
 		fputs(line.buf, b->out);
 		fflush(b->out);
 	}
@@ -877,6 +891,7 @@ static int run_coll(struct bench *b, enum perf_coll coll, unsigned *bad_total)
 			.type = perf_dtype_name(o->dtype),
 			.redop = ci->has_redop ? perf_redop_name(o->redop) : "none",
 			.root = ci->has_root ? o->root : -1,
+			.cputime = o->cputime,
 		};
 		perf_layout(coll, size, elt, b->n, &lay);
 		row.size = lay.size_bytes;

@@ -24,6 +24,7 @@ struct nccl_bench_opts {
 	enum perf_redop redop;
 	int root;
 	bool check;
+	bool cputime; /* the table's time columns: the host's time to issue (-C 1) */
 	bool force;
 	unsigned timeout_ms;   /* a collective, or a rendezvous step */
 	const char *json_path; /* NULL: none; "-": stdout instead of the table */

@@ -55,8 +55,9 @@ static const char nccl_description[] =
 	"(-n 20, -w 1, as nccl-tests), so figures compare with nccl-tests' directly;\n"
 	"--precision P times batches until the mean is known within P percent, which\n"
 	"takes fewer operations at large sizes.  Results are checked on the host after\n"
-	"the timed loop (-c 0 to skip).  A collective that does not finish within\n"
-	"--timeout is aborted.\n"
+	"the timed loop (-c 0 to skip).  -C 1 shows the host's time to issue an\n"
+	"operation instead of the time to complete it (both are in the JSON).  A\n"
+	"collective that does not finish within --timeout is aborted.\n"
 	"\n"
 	"Exit status: 0 all values right, 4 wrong values, 5 a collective timed out, 3 no\n"
 	"GPU or NCCL, 2 bad usage, 1 other errors.";
@@ -64,7 +65,7 @@ static const char nccl_description[] =
 struct nccl_args {
 	const char *ops, *min, *max, *step, *dtype, *redop, *precision, *json, *rendezvous;
 	const char *rank, *world_size, *device;
-	unsigned factor, iters, warmup, root, check, gpus, timeout;
+	unsigned factor, iters, warmup, root, check, cputime, gpus, timeout;
 	bool force, help;
 };
 
@@ -162,6 +163,9 @@ static int nccl_options(const struct nccl_args *a, struct nccl_bench_opts *o)
 	if (a->check > 1)
 		return cmd_usage_error(cmd, "-c takes 0 or 1");
 	o->check = a->check == 1;
+	if (a->cputime > 1)
+		return cmd_usage_error(cmd, "-C takes 0 or 1");
+	o->cputime = a->cputime == 1;
 	o->root = (int)a->root;
 	if (a->timeout == 0 || a->timeout > 86400)
 		return cmd_usage_error(cmd, "--timeout takes 1 to 86400 seconds");
@@ -248,6 +252,7 @@ static void child_argv(const struct nccl_args *a, int r, int n, uint16_t port, s
 	strvec_pushf(v, "-n%u", a->iters);
 	strvec_pushf(v, "-w%u", a->warmup);
 	strvec_pushf(v, "-c%u", a->check);
+	strvec_pushf(v, "-C%u", a->cputime);
 	strvec_pushf(v, "--root=%u", a->root);
 	strvec_pushf(v, "--dtype=%s", a->dtype);
 	strvec_pushf(v, "--redop=%s", a->redop);
@@ -456,6 +461,8 @@ static int bench_nccl(int argc, char **argv)
 		OPT_STRING(0, "redop", &a.redop, "OP", "reduction: sum, prod, max, min, avg (sum)"),
 		OPT_UINT('r', "root", &a.root, "RANK", "root of broadcast and reduce (0)"),
 		OPT_UINT('c', "check", &a.check, "0|1", "check the results (1)"),
+		OPT_UINT('C', "report-cputime", &a.cputime, "0|1",
+			 "time columns: the host's time to issue an operation (0)"),
 		OPT_UINT(0, "gpus", &a.gpus, "N", "GPUs of this node to use, one rank each (all)"),
 		OPT_STRING(0, "json", &a.json, "FILE",
 			   "also write every row and the path ('-': only JSON, to stdout)"),

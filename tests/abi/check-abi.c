@@ -62,7 +62,9 @@
 #define NVML_TEMPERATURE_GPU		   ours_NVML_TEMPERATURE_GPU
 /* nccl.h's is a macro, which NCCL_CONFIG_INITIALIZER keeps using under our name. */
 #ifdef NCCL_CONFIG_UNDEF_INT
-enum { real_NCCL_CONFIG_UNDEF_INT = NCCL_CONFIG_UNDEF_INT };
+enum {
+	real_NCCL_CONFIG_UNDEF_INT = NCCL_CONFIG_UNDEF_INT
+};
 #undef NCCL_CONFIG_UNDEF_INT
 #endif
 #define NCCL_CONFIG_UNDEF_INT ours_NCCL_CONFIG_UNDEF_INT
@@ -339,7 +341,7 @@ CALLS(struct nccl, mem_free, ncclMemFree);
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
 CALLS(struct nccl, alltoall, ncclAlltoAll);
 /* As for ncclCommInitRank; the config is compared field by field below. */
-CALLS_TYPE(nccl_result(*)(nccl_comm *, int, ncclUniqueId, int, ncclConfig_t *),
+CALLS_TYPE(nccl_result (*)(nccl_comm *, int, ncclUniqueId, int, ncclConfig_t *),
 	   ncclCommInitRankConfig);
 SAME_TYPE(__typeof__(((struct nccl *)0)->comm_init_rank_config),
 	  nccl_result (*)(nccl_comm *, int, nccl_unique_id, int, struct nccl_config_v22800 *));

@@ -103,7 +103,7 @@ typedef struct CUstream_st *cudaStream_t;
 
 typedef struct ncclComm *ncclComm_t;
 
-#define NCCL_UNIQUE_ID_BYTES 128
+#define NCCL_UNIQUE_ID_BYTES  128
 typedef struct {
 	char internal[NCCL_UNIQUE_ID_BYTES];
 } ncclUniqueId;
@@ -629,7 +629,8 @@ FAKE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nc
 				  "NCCL_CONFIG_INITIALIZER");
 			return ncclInvalidArgument;
 		}
-		if (c.version < 22800 || size < offsetof(ncclConfig_t, nvlinkCentricSched) + sizeof(int))
+		if (c.version < 22800 ||
+		    size < offsetof(ncclConfig_t, nvlinkCentricSched) + sizeof(int))
 			c.nvlinkCentricSched = NCCL_CONFIG_UNDEF_INT;
 	}
 	if (c.nvlinkCentricSched != NCCL_CONFIG_UNDEF_INT && c.nvlinkCentricSched != 0 &&

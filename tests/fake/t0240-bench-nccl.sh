@@ -179,6 +179,23 @@ contains "$TMP/err" "ncclMemAlloc (send buffer) failed"
 contains "$TMP/err" "out of memory"
 [ "$(grep -c . "$TMP/err")" = 1 ] || fail "one error line expected"
 
+# --- -C 1: the time columns are the host's time to issue an operation
+# (nccl-tests' cputime).  Each collective here keeps its stream busy for
+# 20 ms, so 5 of them take at least 4 ms each to complete, while issuing
+# one (a copy of a few KiB) takes far less.  The JSON has both always.
+expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=20000 "$SPARKCTL" bench nccl -b 1K -e 4K -n 5 -w 0 -C 1 \
+  --json "$TMP/cpu.json"
+quiet
+contains "$TMP/out" "#       size         count      type   redop    root  cputime   algbw   busbw  #wrong  cputime   algbw   busbw  #wrong"
+json_get "$TMP/cpu.json" 'all(r[h]["time_us"] >= 4000 and r[h]["cpu_time_us"] < r[h]["time_us"] / 2
+  for r in d["tests"][0]["results"] for h in ("out_of_place", "in_place"))' |
+  grep -qx True || fail "cpu_time_us should be well below time_us on a busy stream"
+cpu=$(json_get "$TMP/cpu.json" '"%.2f" % d["tests"][0]["results"][0]["out_of_place"]["cpu_time_us"]')
+rows "$TMP/out" | head -1 | awk -v c="$cpu" '$6 != c { exit 1 }' || fail "the table's cputime is not the JSON's ($cpu)"
+json_check "$TMP/cpu.json" << 'EOF2'
+d["config"]["report_cputime"] => True
+EOF2
+
 # --- Adaptive iterations.
 expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% --json "$TMP/adaptive.json"
 contains "$TMP/out" "# Adaptive iterations: timed batches until the 95% confidence half-width of the time is within 5%"
@@ -217,7 +234,7 @@ expect 2 fake gb10 "$SPARKCTL" bench nccl --op allreduce
 contains "$TMP/err" "bad --op 'allreduce'"
 expect 2 fake gb10 "$SPARKCTL" bench nccl -b 1M -e 1K
 contains "$TMP/err" "-b 1M is larger than -e 1K"
-for args in "-e 0" "-b x" "-e 1T" "-f 1" "-n 0" "-c 2" "--precision 0" "--precision 200%" \
+for args in "-e 0" "-b x" "-e 1T" "-f 1" "-n 0" "-c 2" "-C 2" "--precision 0" "--precision 200%" \
   "--dtype fp8" "--redop mulsum" "--timeout 0" "-f 2 -i 1K" "--rank 0" "--rank 2 --world-size 2 --rendezvous h:1" \
   "--rank 0 --world-size 1 --rendezvous nohost" "--gpus 2" "--root 1" "--device 0" "extra"; do
   # shellcheck disable=SC2086

@@ -165,7 +165,7 @@ static void test_table_golden(void **state)
 			   "#\n"
 			   "# Collective test concluded: all_reduce_perf\n";
 
-	perf_table_header(&out);
+	perf_table_header(&out, false);
 	perf_table_row(&out, &row);
 	row.size = 8589934592ULL;
 	row.count = 2147483648ULL;
@@ -191,6 +191,37 @@ static void test_table_golden(void **state)
 	strbuf_release(&out);
 }
 
+/* -C 1: nccl-tests' "cputime" heads the time columns, which show the time to issue. */
+static void test_table_cputime(void **state)
+{
+	(void)state;
+	struct strbuf out = STRBUF_INIT;
+	struct perf_row row = {
+		.size = 8,
+		.count = 2,
+		.type = "float",
+		.redop = "sum",
+		.root = -1,
+		.out_of_place = { .time_us = 6.4, .cpu_time_us = 5.5, .wrong = 0 },
+		.in_place = { .time_us = 6.3, .cpu_time_us = 5.25, .wrong = 0 },
+		.cputime = true,
+	};
+	const char *want = "#                                                              "
+			   "out-of-place                       in-place          \n"
+			   "#       size         count      type   redop    root  cputime   algbw  "
+			   " busbw  #wrong  cputime   algbw   busbw  #wrong \n"
+			   "#        (B)    (elements)                               (us)  (GB/s)  "
+			   "(GB/s)             (us)  (GB/s)  (GB/s)         \n"
+			   "           8             2     float     sum      -1     5.50    0.00  "
+			   "  0.00       0     5.25    0.00    0.00       0\n";
+
+	perf_table_header(&out, true);
+	perf_table_row(&out, &row);
+	if (!streq(out.buf, want))
+		fail_msg("table:\n%s\nexpected:\n%s", out.buf, want);
+	strbuf_release(&out);
+}
+
 static void test_row_json(void **state)
 {
 	(void)state;
@@ -201,6 +232,7 @@ static void test_row_json(void **state)
 		.redop = "sum",
 		.root = -1,
 		.out_of_place = { .time_us = 10,
+				  .cpu_time_us = 4.5,
 				  .algbw = 0.1,
 				  .busbw = 0.2,
 				  .wrong = 0,
@@ -218,6 +250,8 @@ static void test_row_json(void **state)
 	assert_true(json_is_null(json_object_get(json_object_get(j, "in_place"), "wrong")));
 	assert_true(json_real_value(json_object_get(json_object_get(j, "in_place"), "time_us")) ==
 		    11.0);
+	assert_true(json_real_value(json_object_get(json_object_get(j, "out_of_place"),
+						    "cpu_time_us")) == 4.5);
 	json_decref(j);
 	strbuf_release(&s);
 }
@@ -374,9 +408,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_busbw_factors), cmocka_unit_test(test_layouts),
 		cmocka_unit_test(test_sizes),	      cmocka_unit_test(test_number_cells),
-		cmocka_unit_test(test_table_golden),  cmocka_unit_test(test_row_json),
-		cmocka_unit_test(test_check_values),  cmocka_unit_test(test_nccl_log),
-		cmocka_unit_test(test_cpulist),	      cmocka_unit_test(test_names),
+		cmocka_unit_test(test_table_golden),  cmocka_unit_test(test_table_cputime),
+		cmocka_unit_test(test_row_json),      cmocka_unit_test(test_check_values),
+		cmocka_unit_test(test_nccl_log),      cmocka_unit_test(test_cpulist),
+		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
