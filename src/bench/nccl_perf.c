@@ -565,6 +565,82 @@ int perf_parse_cpulist(const char *s, cpu_set_t *set)
 	return CPU_COUNT(set) ? 0 : -EINVAL;
 }
 
+void perf_format_cpulist(const cpu_set_t *set, struct strbuf *out)
+{
+	const char *sep = "";
+
+	for (size_t c = 0; c < CPU_SETSIZE; c++) {
+		size_t last = c;
+		if (!CPU_ISSET(c, set))
+			continue;
+		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+			last++;
+		if (last > c)
+			strbuf_addf(out, "%s%zu-%zu", sep, c, last);
+		else
+			strbuf_addf(out, "%s%zu", sep, c);
+		sep = ",";
+		c = last;
+	}
+}
+
+static const char *const bind_names[] = {
+	[PERF_BIND_NUMA] = "numa",
+	[PERF_BIND_CORE] = "core",
+	[PERF_BIND_NONE] = "none",
+};
+
+int perf_bind_from_name(const char *name, enum perf_bind *ret)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(bind_names); i++) {
+		if (streq(name, bind_names[i])) {
+			*ret = (enum perf_bind)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *perf_bind_name(enum perf_bind bind)
+{
+	return bind_names[bind];
+}
+
+static long core_id(const int *core_of, size_t cpu)
+{
+	return core_of[cpu] >= 0 ? core_of[cpu] : (long)cpu;
+}
+
+/* Whether cpu is the first CPU of its core within allowed. */
+static bool first_of_core(const cpu_set_t *allowed, const int *core_of, size_t cpu)
+{
+	for (size_t p = 0; p < cpu; p++)
+		if (CPU_ISSET(p, allowed) && core_id(core_of, p) == core_id(core_of, cpu))
+			return false;
+	return true;
+}
+
+void perf_pick_core(const cpu_set_t *allowed, const int *core_of, unsigned index, cpu_set_t *out)
+{
+	size_t cores = 0, k = 0, first = 0;
+
+	CPU_ZERO(out);
+	for (size_t c = 0; c < CPU_SETSIZE; c++)
+		cores += CPU_ISSET(c, allowed) && first_of_core(allowed, core_of, c);
+	if (cores == 0)
+		return;
+	for (size_t c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, allowed) && first_of_core(allowed, core_of, c) &&
+		    k++ == index % cores) {
+			first = c;
+			break;
+		}
+	}
+	for (size_t c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, allowed) && core_id(core_of, c) == core_id(core_of, first))
+			CPU_SET(c, out);
+}
+
 /* The text after "key" on a line, or NULL. */
 static const char *after(const char *line, const char *key)
 {

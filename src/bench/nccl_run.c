@@ -27,6 +27,7 @@ struct rank_info {
 	int32_t pid, device, pci_domain, pci_bus, pci_device;
 	char name[96];
 	char path[480];
+	char cpus[128]; /* the CPUs it runs on, a kernel CPU list */
 };
 
 /* The first failure among the ranks, as every rank learns it. */
@@ -211,29 +212,79 @@ static void describe_device(struct bench *b)
 	ri->pci_device = b->cuda.device_get_attribute(&v, CU_ATTR_PCI_DEVICE_ID, b->dev) ? 0 : v;
 }
 
+/* The core of each allowed CPU: the first CPU of its thread_siblings_list, -1 unknown. */
+static void read_cores(struct bench *b, const cpu_set_t *allowed, int *core_of)
+{
+	struct strbuf list = STRBUF_INIT;
+
+	for (size_t c = 0; c < CPU_SETSIZE; c++) {
+		cpu_set_t siblings;
+		core_of[c] = -1;
+		if (!CPU_ISSET(c, allowed))
+			continue;
+		strbuf_reset(&list);
+		if (rootfs_read_valuef(
+			    &b->host, &list,
+			    "sys/devices/system/cpu/cpu%zu/topology/thread_siblings_list",
+			    c) == 0 &&
+		    perf_parse_cpulist(list.buf, &siblings) == 0) {
+			for (size_t s = 0; s < CPU_SETSIZE; s++) {
+				if (CPU_ISSET(s, &siblings)) {
+					core_of[c] = (int)s;
+					break;
+				}
+			}
+		}
+	}
+	strbuf_release(&list);
+}
+
 /*
- * Run on the CPUs next to the GPU (its NUMA node), as an MPI launcher's
- * binding would: an unbound rank migrates, and its small-message times
- * with it.  A narrower binding the caller chose (taskset, numactl) is kept.
+ * --bind: numa (the default) runs the rank on the CPUs next to its GPU
+ * (its NUMA node), as an MPI launcher binds ranks to a package; core on
+ * one physical core of those, a different one per local rank (the GPU's
+ * ordinal), as mpirun binds each of two processes.  An unbound rank
+ * migrates, and its small-message times with it.  A narrower binding the
+ * caller chose (taskset, numactl) is kept: the choice is made within it.
+ * Without a local_cpulist, the node is every CPU the rank may use.  The
+ * rank's CPUs end up in its info, for the JSON.
  */
-static void pin_near_gpu(struct bench *b)
+static void bind_rank(struct bench *b)
 {
 	const struct rank_info *ri = &b->info;
 	struct strbuf list = STRBUF_INIT;
-	cpu_set_t near, now;
+	cpu_set_t now, set, near;
 
-	if (b->host_open &&
+	if (sched_getaffinity(0, sizeof(now), &now) != 0)
+		goto out;
+	set = now;
+	if (b->o->bind != PERF_BIND_NONE && b->host_open &&
 	    rootfs_read_valuef(&b->host, &list,
 			       "sys/bus/pci/devices/%04x:%02x:%02x.0/local_cpulist",
 			       (unsigned)ri->pci_domain, (unsigned)ri->pci_bus,
 			       (unsigned)ri->pci_device) == 0 &&
-	    perf_parse_cpulist(list.buf, &near) == 0 &&
-	    sched_getaffinity(0, sizeof(now), &now) == 0) {
+	    perf_parse_cpulist(list.buf, &near) == 0) {
 		cpu_set_t both;
 		CPU_AND(&both, &near, &now);
-		if (CPU_COUNT(&both) > 0 && CPU_COUNT(&both) < CPU_COUNT(&now))
-			sched_setaffinity(0, sizeof(both), &both);
+		if (CPU_COUNT(&both) > 0)
+			set = both;
 	}
+	if (b->o->bind == PERF_BIND_CORE && b->host_open) {
+		int core_of[CPU_SETSIZE];
+		cpu_set_t core;
+		read_cores(b, &set, core_of);
+		perf_pick_core(&set, core_of, (unsigned)b->ordinal, &core);
+		if (CPU_COUNT(&core) > 0)
+			set = core;
+	}
+	if (!CPU_EQUAL(&set, &now))
+		sched_setaffinity(0, sizeof(set), &set);
+	if (sched_getaffinity(0, sizeof(now), &now) == 0) {
+		strbuf_reset(&list);
+		perf_format_cpulist(&now, &list);
+		snprintf(b->info.cpus, sizeof(b->info.cpus), "%s", list.buf);
+	}
+out:
 	strbuf_release(&list);
 }
 
@@ -843,6 +894,7 @@ static json_t *config_json(const struct bench *b)
 	jset(c, "root", jint(o->root));
 	jset(c, "validation", jbool(o->check));
 	jset(c, "report_cputime", jbool(o->cputime));
+	jset(c, "bind", jstr(perf_bind_name(o->bind)));
 	jset(c, "timeout_s", jint(o->timeout_ms / 1000));
 	jset(c, "allocator", jstr(nccl_allocates(b) ? "ncclMemAlloc" : "cuMemAlloc"));
 	return c;
@@ -974,6 +1026,7 @@ static json_t *devices_json(const struct bench *b)
 		jset(d, "device", jint(ri->device));
 		jset(d, "pci", jstr(pci));
 		jset(d, "name", jstr(ri->name));
+		jset(d, "cpus", jstr(ri->cpus));
 		jpush(a, d);
 	}
 	return a;
@@ -1008,7 +1061,7 @@ static int setup(struct bench *b, const struct nccl_bench_rank *me)
 	r = open_libraries(b);
 	if (r == 0) {
 		describe_device(b);
-		pin_near_gpu(b);
+		bind_rank(b);
 		r = memory_bound(b, &bound);
 	}
 	r = agree(b, r);

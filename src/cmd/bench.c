@@ -63,7 +63,7 @@ static const char nccl_description[] =
 	"GPU or NCCL, 2 bad usage, 1 other errors.";
 
 struct nccl_args {
-	const char *ops, *min, *max, *step, *dtype, *redop, *precision, *json, *rendezvous;
+	const char *ops, *min, *max, *step, *dtype, *redop, *precision, *json, *rendezvous, *bind;
 	const char *rank, *world_size, *device;
 	unsigned factor, iters, warmup, root, check, cputime, gpus, timeout;
 	bool force, help;
@@ -166,6 +166,8 @@ static int nccl_options(const struct nccl_args *a, struct nccl_bench_opts *o)
 	if (a->cputime > 1)
 		return cmd_usage_error(cmd, "-C takes 0 or 1");
 	o->cputime = a->cputime == 1;
+	if (perf_bind_from_name(a->bind, &o->bind) < 0)
+		return cmd_usage_error(cmd, "bad --bind '%s': numa, core or none", a->bind);
 	o->root = (int)a->root;
 	if (a->timeout == 0 || a->timeout > 86400)
 		return cmd_usage_error(cmd, "--timeout takes 1 to 86400 seconds");
@@ -253,6 +255,7 @@ static void child_argv(const struct nccl_args *a, int r, int n, uint16_t port, s
 	strvec_pushf(v, "-w%u", a->warmup);
 	strvec_pushf(v, "-c%u", a->check);
 	strvec_pushf(v, "-C%u", a->cputime);
+	strvec_pushf(v, "--bind=%s", a->bind);
 	strvec_pushf(v, "--root=%u", a->root);
 	strvec_pushf(v, "--dtype=%s", a->dtype);
 	strvec_pushf(v, "--redop=%s", a->redop);
@@ -444,6 +447,7 @@ static int bench_nccl(int argc, char **argv)
 		.iters = NCCL_DEFAULT_ITERS,
 		.warmup = NCCL_DEFAULT_WARMUP,
 		.check = 1,
+		.bind = "numa",
 		.timeout = NCCL_DEFAULT_TIMEOUT,
 	};
 	const struct opt opts[] = {
@@ -464,6 +468,9 @@ static int bench_nccl(int argc, char **argv)
 		OPT_UINT('C', "report-cputime", &a.cputime, "0|1",
 			 "time columns: the host's time to issue an operation (0)"),
 		OPT_UINT(0, "gpus", &a.gpus, "N", "GPUs of this node to use, one rank each (all)"),
+		OPT_STRING(0, "bind", &a.bind, "numa|core|none",
+			   "run each rank on its GPU's NUMA node, one core of it, or as started "
+			   "(numa)"),
 		OPT_STRING(0, "json", &a.json, "FILE",
 			   "also write every row and the path ('-': only JSON, to stdout)"),
 		OPT_BOOL(0, "force", &a.force, "allow -e beyond what free memory allows"),

@@ -196,6 +196,62 @@ json_check "$TMP/cpu.json" << 'EOF2'
 d["config"]["report_cputime"] => True
 EOF2
 
+# --- --bind: where each rank runs, in the JSON as a kernel CPU list.  The
+# stand-in GPU has no sysfs node here, so its NUMA node is every CPU the
+# rank may use.  cpulist [CPU...]: the list of those CPUs (default: this
+# shell's); siblings CPU: the CPUs of its core.
+cpulist() {
+  python3 - "$@" << 'PY'
+import os, sys
+cpus = sorted(int(c) for c in sys.argv[1:]) or sorted(os.sched_getaffinity(0))
+runs = []
+for c in cpus:
+    if runs and runs[-1][1] == c - 1:
+        runs[-1][1] = c
+    else:
+        runs.append([c, c])
+print(",".join(str(a) if a == b else "%d-%d" % (a, b) for a, b in runs))
+PY
+}
+siblings() {
+  python3 - "$1" << 'PY'
+import os, sys
+cpu, allowed = int(sys.argv[1]), os.sched_getaffinity(0)
+try:
+    text = open("/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list" % cpu).read()
+    sib = set()
+    for part in text.strip().split(","):
+        a, _, b = part.partition("-")
+        sib.update(range(int(a), int(b or a) + 1))
+except OSError:
+    sib = {cpu}
+print(" ".join(str(c) for c in sorted(sib & allowed)))
+PY
+}
+first=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+last=$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K --json "$TMP/bind.json"
+quiet
+json_check "$TMP/bind.json" << EOF2
+d["config"]["bind"] => numa
+d["devices"][0]["cpus"] => $(cpulist)
+EOF2
+# core: the first core (its CPUs, SMT siblings too) of those the rank may use.
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K --bind core --json "$TMP/core.json"
+quiet
+json_check "$TMP/core.json" << EOF2
+d["config"]["bind"] => core
+d["devices"][0]["cpus"] => $(cpulist $(siblings "$first"))
+EOF2
+if [ "$first" != "$last" ]; then
+  # The choice is made within the caller's binding, and none keeps it whole.
+  expect 0 fake gb10 taskset -c "$last" "$SPARKCTL" bench nccl -e 1K --bind core --json "$TMP/core1.json"
+  [ "$(json_get "$TMP/core1.json" 'd["devices"][0]["cpus"]')" = "$last" ] || fail "--bind core left taskset's CPU"
+  expect 0 fake gb10 taskset -c "$first,$last" "$SPARKCTL" bench nccl -e 1K --bind none --json "$TMP/none.json"
+  [ "$(json_get "$TMP/none.json" 'd["devices"][0]["cpus"]')" = "$(cpulist "$first" "$last")" ] ||
+    fail "--bind none changed the binding"
+fi
+
 # --- Adaptive iterations.
 expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% --json "$TMP/adaptive.json"
 contains "$TMP/out" "# Adaptive iterations: timed batches until the 95% confidence half-width of the time is within 5%"
@@ -234,7 +290,7 @@ expect 2 fake gb10 "$SPARKCTL" bench nccl --op allreduce
 contains "$TMP/err" "bad --op 'allreduce'"
 expect 2 fake gb10 "$SPARKCTL" bench nccl -b 1M -e 1K
 contains "$TMP/err" "-b 1M is larger than -e 1K"
-for args in "-e 0" "-b x" "-e 1T" "-f 1" "-n 0" "-c 2" "-C 2" "--precision 0" "--precision 200%" \
+for args in "-e 0" "-b x" "-e 1T" "-f 1" "-n 0" "-c 2" "-C 2" "--bind socket" "--precision 0" "--precision 200%" \
   "--dtype fp8" "--redop mulsum" "--timeout 0" "-f 2 -i 1K" "--rank 0" "--rank 2 --world-size 2 --rendezvous h:1" \
   "--rank 0 --world-size 1 --rendezvous nohost" "--gpus 2" "--root 1" "--device 0" "extra"; do
   # shellcheck disable=SC2086

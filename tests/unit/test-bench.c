@@ -363,6 +363,83 @@ static void test_nccl_log(void **state)
 	strbuf_release(&s);
 }
 
+/* perf_format_cpulist of set is want, and parses back to set. */
+static void cpulist_is(const cpu_set_t *set, const char *want)
+{
+	struct strbuf out = STRBUF_INIT;
+	cpu_set_t back;
+
+	perf_format_cpulist(set, &out);
+	assert_string_equal(out.buf, want);
+	if (*want) {
+		assert_int_equal(perf_parse_cpulist(out.buf, &back), 0);
+		assert_true(CPU_EQUAL(&back, set));
+	}
+	strbuf_release(&out);
+}
+
+static void test_format_cpulist(void **state)
+{
+	(void)state;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	cpulist_is(&set, "");
+	CPU_SET(5, &set);
+	cpulist_is(&set, "5");
+	assert_int_equal(perf_parse_cpulist("0-3,8,10-11,1023", &set), 0);
+	cpulist_is(&set, "0-3,8,10-11,1023");
+}
+
+/* perf_pick_core(allowed list, core_of, index) is want. */
+static void core_is(const char *allowed, const int *core_of, unsigned index, const char *want)
+{
+	cpu_set_t a, got;
+
+	assert_int_equal(perf_parse_cpulist(allowed, &a), 0);
+	perf_pick_core(&a, core_of, index, &got);
+	cpulist_is(&got, want);
+}
+
+static void test_pick_core(void **state)
+{
+	(void)state;
+	static int smt[CPU_SETSIZE], unknown[CPU_SETSIZE];
+
+	/* Eight CPUs, two threads a core: 0 and 4, 1 and 5, 2 and 6, 3 and 7. */
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		smt[c] = c < 8 ? c % 4 : -1;
+		unknown[c] = -1;
+	}
+	core_is("0-7", smt, 0, "0,4");
+	core_is("0-7", smt, 1, "1,5");
+	core_is("0-7", smt, 3, "3,7");
+	core_is("0-7", smt, 5, "1,5"); /* more ranks than cores: round again */
+	/* Within a narrower binding: cores 2 (CPUs 2, 6) and 3 (CPU 3 only). */
+	core_is("2-3,6", smt, 0, "2,6");
+	core_is("2-3,6", smt, 1, "3");
+	/* Without topology every CPU is a core of its own. */
+	core_is("4-6", unknown, 0, "4");
+	core_is("4-6", unknown, 2, "6");
+	core_is("4-6", unknown, 3, "4");
+}
+
+static void test_bind_names(void **state)
+{
+	(void)state;
+	enum perf_bind b;
+
+	assert_int_equal(perf_bind_from_name("core", &b), 0);
+	assert_int_equal(b, PERF_BIND_CORE);
+	assert_string_equal(perf_bind_name(b), "core");
+	assert_int_equal(perf_bind_from_name("numa", &b), 0);
+	assert_int_equal(b, PERF_BIND_NUMA);
+	assert_int_equal(perf_bind_from_name("none", &b), 0);
+	assert_int_equal(b, PERF_BIND_NONE);
+	assert_int_equal(perf_bind_from_name("socket", &b), -EINVAL);
+	assert_int_equal(perf_bind_from_name("", &b), -EINVAL);
+}
+
 static void test_cpulist(void **state)
 {
 	(void)state;
@@ -406,12 +483,13 @@ static void test_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_busbw_factors), cmocka_unit_test(test_layouts),
-		cmocka_unit_test(test_sizes),	      cmocka_unit_test(test_number_cells),
-		cmocka_unit_test(test_table_golden),  cmocka_unit_test(test_table_cputime),
-		cmocka_unit_test(test_row_json),      cmocka_unit_test(test_check_values),
-		cmocka_unit_test(test_nccl_log),      cmocka_unit_test(test_cpulist),
-		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_busbw_factors),  cmocka_unit_test(test_layouts),
+		cmocka_unit_test(test_sizes),	       cmocka_unit_test(test_number_cells),
+		cmocka_unit_test(test_table_golden),   cmocka_unit_test(test_table_cputime),
+		cmocka_unit_test(test_row_json),       cmocka_unit_test(test_check_values),
+		cmocka_unit_test(test_nccl_log),       cmocka_unit_test(test_cpulist),
+		cmocka_unit_test(test_format_cpulist), cmocka_unit_test(test_pick_core),
+		cmocka_unit_test(test_bind_names),     cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
