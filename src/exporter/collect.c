@@ -574,6 +574,24 @@ static int rdma_device(const struct rootfs *root, struct exporter_cache *cache, 
 	return ret;
 }
 
+typedef int entry_collector(const struct rootfs *root, struct exporter_cache *cache,
+			    const char *name, struct metric_set *set);
+
+/* fn for each entry of the class directory rel; none (no such class) is no error. */
+static int collect_each(const struct rootfs *root, struct exporter_cache *cache, const char *rel,
+			entry_collector *fn, struct metric_set *set)
+{
+	struct strvec names = STRVEC_INIT;
+	int ret = 0, r = rootfs_list(root, rel, &names);
+
+	if (r < 0)
+		ret = r == -ENOENT ? 0 : r;
+	for (size_t i = 0; i < names.nr; i++)
+		keep(&ret, fn(root, cache, names.v[i], set));
+	strvec_clear(&names);
+	return ret;
+}
+
 int collect_rdma(const struct rootfs *root, struct metric_set *set)
 {
 	return collect_rdma_cached(root, NULL, set);
@@ -582,15 +600,7 @@ int collect_rdma(const struct rootfs *root, struct metric_set *set)
 int collect_rdma_cached(const struct rootfs *root, struct exporter_cache *cache,
 			struct metric_set *set)
 {
-	struct strvec devs = STRVEC_INIT;
-	int ret = 0, r = rootfs_list(root, "sys/class/infiniband", &devs);
-
-	if (r < 0)
-		ret = r == -ENOENT ? 0 : r;
-	for (size_t i = 0; i < devs.nr; i++)
-		keep(&ret, rdma_device(root, cache, devs.v[i], set));
-	strvec_clear(&devs);
-	return ret;
+	return collect_each(root, cache, "sys/class/infiniband", rdma_device, set);
 }
 
 static const struct {
@@ -627,10 +637,7 @@ static int netdev_one(const struct rootfs *root, struct exporter_cache *cache, c
 		      struct metric_set *set)
 {
 	static const char *const files[] = { "mtu", "carrier", "speed", "operstate", NULL };
-	static const char *const stats[] = {
-		"rx_bytes",  "tx_bytes",   "rx_packets", "tx_packets", "rx_errors",
-		"tx_errors", "rx_dropped", "tx_dropped", NULL,
-	};
+	const char *stats[ARRAY_SIZE(netdev_stats) + 1] = { NULL };
 	const struct metric_label l[1] = { { "device", dev } };
 	struct strbuf rel = STRBUF_INIT, metric = STRBUF_INIT, v = STRBUF_INIT;
 	struct dirview dir;
@@ -652,6 +659,8 @@ static int netdev_one(const struct rootfs *root, struct exporter_cache *cache, c
 	view_close(&dir);
 
 	strbuf_addstr(&rel, "/statistics");
+	for (size_t i = 0; i < ARRAY_SIZE(netdev_stats); i++)
+		stats[i] = netdev_stats[i].file;
 	r = view_open(root, cache, rel.buf, stats, &dir);
 	if (r <= 0)
 		goto out;
@@ -677,15 +686,7 @@ int collect_netdev(const struct rootfs *root, struct metric_set *set)
 int collect_netdev_cached(const struct rootfs *root, struct exporter_cache *cache,
 			  struct metric_set *set)
 {
-	struct strvec devs = STRVEC_INIT;
-	int ret = 0, r = rootfs_list(root, "sys/class/net", &devs);
-
-	if (r < 0)
-		ret = r == -ENOENT ? 0 : r;
-	for (size_t i = 0; i < devs.nr; i++)
-		keep(&ret, netdev_one(root, cache, devs.v[i], set));
-	strvec_clear(&devs);
-	return ret;
+	return collect_each(root, cache, "sys/class/net", netdev_one, set);
 }
 
 /* A millidegree file as degrees; 0 when there is none, 1 when read, -EINVAL for bad content. */
@@ -742,13 +743,16 @@ int collect_thermal(const struct rootfs *root, struct metric_set *set)
 	return ret;
 }
 
-static int hwmon_chip(const struct rootfs *root, const char *chip, struct metric_set *set)
+/* Read the plain way: no cache (collect_hwmon has none). */
+static int hwmon_chip(const struct rootfs *root, struct exporter_cache *cache, const char *chip,
+		      struct metric_set *set)
 {
 	struct strvec files = STRVEC_INIT;
 	struct strbuf path = STRBUF_INIT, v = STRBUF_INIT, sensor = STRBUF_INIT;
 	int ret = 0, r;
 	double t;
 
+	(void)cache;
 	strbuf_addf(&path, "sys/class/hwmon/%s/name", chip);
 	if (read_value(root, path.buf, &v) > 0) {
 		const struct metric_label l[2] = { { "chip", chip }, { "chip_name", v.buf } };
@@ -801,15 +805,7 @@ static int hwmon_chip(const struct rootfs *root, const char *chip, struct metric
 
 int collect_hwmon(const struct rootfs *root, struct metric_set *set)
 {
-	struct strvec chips = STRVEC_INIT;
-	int ret = 0, r = rootfs_list(root, "sys/class/hwmon", &chips);
-
-	if (r < 0)
-		ret = r == -ENOENT ? 0 : r;
-	for (size_t i = 0; i < chips.nr; i++)
-		keep(&ret, hwmon_chip(root, chips.v[i], set));
-	strvec_clear(&chips);
-	return ret;
+	return collect_each(root, NULL, "sys/class/hwmon", hwmon_chip, set);
 }
 
 int collect_aer(const struct rootfs *root, struct metric_set *set)
@@ -825,14 +821,15 @@ int collect_aer_cached(const struct rootfs *root, struct exporter_cache *cache,
 		{ "aer_dev_nonfatal", "TOTAL_ERR_NONFATAL", "nonfatal" },
 		{ "aer_dev_fatal", "TOTAL_ERR_FATAL", "fatal" },
 	};
-	static const char *const files[] = { "aer_dev_correctable", "aer_dev_nonfatal",
-					     "aer_dev_fatal", NULL };
+	const char *files[ARRAY_SIZE(kinds) + 1] = { NULL };
 	struct dirview dir;
 	struct strvec devs = STRVEC_INIT;
 	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
 	int ret = 0, r = rootfs_list(root, "sys/bus/pci/devices", &devs);
 	int64_t n;
 
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++)
+		files[k] = kinds[k][0];
 	if (r < 0)
 		ret = r == -ENOENT ? 0 : r;
 	for (size_t i = 0; i < devs.nr; i++) {

@@ -31,9 +31,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char *cmd = xasprintf("rm -rf %s", tree);
-	sh(cmd);
-	free(cmd);
+	remove_tree(tree);
 	return 0;
 }
 

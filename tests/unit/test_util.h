@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "inventory/inventory.h"
+#include "lib/xalloc.h"
 #include "probe/probe.h"
 
 /* Run a shell command that builds a test's tree; fail the test if it fails. */
@@ -20,6 +21,15 @@ static inline void sh(const char *cmd)
 {
 	if (system(cmd) != 0)
 		fail_msg("command failed: %s", cmd);
+}
+
+/* Remove a test's tree (a teardown). */
+static inline void remove_tree(const char *dir)
+{
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+
+	sh(cmd);
+	free(cmd);
 }
 
 /* Probe the fixture tree tests/fixtures/NAME into inv (asserting success). */
