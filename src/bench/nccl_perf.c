@@ -620,24 +620,28 @@ static bool first_of_core(const cpu_set_t *allowed, const int *core_of, size_t c
 	return true;
 }
 
-void perf_pick_core(const cpu_set_t *allowed, const int *core_of, unsigned index, cpu_set_t *out)
+void perf_pick_core(const cpu_set_t *allowed, const int *core_of, const unsigned long *capacity,
+		    unsigned index, cpu_set_t *out)
 {
-	size_t cores = 0, k = 0, first = 0;
+	size_t firsts[CPU_SETSIZE], cores = 0, pick;
 
 	CPU_ZERO(out);
-	for (size_t c = 0; c < CPU_SETSIZE; c++)
-		cores += CPU_ISSET(c, allowed) && first_of_core(allowed, core_of, c);
+	/* The first CPU of every core, fastest first, in CPU order among equals. */
+	for (size_t c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, allowed) || !first_of_core(allowed, core_of, c))
+			continue;
+		size_t at = cores++;
+		while (at > 0 && capacity[firsts[at - 1]] < capacity[c]) {
+			firsts[at] = firsts[at - 1];
+			at--;
+		}
+		firsts[at] = c;
+	}
 	if (cores == 0)
 		return;
-	for (size_t c = 0; c < CPU_SETSIZE; c++) {
-		if (CPU_ISSET(c, allowed) && first_of_core(allowed, core_of, c) &&
-		    k++ == index % cores) {
-			first = c;
-			break;
-		}
-	}
+	pick = firsts[index % cores];
 	for (size_t c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, allowed) && core_id(core_of, c) == core_id(core_of, first))
+		if (CPU_ISSET(c, allowed) && core_id(core_of, c) == core_id(core_of, pick))
 			CPU_SET(c, out);
 }
 

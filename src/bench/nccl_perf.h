@@ -168,7 +168,7 @@ void perf_format_cpulist(const cpu_set_t *set, struct strbuf *out);
 /* Where a rank runs: --bind. */
 enum perf_bind {
 	PERF_BIND_NUMA, /* the CPUs of its GPU's NUMA node (local_cpulist) */
-	PERF_BIND_CORE, /* one physical core of those, one per local rank */
+	PERF_BIND_CORE, /* one physical core of those, one per local rank (the default) */
 	PERF_BIND_NONE, /* wherever it was started */
 };
 int perf_bind_from_name(const char *name, enum perf_bind *ret);
@@ -176,12 +176,16 @@ const char *perf_bind_name(enum perf_bind bind);
 
 /*
  * The index-th physical core (modulo their number) among the CPUs of
- * allowed, in CPU order, as mpirun's --bind-to core hands one to each
- * local rank.  core_of[cpu] names the core of each CPU (the first CPU of
- * its thread_siblings_list), -1 when unknown: a core of its own.  *out is
- * that core's CPUs within allowed; empty when allowed is.
+ * allowed, as mpirun's --bind-to core hands one to each local rank:
+ * fastest first, so that a hybrid CPU's performance cores come before its
+ * efficiency cores, then in CPU order.  core_of[cpu] names the core of each
+ * CPU (the first CPU of its thread_siblings_list), -1 when unknown: a core
+ * of its own.  capacity[cpu] is how fast a CPU can run in any unit, 0 when
+ * unknown; a core is as fast as its first CPU.  *out is that core's CPUs
+ * within allowed; empty when allowed is.
  */
-void perf_pick_core(const cpu_set_t *allowed, const int *core_of, unsigned index, cpu_set_t *out);
+void perf_pick_core(const cpu_set_t *allowed, const int *core_of, const unsigned long *capacity,
+		    unsigned index, cpu_set_t *out);
 
 /* Where NCCL's traffic went, read from its INFO log (NCCL_DEBUG=INFO, subsystems INIT,NET). */
 struct perf_nccl_path {

@@ -8,6 +8,7 @@
 #include "lib/atomic_file.h"
 #include "lib/clock.h"
 #include "lib/json.h"
+#include "lib/parse.h"
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"
 #include "nv/cuda.h"
@@ -57,7 +58,7 @@ struct bench {
 	char *log_path; /* NCCL's log, ours to read and remove */
 	struct rank_info info;
 	struct rank_info *infos; /* rank 0: every rank's */
-	struct rootfs host;	 /* "/", for sysfs and procfs */
+	struct rootfs host;	 /* o->host_root, for sysfs and procfs */
 	bool host_open;
 	unsigned seed;
 	bool timed_out;
@@ -240,14 +241,50 @@ static void read_cores(struct bench *b, const cpu_set_t *allowed, int *core_of)
 }
 
 /*
- * --bind: numa (the default) runs the rank on the CPUs next to its GPU
- * (its NUMA node), as an MPI launcher binds ranks to a package; core on
- * one physical core of those, a different one per local rank (the GPU's
- * ordinal), as mpirun binds each of two processes.  An unbound rank
- * migrates, and its small-message times with it.  A narrower binding the
- * caller chose (taskset, numactl) is kept: the choice is made within it.
- * Without a local_cpulist, the node is every CPU the rank may use.  The
- * rank's CPUs end up in its info, for the JSON.
+ * How fast each allowed CPU can run, to tell the performance cores of a
+ * hybrid CPU (GB10: Cortex-X925 and Cortex-A725) from the others: the
+ * scheduler's cpu_capacity where the kernel gives it (arm64), else the
+ * highest frequency cpufreq allows.  One source for every CPU, or none
+ * (all 0): figures of two kinds do not compare.
+ */
+static void read_capacities(struct bench *b, const cpu_set_t *allowed, unsigned long *capacity)
+{
+	static const char *const sources[] = { "cpu_capacity", "cpufreq/cpuinfo_max_freq" };
+	struct strbuf value = STRBUF_INIT;
+
+	for (size_t i = 0; i < ARRAY_SIZE(sources); i++) {
+		bool all = true;
+		for (size_t c = 0; c < CPU_SETSIZE; c++) {
+			uint64_t v;
+			capacity[c] = 0;
+			if (!all || !CPU_ISSET(c, allowed))
+				continue;
+			strbuf_reset(&value);
+			if (rootfs_read_valuef(&b->host, &value, "sys/devices/system/cpu/cpu%zu/%s",
+					       c, sources[i]) == 0 &&
+			    parse_u64(value.buf, &v) == 0 && v > 0 && v <= ULONG_MAX)
+				capacity[c] = (unsigned long)v;
+			else
+				all = false;
+		}
+		if (all)
+			break;
+		memset(capacity, 0, CPU_SETSIZE * sizeof(*capacity));
+	}
+	strbuf_release(&value);
+}
+
+/*
+ * --bind: core (the default) runs the rank on one physical core next to
+ * its GPU (its NUMA node), the fastest first and a different one per local
+ * rank (the GPU's ordinal), as mpirun binds each of two nccl-tests
+ * processes; numa on every CPU of the node, as an MPI launcher binds ranks
+ * to a package.  Small operations are bound by the CPU that issues them: a
+ * rank that migrates among the node's CPUs times them slower and less
+ * steadily (docs/benchmarks.md).  A narrower binding the caller chose
+ * (taskset, numactl) is kept: the choice is made within it.  Without a
+ * local_cpulist, the node is every CPU the rank may use.  The rank's CPUs
+ * end up in its info, for the JSON.
  */
 static void bind_rank(struct bench *b)
 {
@@ -271,9 +308,11 @@ static void bind_rank(struct bench *b)
 	}
 	if (b->o->bind == PERF_BIND_CORE && b->host_open) {
 		int core_of[CPU_SETSIZE];
+		unsigned long capacity[CPU_SETSIZE];
 		cpu_set_t core;
 		read_cores(b, &set, core_of);
-		perf_pick_core(&set, core_of, (unsigned)b->ordinal, &core);
+		read_capacities(b, &set, capacity);
+		perf_pick_core(&set, core_of, capacity, (unsigned)b->ordinal, &core);
 		if (CPU_COUNT(&core) > 0)
 			set = core;
 	}
@@ -1056,9 +1095,17 @@ static int setup(struct bench *b, const struct nccl_bench_rank *me)
 	if (r < 0)
 		return r;
 	b->ordinal = me->device >= 0 ? me->device : rdv_local_rank(b->rdv);
-	b->host_open = rootfs_open(&b->host, "/") == 0;
 	setup_nccl_log(b);
-	r = open_libraries(b);
+	r = rootfs_open(&b->host, o->host_root);
+	if (r < 0) {
+		strbuf_addf(b->err, "cannot open the host's files below %s: %s", o->host_root,
+			    strerror(-r));
+		r = -EIO; /* a missing root is not a missing GPU (exit 3) */
+	} else {
+		b->host_open = true;
+	}
+	if (r == 0)
+		r = open_libraries(b);
 	if (r == 0) {
 		describe_device(b);
 		bind_rank(b);

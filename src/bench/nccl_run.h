@@ -27,6 +27,7 @@ struct nccl_bench_opts {
 	bool cputime; /* the table's time columns: the host's time to issue (-C 1) */
 	bool force;
 	enum perf_bind bind;
+	const char *host_root; /* the host's sysfs and procfs: "/", or a tree for tests */
 	unsigned timeout_ms;   /* a collective, or a rendezvous step */
 	const char *json_path; /* NULL: none; "-": stdout instead of the table */
 	const char *version;   /* sparkctl's, for the header */

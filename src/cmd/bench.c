@@ -167,7 +167,11 @@ static int nccl_options(const struct nccl_args *a, struct nccl_bench_opts *o)
 		return cmd_usage_error(cmd, "-C takes 0 or 1");
 	o->cputime = a->cputime == 1;
 	if (perf_bind_from_name(a->bind, &o->bind) < 0)
-		return cmd_usage_error(cmd, "bad --bind '%s': numa, core or none", a->bind);
+		return cmd_usage_error(cmd, "bad --bind '%s': core, numa or none", a->bind);
+	/* The host's files below $SPARKCTL_ROOT, as every command reads them. */
+	o->host_root = secure_getenv("SPARKCTL_ROOT");
+	if (!o->host_root || !*o->host_root)
+		o->host_root = "/";
 	o->root = (int)a->root;
 	if (a->timeout == 0 || a->timeout > 86400)
 		return cmd_usage_error(cmd, "--timeout takes 1 to 86400 seconds");
@@ -447,7 +451,7 @@ static int bench_nccl(int argc, char **argv)
 		.iters = NCCL_DEFAULT_ITERS,
 		.warmup = NCCL_DEFAULT_WARMUP,
 		.check = 1,
-		.bind = "numa",
+		.bind = "core",
 		.timeout = NCCL_DEFAULT_TIMEOUT,
 	};
 	const struct opt opts[] = {
@@ -468,9 +472,9 @@ static int bench_nccl(int argc, char **argv)
 		OPT_UINT('C', "report-cputime", &a.cputime, "0|1",
 			 "time columns: the host's time to issue an operation (0)"),
 		OPT_UINT(0, "gpus", &a.gpus, "N", "GPUs of this node to use, one rank each (all)"),
-		OPT_STRING(0, "bind", &a.bind, "numa|core|none",
-			   "run each rank on its GPU's NUMA node, one core of it, or as started "
-			   "(numa)"),
+		OPT_STRING(0, "bind", &a.bind, "core|numa|none",
+			   "run each rank on one core next to its GPU, on its GPU's NUMA node, or "
+			   "as started (core)"),
 		OPT_STRING(0, "json", &a.json, "FILE",
 			   "also write every row and the path ('-': only JSON, to stdout)"),
 		OPT_BOOL(0, "force", &a.force, "allow -e beyond what free memory allows"),

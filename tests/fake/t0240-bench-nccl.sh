@@ -8,7 +8,7 @@
 . "$SRCDIR/tests/fake/lib-fake.sh"
 unset SPARKCTL_FAKE_NCCL_HANG_BYTES SPARKCTL_FAKE_NCCL_CORRUPT SPARKCTL_FAKE_NCCL_ASYNC_ERROR \
   SPARKCTL_FAKE_NCCL_NET SPARKCTL_FAKE_CUDA_FREE_MIB NCCL_DEBUG NCCL_DEBUG_FILE NCCL_DEBUG_SUBSYS \
-  RANK WORLD_SIZE MASTER_ADDR MASTER_PORT LOCAL_RANK
+  RANK WORLD_SIZE MASTER_ADDR MASTER_PORT LOCAL_RANK SPARKCTL_ROOT
 export TMPDIR=$TMP
 
 # rows FILE: the table's data rows (lines not starting with '#').
@@ -230,18 +230,19 @@ PY
 }
 first=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 last=$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')
-expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K --json "$TMP/bind.json"
-quiet
-json_check "$TMP/bind.json" << EOF2
-d["config"]["bind"] => numa
-d["devices"][0]["cpus"] => $(cpulist)
-EOF2
-# core: the first core (its CPUs, SMT siblings too) of those the rank may use.
-expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K --bind core --json "$TMP/core.json"
+# core, the default: the first core (its CPUs, SMT siblings too) of those
+# the rank may use.
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K --json "$TMP/core.json"
 quiet
 json_check "$TMP/core.json" << EOF2
 d["config"]["bind"] => core
 d["devices"][0]["cpus"] => $(cpulist $(siblings "$first"))
+EOF2
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K --bind numa --json "$TMP/bind.json"
+quiet
+json_check "$TMP/bind.json" << EOF2
+d["config"]["bind"] => numa
+d["devices"][0]["cpus"] => $(cpulist)
 EOF2
 if [ "$first" != "$last" ]; then
   # The choice is made within the caller's binding, and none keeps it whole.
@@ -250,7 +251,60 @@ if [ "$first" != "$last" ]; then
   expect 0 fake gb10 taskset -c "$first,$last" "$SPARKCTL" bench nccl -e 1K --bind none --json "$TMP/none.json"
   [ "$(json_get "$TMP/none.json" 'd["devices"][0]["cpus"]')" = "$(cpulist "$first" "$last")" ] ||
     fail "--bind none changed the binding"
+
+  # The host's files below SPARKCTL_ROOT: a hybrid CPU whose last CPU is a
+  # performance core, one thread a core, and the GPU's NUMA node (the stand-in
+  # GB10 at 000f:01:00.0) of the first and last CPUs.
+  host=$TMP/host
+  mkdir -p "$host/sys/bus/pci/devices/000f:01:00.0" "$host/proc"
+  echo "$first,$last" > "$host/sys/bus/pci/devices/000f:01:00.0/local_cpulist"
+  for c in $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do
+    mkdir -p "$host/sys/devices/system/cpu/cpu$c/topology"
+    echo "$c" > "$host/sys/devices/system/cpu/cpu$c/topology/thread_siblings_list"
+    echo 420 > "$host/sys/devices/system/cpu/cpu$c/cpu_capacity"
+  done
+  echo 1024 > "$host/sys/devices/system/cpu/cpu$last/cpu_capacity"
+  cp /proc/meminfo "$host/proc/meminfo"
+  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K --json "$TMP/fast.json"
+  quiet
+  [ "$(json_get "$TMP/fast.json" 'd["devices"][0]["cpus"]')" = "$last" ] ||
+    fail "--bind core did not take the performance core"
+  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K --bind numa --json "$TMP/node.json"
+  [ "$(json_get "$TMP/node.json" 'd["devices"][0]["cpus"]')" = "$(cpulist "$first" "$last")" ] ||
+    fail "--bind numa is not the GPU's local_cpulist"
+  # Without capacities, cpufreq's highest frequency tells the cores apart.
+  for c in $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do
+    rm "$host/sys/devices/system/cpu/cpu$c/cpu_capacity"
+    mkdir "$host/sys/devices/system/cpu/cpu$c/cpufreq"
+    echo 2800000 > "$host/sys/devices/system/cpu/cpu$c/cpufreq/cpuinfo_max_freq"
+  done
+  echo 3900000 > "$host/sys/devices/system/cpu/cpu$last/cpufreq/cpuinfo_max_freq"
+  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K --json "$TMP/freq.json"
+  [ "$(json_get "$TMP/freq.json" 'd["devices"][0]["cpus"]')" = "$last" ] ||
+    fail "--bind core did not take the fastest core by cpufreq"
+  # One CPU without a figure: none of them count, CPU order decides.
+  rm "$host/sys/devices/system/cpu/cpu$first/cpufreq/cpuinfo_max_freq"
+  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K --json "$TMP/order.json"
+  [ "$(json_get "$TMP/order.json" 'd["devices"][0]["cpus"]')" = "$first" ] ||
+    fail "--bind core compared figures it did not have for every CPU"
 fi
+
+# --- Unified memory (GB10): the bound is MemAvailable, not the device's free
+# memory, and the check's two host buffers share it.  5.5 GiB available less
+# NCCL's 5 GiB leaves 512 MiB for four buffers: 128 MiB each.
+mkdir -p "$TMP/small/proc"
+printf 'MemTotal:       131072000 kB\nMemFree:          1000000 kB\nMemAvailable:     5767168 kB\n' > "$TMP/small/proc/meminfo"
+expect 2 fake gb10 env SPARKCTL_ROOT="$TMP/small" "$SPARKCTL" bench nccl -b 1G -e 1G
+contains "$TMP/err" "-e 1073741824 exceeds the 134217728 bytes that free memory allows"
+expect 0 fake gb10 env SPARKCTL_ROOT="$TMP/small" "$SPARKCTL" bench nccl -b 128M -n 1 -w 0
+contains "$TMP/out" "# Reducing maxBytes to 134217728 due to memory limitation"
+table_ok "$TMP/out" 1
+# Without the check, two buffers: 256 MiB each.
+expect 0 fake gb10 env SPARKCTL_ROOT="$TMP/small" "$SPARKCTL" bench nccl -b 256M -n 1 -w 0 -c 0
+contains "$TMP/out" "# Reducing maxBytes to 268435456 due to memory limitation"
+# A root that cannot be read is an error, not a silent fall back to "/".
+expect 1 fake gb10 env SPARKCTL_ROOT="$TMP/nowhere" "$SPARKCTL" bench nccl -e 1K
+contains "$TMP/err" "cannot open the host's files below $TMP/nowhere"
 
 # --- Adaptive iterations.
 expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% --json "$TMP/adaptive.json"

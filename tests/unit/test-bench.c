@@ -391,13 +391,14 @@ static void test_format_cpulist(void **state)
 	cpulist_is(&set, "0-3,8,10-11,1023");
 }
 
-/* perf_pick_core(allowed list, core_of, index) is want. */
-static void core_is(const char *allowed, const int *core_of, unsigned index, const char *want)
+/* perf_pick_core(allowed list, core_of, capacity, index) is want. */
+static void core_is(const char *allowed, const int *core_of, const unsigned long *capacity,
+		    unsigned index, const char *want)
 {
 	cpu_set_t a, got;
 
 	assert_int_equal(perf_parse_cpulist(allowed, &a), 0);
-	perf_pick_core(&a, core_of, index, &got);
+	perf_pick_core(&a, core_of, capacity, index, &got);
 	cpulist_is(&got, want);
 }
 
@@ -405,23 +406,44 @@ static void test_pick_core(void **state)
 {
 	(void)state;
 	static int smt[CPU_SETSIZE], unknown[CPU_SETSIZE];
+	static unsigned long same[CPU_SETSIZE], hybrid[CPU_SETSIZE];
 
 	/* Eight CPUs, two threads a core: 0 and 4, 1 and 5, 2 and 6, 3 and 7. */
 	for (int c = 0; c < CPU_SETSIZE; c++) {
 		smt[c] = c < 8 ? c % 4 : -1;
 		unknown[c] = -1;
 	}
-	core_is("0-7", smt, 0, "0,4");
-	core_is("0-7", smt, 1, "1,5");
-	core_is("0-7", smt, 3, "3,7");
-	core_is("0-7", smt, 5, "1,5"); /* more ranks than cores: round again */
+	core_is("0-7", smt, same, 0, "0,4");
+	core_is("0-7", smt, same, 1, "1,5");
+	core_is("0-7", smt, same, 3, "3,7");
+	core_is("0-7", smt, same, 5, "1,5"); /* more ranks than cores: round again */
 	/* Within a narrower binding: cores 2 (CPUs 2, 6) and 3 (CPU 3 only). */
-	core_is("2-3,6", smt, 0, "2,6");
-	core_is("2-3,6", smt, 1, "3");
+	core_is("2-3,6", smt, same, 0, "2,6");
+	core_is("2-3,6", smt, same, 1, "3");
 	/* Without topology every CPU is a core of its own. */
-	core_is("4-6", unknown, 0, "4");
-	core_is("4-6", unknown, 2, "6");
-	core_is("4-6", unknown, 3, "4");
+	core_is("4-6", unknown, same, 0, "4");
+	core_is("4-6", unknown, same, 2, "6");
+	core_is("4-6", unknown, same, 3, "4");
+
+	/*
+	 * A hybrid CPU as GB10's: two clusters of five efficiency cores
+	 * (0-4, 10-14) and five performance cores (5-9, 15-19).  Ranks go
+	 * on performance cores first, in CPU order; then the others.
+	 */
+	for (int c = 0; c < 20; c++)
+		hybrid[c] = c % 10 < 5 ? 420 : 1024;
+	core_is("0-19", unknown, hybrid, 0, "5");
+	core_is("0-19", unknown, hybrid, 1, "6");
+	core_is("0-19", unknown, hybrid, 5, "15");
+	core_is("0-19", unknown, hybrid, 9, "19");
+	core_is("0-19", unknown, hybrid, 10, "0");
+	core_is("0-19", unknown, hybrid, 20, "5");
+	/* Only efficiency cores allowed: the first of them. */
+	core_is("0-4", unknown, hybrid, 0, "0");
+	/* A core is as fast as its first CPU, with its siblings. */
+	hybrid[3] = 2048;
+	core_is("0-7", smt, hybrid, 0, "3,7");
+	core_is("0-7", smt, hybrid, 1, "0,4");
 }
 
 static void test_bind_names(void **state)
