@@ -735,10 +735,37 @@ void perf_parse_nccl_log(const char *log, struct perf_nccl_path *ret)
 	}
 }
 
+/* Whether any channel's transport is NCCL's network ("NET/IB/0", "NET/Socket/1"). */
+static bool uses_network(const char *transports)
+{
+	for (const char *p = transports; *p;) {
+		if (strncmp(p, "NET/", 4) == 0)
+			return true;
+		p += strcspn(p, " ");
+		p += strspn(p, " ");
+	}
+	return false;
+}
+
 void perf_nccl_path_describe(const struct perf_nccl_path *p, struct strbuf *out)
 {
 	size_t start = out->len;
 
+	/*
+	 * NCCL sets its network up even when every channel stays within the
+	 * node (NVLink, PCIe, shared memory): say so, lest "network Socket"
+	 * read as a fall back to TCP.
+	 */
+	if (p->transports[0] && !uses_network(p->transports)) {
+		strbuf_addstr(out, "within the node: ");
+		if (p->channels >= 0)
+			strbuf_addf(out, "%d channels ", p->channels);
+		strbuf_addf(out, "via %s", p->transports);
+		if (p->network[0])
+			strbuf_addf(out, " (network %s%s%s unused)", p->network,
+				    p->devices[0] ? " " : "", p->devices);
+		return;
+	}
 	if (p->network[0])
 		strbuf_addf(out, "network %s", p->network);
 	if (p->devices[0])

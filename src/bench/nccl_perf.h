@@ -196,7 +196,11 @@ struct perf_nccl_path {
 	int channels;	     /* collective channels, -1 not said */
 };
 void perf_parse_nccl_log(const char *log, struct perf_nccl_path *ret);
-/* One line: "NET/IB rocep1s0f1:1/RoCE,... GPUDirect off; channels 2; via NET/IB/0". */
+/*
+ * One line: "network IB rocep1s0f1:1/RoCE, GPUDirect RDMA off, 2 channels,
+ * via NET/IB/0"; when no channel takes the network, "within the node: 24
+ * channels via P2P/CUMEM/read (network Socket eth0 unused)".
+ */
 void perf_nccl_path_describe(const struct perf_nccl_path *p, struct strbuf *out);
 
 #endif

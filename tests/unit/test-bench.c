@@ -355,6 +355,17 @@ static void test_nccl_log(void **state)
 	assert_int_equal(p.gdr, -1);
 	assert_int_equal(p.channels, 24);
 	assert_string_equal(p.transports, "P2P/CUMEM/read");
+	/* NCCL set its network up, but no channel took it. */
+	strbuf_reset(&s);
+	perf_nccl_path_describe(&p, &s);
+	assert_string_equal(s.buf, "within the node: 24 channels via P2P/CUMEM/read (network "
+				   "Socket lo eth0 unused)");
+	/* Across nodes with two GPUs each: the network is named as before. */
+	snprintf(p.transports, sizeof(p.transports), "P2P/CUMEM/read NET/Socket/0");
+	strbuf_reset(&s);
+	perf_nccl_path_describe(&p, &s);
+	assert_string_equal(s.buf, "network Socket lo eth0, 24 channels, via P2P/CUMEM/read "
+				   "NET/Socket/0");
 
 	perf_parse_nccl_log("", &p);
 	strbuf_reset(&s);
