@@ -280,8 +280,8 @@ static void read_capacities(struct bench *b, const cpu_set_t *allowed, unsigned 
  * rank (the GPU's ordinal), as mpirun binds each of two nccl-tests
  * processes; numa on every CPU of the node, as an MPI launcher binds ranks
  * to a package.  Small operations are bound by the CPU that issues them: a
- * rank that migrates among the node's CPUs times them slower and less
- * steadily (docs/benchmarks.md).  A narrower binding the caller chose
+ * rank that may migrate among the node's CPUs was slower more often on a
+ * shared host (docs/benchmarks.md).  A narrower binding the caller chose
  * (taskset, numactl) is kept: the choice is made within it.  Without a
  * local_cpulist, the node is every CPU the rank may use.  The rank's CPUs
  * end up in its info, for the JSON.
