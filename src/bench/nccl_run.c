@@ -254,23 +254,24 @@ static void read_capacities(struct bench *b, const cpu_set_t *allowed, unsigned 
 
 	for (size_t i = 0; i < ARRAY_SIZE(sources); i++) {
 		bool all = true;
-		for (size_t c = 0; c < CPU_SETSIZE; c++) {
-			uint64_t v;
-			capacity[c] = 0;
-			if (!all || !CPU_ISSET(c, allowed))
+		memset(capacity, 0, CPU_SETSIZE * sizeof(*capacity));
+		for (size_t c = 0; all && c < CPU_SETSIZE; c++) {
+			uint64_t v = 0;
+			if (!CPU_ISSET(c, allowed))
 				continue;
 			strbuf_reset(&value);
-			if (rootfs_read_valuef(&b->host, &value, "sys/devices/system/cpu/cpu%zu/%s",
-					       c, sources[i]) == 0 &&
-			    parse_u64(value.buf, &v) == 0 && v > 0 && v <= ULONG_MAX)
+			all = rootfs_read_valuef(&b->host, &value,
+						 "sys/devices/system/cpu/cpu%zu/%s", c,
+						 sources[i]) == 0 &&
+			      parse_u64(value.buf, &v) == 0 && v > 0 && v <= ULONG_MAX;
+			if (all)
 				capacity[c] = (unsigned long)v;
-			else
-				all = false;
 		}
 		if (all)
-			break;
-		memset(capacity, 0, CPU_SETSIZE * sizeof(*capacity));
+			goto out;
 	}
+	memset(capacity, 0, CPU_SETSIZE * sizeof(*capacity));
+out:
 	strbuf_release(&value);
 }
 

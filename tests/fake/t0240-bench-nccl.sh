@@ -228,8 +228,9 @@ except OSError:
 print(" ".join(str(c) for c in sorted(sib & allowed)))
 PY
 }
-first=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
-last=$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')
+allowed=$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')
+first=${allowed%% *}
+last=${allowed##* }
 # core, the default: the first core (its CPUs, SMT siblings too) of those
 # the rank may use.
 expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K --json "$TMP/core.json"
@@ -258,7 +259,7 @@ if [ "$first" != "$last" ]; then
   host=$TMP/host
   mkdir -p "$host/sys/bus/pci/devices/000f:01:00.0" "$host/proc"
   echo "$first,$last" > "$host/sys/bus/pci/devices/000f:01:00.0/local_cpulist"
-  for c in $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do
+  for c in $allowed; do
     mkdir -p "$host/sys/devices/system/cpu/cpu$c/topology"
     echo "$c" > "$host/sys/devices/system/cpu/cpu$c/topology/thread_siblings_list"
     echo 420 > "$host/sys/devices/system/cpu/cpu$c/cpu_capacity"
@@ -273,7 +274,7 @@ if [ "$first" != "$last" ]; then
   [ "$(json_get "$TMP/node.json" 'd["devices"][0]["cpus"]')" = "$(cpulist "$first" "$last")" ] ||
     fail "--bind numa is not the GPU's local_cpulist"
   # Without capacities, cpufreq's highest frequency tells the cores apart.
-  for c in $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do
+  for c in $allowed; do
     rm "$host/sys/devices/system/cpu/cpu$c/cpu_capacity"
     mkdir "$host/sys/devices/system/cpu/cpu$c/cpufreq"
     echo 2800000 > "$host/sys/devices/system/cpu/cpu$c/cpufreq/cpuinfo_max_freq"
