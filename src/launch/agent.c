@@ -54,6 +54,7 @@ struct unit {
 	unsigned local_rank;
 	pid_t pid; /* 0 before it starts; kept after it exits, for the sweep */
 	bool running;
+	bool exec_failed; /* it could not run its program: it ends on its own */
 	uint64_t started_ms;
 	struct stream out, err;
 };
@@ -190,6 +191,8 @@ static size_t signal_job(struct agent *a, int sig)
 	return n;
 }
 
+static void reap_children(struct agent *a);
+
 /*
  * Start ending the job: SIGTERM now, SIGKILL after grace_ms.  Called
  * again, it can only bring the SIGKILL closer.
@@ -198,6 +201,13 @@ static void end_job(struct agent *a, unsigned grace_ms)
 {
 	uint64_t at = monotonic_ms() + grace_ms;
 
+	/*
+	 * A unit that already ended did so on its own: report it before the
+	 * ending, lest it be labelled as ended by it.  (Not when the launcher
+	 * is gone: nobody reads the report.)
+	 */
+	if (!a->ending && !a->launcher_lost)
+		reap_children(a);
 	if (!a->ending) {
 		a->ending = true;
 		a->kill_at = at;
@@ -609,6 +619,7 @@ static int start_unit(struct agent *a, struct unit *u, struct strbuf *err)
 	fcntl(u->err.fd, F_SETFL, O_NONBLOCK);
 	if (child_errno) {
 		/* It exits 127 at once; its exit is reported like any other. */
+		u->exec_failed = true;
 		strbuf_addf(err, "cannot run '%s': %s", program, strerror(child_errno));
 		r = -child_errno;
 	}
@@ -722,7 +733,8 @@ static void reap_children(struct agent *a)
 			u->running = false;
 			a->nr_running--;
 			send_line(a, "X %u %d %d %" PRIu64 " %d", u->id, status, signaled ? 1 : 0,
-				  monotonic_ms() - u->started_ms, a->ending ? 1 : 0);
+				  monotonic_ms() - u->started_ms,
+				  a->ending && !u->exec_failed ? 1 : 0);
 		}
 	}
 }
