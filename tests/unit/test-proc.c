@@ -1,0 +1,372 @@
+/*
+ * test-proc.c - the process layer: the event loop (proc/loop.h) and child
+ * processes (proc/child.h), with real processes and pipes.
+ */
+#include "sparkctl.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "lib/clock.h"
+#include "lib/strbuf.h"
+#include "proc/child.h"
+#include "proc/loop.h"
+#include "test_util.h"
+
+/* ---- the loop ------------------------------------------------------------ */
+
+struct order {
+	char seen[16];
+	size_t n;
+};
+
+static void mark(struct loop *loop, void *data)
+{
+	struct order *o = data;
+	(void)loop;
+	o->seen[o->n++] = 'x';
+}
+
+struct named_timer {
+	struct loop_timer t;
+	struct order *order;
+	char name;
+};
+
+static void fire_named(struct loop *loop, void *data)
+{
+	struct named_timer *nt = data;
+	(void)loop;
+	nt->order->seen[nt->order->n++] = nt->name;
+}
+
+/* Timers fire in time order, each once per arming; the loop ends when none is left. */
+static void test_timers_in_order(void **state)
+{
+	struct loop loop;
+	struct order o = { 0 };
+	struct named_timer t[3] = { { .order = &o, .name = 'c' },
+				    { .order = &o, .name = 'a' },
+				    { .order = &o, .name = 'b' } };
+	uint64_t start = monotonic_ms();
+
+	(void)state;
+	loop_init(&loop);
+	for (size_t i = 0; i < 3; i++)
+		loop_timer_init(&t[i].t, fire_named, &t[i]);
+	loop_timer_arm(&loop, &t[0].t, start + 60);
+	loop_timer_arm(&loop, &t[1].t, start + 20);
+	loop_timer_arm(&loop, &t[2].t, start + 40);
+	assert_int_equal(loop_run(&loop), 0);
+	assert_string_equal(o.seen, "abc");
+	assert_true(monotonic_ms() >= start + 60);
+	loop_release(&loop);
+}
+
+/* A cancelled timer never fires; re-arming moves a timer, it does not add one. */
+static void test_timer_cancel_and_rearm(void **state)
+{
+	struct loop loop;
+	struct order o = { 0 };
+	struct loop_timer a, b;
+
+	(void)state;
+	loop_init(&loop);
+	loop_timer_init(&a, mark, &o);
+	loop_timer_init(&b, mark, &o);
+	loop_timer_arm_in(&loop, &a, 10);
+	loop_timer_arm_in(&loop, &a, 20);
+	loop_timer_arm_in(&loop, &b, 5);
+	loop_timer_cancel(&loop, &b);
+	assert_int_equal(loop_run(&loop), 0);
+	assert_string_equal(o.seen, "x");
+	loop_release(&loop);
+}
+
+struct reader {
+	struct strbuf got;
+	int fd;
+	bool eof;
+};
+
+static void read_all(struct loop *loop, int fd, short revents, void *data)
+{
+	struct reader *r = data;
+	char buf[64];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	(void)revents;
+	if (n > 0) {
+		strbuf_add(&r->got, buf, (size_t)n);
+		return;
+	}
+	r->eof = true;
+	loop_unwatch_fd(loop, fd);
+}
+
+/* A descriptor is called back while readable; unwatching it ends the loop. */
+static void test_fd_until_eof(void **state)
+{
+	struct loop loop;
+	struct reader r = { .got = STRBUF_INIT };
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write(p[1], "hello", 5), 5);
+	close(p[1]);
+	loop_init(&loop);
+	loop_watch_fd(&loop, p[0], POLLIN, read_all, &r);
+	assert_int_equal(loop_run(&loop), 0);
+	assert_true(r.eof);
+	assert_string_equal(r.got.buf, "hello");
+	close(p[0]);
+	strbuf_release(&r.got);
+	loop_release(&loop);
+}
+
+struct closer {
+	int fds[2]; /* two read ends, both readable */
+	int calls;
+};
+
+/* The first callback unwatches and closes the other descriptor of the round. */
+static void close_other(struct loop *loop, int fd, short revents, void *data)
+{
+	struct closer *c = data;
+	int other = fd == c->fds[0] ? c->fds[1] : c->fds[0];
+
+	(void)revents;
+	c->calls++;
+	loop_unwatch_fd(loop, fd);
+	loop_unwatch_fd(loop, other);
+}
+
+static void test_unwatch_during_round(void **state)
+{
+	struct loop loop;
+	struct closer c = { 0 };
+	int a[2], b[2];
+
+	(void)state;
+	assert_int_equal(pipe(a), 0);
+	assert_int_equal(pipe(b), 0);
+	assert_int_equal(write(a[1], "1", 1), 1);
+	assert_int_equal(write(b[1], "2", 1), 1);
+	c.fds[0] = a[0];
+	c.fds[1] = b[0];
+	loop_init(&loop);
+	loop_watch_fd(&loop, a[0], POLLIN, close_other, &c);
+	loop_watch_fd(&loop, b[0], POLLIN, close_other, &c);
+	assert_int_equal(loop_run(&loop), 0);
+	assert_int_equal(c.calls, 1);
+	for (int i = 0; i < 2; i++) {
+		close(a[i]);
+		close(b[i]);
+	}
+	loop_release(&loop);
+}
+
+static void got_signal(struct loop *loop, const struct signalfd_siginfo *si, void *data)
+{
+	int *sig = data;
+	*sig = (int)si->ssi_signo;
+	loop_stop(loop);
+}
+
+/* A watched signal arrives as a callback, and the old mask is back after the loop. */
+static void test_signals(void **state)
+{
+	struct loop loop;
+	sigset_t mask, now;
+	int sig = 0;
+
+	(void)state;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR1);
+	loop_init(&loop);
+	assert_int_equal(loop_watch_signals(&loop, &mask, got_signal, &sig), 0);
+	kill(getpid(), SIGUSR1);
+	/* Only the signal is watched: loop_run() would return at once, so wait a round. */
+	while (!sig)
+		assert_int_equal(loop_run_once(&loop, 1000), 0);
+	assert_int_equal(sig, SIGUSR1);
+	loop_release(&loop);
+	sigprocmask(SIG_SETMASK, NULL, &now);
+	assert_false(sigismember(&now, SIGUSR1));
+}
+
+/* ---- children ------------------------------------------------------------ */
+
+static void test_run_command_status(void **state)
+{
+	(void)state;
+	assert_int_equal(child_run_command((const char *const[]){ "true", NULL }), 0);
+	assert_int_equal(child_run_command((const char *const[]){ "sh", "-c", "exit 7", NULL }), 7);
+	assert_int_equal(child_run_command((const char *const[]){ "sh", "-c", "kill -9 $$", NULL }),
+			 128 + SIGKILL);
+	assert_int_equal(
+		child_run_command((const char *const[]){ "sparkctl-no-such-program", NULL }),
+		-ENOENT);
+	assert_int_equal(child_run_command((const char *const[]){ "/etc/passwd", NULL }), -EACCES);
+}
+
+struct capture {
+	struct child c;
+	struct reader out, err;
+	int status;
+	bool ended;
+};
+
+static void child_done(struct loop *loop, struct child *c, void *data)
+{
+	struct capture *cap = data;
+
+	(void)loop;
+	cap->ended = true;
+	cap->status = child_finish(c);
+}
+
+/* Pipes, the environment, the working directory, and the exit through the loop. */
+static void start_and_capture(struct capture *cap, bool fork_path)
+{
+	struct loop loop;
+
+	cap->out = (struct reader){ .got = STRBUF_INIT };
+	cap->err = (struct reader){ .got = STRBUF_INIT };
+	cap->c.out = cap->c.err = CHILD_IO_PIPE;
+	cap->c.die_with_parent = fork_path;
+	assert_int_equal(child_start(&cap->c), 0);
+	loop_init(&loop);
+	loop_watch_fd(&loop, cap->c.out_fd, POLLIN, read_all, &cap->out);
+	loop_watch_fd(&loop, cap->c.err_fd, POLLIN, read_all, &cap->err);
+	loop_watch_child(&loop, &cap->c, child_done, cap);
+	assert_int_equal(loop_run(&loop), 0);
+	loop_release(&loop);
+	assert_true(cap->ended && cap->out.eof && cap->err.eof);
+}
+
+static void test_child_pipes_env_dir(void **state)
+{
+	(void)state;
+	for (int fork_path = 0; fork_path < 2; fork_path++) {
+		struct capture cap;
+		child_init(&cap.c);
+		strvec_pushl(&cap.c.args, "sh", "-c",
+			     "echo \"$SPARKCTL_TEST_VAR\"; pwd; read x || echo eof; echo err >&2; "
+			     "exit 3",
+			     NULL);
+		strvec_push(&cap.c.env, "SPARKCTL_TEST_VAR=one two");
+		cap.c.dir = "/";
+		cap.c.in = CHILD_IO_NULL;
+		start_and_capture(&cap, fork_path);
+		assert_string_equal(cap.out.got.buf, "one two\n/\neof\n");
+		assert_string_equal(cap.err.got.buf, "err\n");
+		assert_int_equal(cap.status, 3);
+		child_release(&cap.c);
+		strbuf_release(&cap.out.got);
+		strbuf_release(&cap.err.got);
+	}
+}
+
+/* A clean environment holds only what was given; a program is found in its PATH. */
+static void test_child_clean_env(void **state)
+{
+	struct capture cap;
+
+	(void)state;
+	setenv("SPARKCTL_TEST_LEAK", "1", 1);
+	child_init(&cap.c);
+	strvec_pushl(&cap.c.args, "env", NULL);
+	strvec_pushl(&cap.c.env, "PATH=/usr/bin:/bin", "A=1", NULL);
+	cap.c.clean_env = true;
+	start_and_capture(&cap, false);
+	assert_string_equal(cap.out.got.buf, "PATH=/usr/bin:/bin\nA=1\n");
+	child_release(&cap.c);
+	strbuf_release(&cap.out.got);
+	strbuf_release(&cap.err.got);
+	unsetenv("SPARKCTL_TEST_LEAK");
+}
+
+/* A forked child whose directory does not exist: an error of the start, nothing left. */
+static void test_child_bad_dir(void **state)
+{
+	for (int fork_path = 0; fork_path < 2; fork_path++) {
+		struct child c;
+		child_init(&c);
+		strvec_push(&c.args, "true");
+		c.dir = "/nonexistent-sparkctl-dir";
+		c.die_with_parent = fork_path;
+		assert_int_equal(child_start(&c), -ENOENT);
+		assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+		assert_int_equal(errno, ECHILD);
+		child_release(&c);
+	}
+	(void)state;
+}
+
+/* pid exists and is not a zombie. */
+static bool process_alive(pid_t pid)
+{
+	char path[64], buf[512];
+	bool alive = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f && fgets(buf, sizeof(buf), f))
+		alive = !strstr(buf, ") Z ");
+	if (f)
+		fclose(f);
+	return alive;
+}
+
+/* Its own group: child_signal() reaches what the child started, too. */
+static void test_child_signal_group(void **state)
+{
+	struct child c;
+	char line[32] = { 0 };
+	pid_t grandchild;
+
+	(void)state;
+	child_init(&c);
+	strvec_pushl(&c.args, "sh", "-c", "sleep 60 & echo $!; wait", NULL);
+	c.out = CHILD_IO_PIPE;
+	c.group = CHILD_OWN_GROUP;
+	assert_int_equal(child_start(&c), 0);
+	/* The pipe is non-blocking: wait for the line. */
+	for (size_t n = 0; !strchr(line, '\n');) {
+		ssize_t r = read(c.out_fd, line + n, sizeof(line) - 1 - n);
+		if (r > 0)
+			n += (size_t)r;
+		else
+			usleep(1000);
+	}
+	grandchild = (pid_t)strtol(line, NULL, 10);
+	assert_int_equal(getpgid(grandchild), c.pid);
+	assert_int_equal(child_signal(&c, SIGKILL), 0);
+	assert_int_equal(child_finish(&c), 128 + SIGKILL);
+	assert_int_equal(child_signal(&c, SIGKILL), -ESRCH);
+	/* The grandchild went with its group (init may take a moment to reap it). */
+	for (int i = 0; i < 500 && process_alive(grandchild); i++)
+		usleep(10000);
+	assert_false(process_alive(grandchild));
+	child_release(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_timers_in_order),
+		cmocka_unit_test(test_timer_cancel_and_rearm),
+		cmocka_unit_test(test_fd_until_eof),
+		cmocka_unit_test(test_unwatch_during_round),
+		cmocka_unit_test(test_signals),
+		cmocka_unit_test(test_run_command_status),
+		cmocka_unit_test(test_child_pipes_env_dir),
+		cmocka_unit_test(test_child_clean_env),
+		cmocka_unit_test(test_child_bad_dir),
+		cmocka_unit_test(test_child_signal_group),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
