@@ -248,10 +248,23 @@ static int print_list(bool markdown)
  * (replaced whole).  A state directory that cannot be written costs the
  * report nothing: status then says no doctor ran.
  */
+/* The report as JSON (docs/doctor.md). */
+static json_t *report_json(const struct doctor_cluster *c, const struct findings *f)
+{
+	struct emitter e;
+	json_t *doc;
+
+	emit_init(&e, EMIT_JSON, NULL, false);
+	doctor_emit(c, f, false, &e);
+	doc = emit_document(&e);
+	emit_release(&e);
+	return doc;
+}
+
 static void save_report(const struct doctor_cluster *c, const struct findings *f)
 {
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
-	json_t *doc = doctor_json(c, f);
+	json_t *doc = report_json(c, f);
 
 	jset(doc, "time", jint((int64_t)time(NULL)));
 	if (cmd_state_path("doctor-last.json", true, &path) == 0 &&
@@ -342,11 +355,14 @@ int cmd_doctor(int argc, char **argv)
 	if (!a.root && !a.from.nr)
 		save_report(&c, &f);
 	if (a.json) {
-		json_t *doc = doctor_json(&c, &f);
+		json_t *doc = report_json(&c, &f);
 		json_to_strbuf(doc, &out);
 		json_decref(doc);
 	} else {
-		doctor_render(&c, &f, a.quiet, use_color(), &out);
+		struct emitter e;
+		emit_init(&e, EMIT_TEXT, &out, use_color());
+		doctor_emit(&c, &f, a.quiet, &e);
+		emit_release(&e);
 	}
 	fputs(out.buf, stdout);
 

@@ -14,7 +14,7 @@
 #include "lib/json.h"
 #include "lib/xalloc.h"
 #include "remote/hosts.h"
-#include "view/table.h"
+#include "view/launch_view.h"
 
 /* A bound on the ranks of one job (each is a process and four pipe ends somewhere). */
 #define LAUNCH_MAX_RANKS     65536
@@ -215,83 +215,30 @@ static void print_outcome(const struct launch_options *o, const struct launch_re
 
 static void print_summary(const struct launch_options *o, const struct launch_result *res)
 {
-	static const char *const headers[] = { "RANK", "HOST", "STATUS", "TIME", "" };
-	static const char *const torchrun_headers[] = { "NODE", "HOST", "STATUS", "TIME", "" };
-	struct strbuf out = STRBUF_INIT, st = STRBUF_INIT;
-	struct table t;
+	struct strbuf out = STRBUF_INIT;
+	struct emitter e;
 
-	table_init(&t, 5, o->job->torchrun ? torchrun_headers : headers);
-	t.right[0] = true;
-	t.right[3] = true;
-	for (size_t i = 0; i < res->nr_units; i++) {
-		const struct launch_unit_result *u = &res->units[i];
-		strbuf_reset(&st);
-		if (!u->started)
-			strbuf_addstr(&st, "not started");
-		else if (!u->ended)
-			strbuf_addstr(&st, "lost");
-		else
-			launch_describe_status(u->status, u->signaled, &st);
-		table_cellf(&t, "%u", u->id);
-		table_cell(&t, unit_host(o, u));
-		table_cell(&t, st.buf);
-		if (u->ended)
-			table_cellf(&t, "%.2f s", (double)u->ms / 1000.0);
-		else
-			table_cell(&t, "-");
-		table_cell(&t, res->end == LAUNCH_END_UNIT_FAILED && u->id == res->failed_unit
-				       ? "first to fail"
-			       : u->ended_by_launch ? "ended by sparkctl"
-						    : "");
-	}
-	table_render(&t, 0, &out);
+	emit_init(&e, EMIT_TEXT, &out, false);
+	launch_summary_emit(o, res, &e);
+	emit_release(&e);
 	fputs(out.buf, stderr);
-	table_release(&t);
-	strbuf_release(&st);
 	strbuf_release(&out);
-}
-
-static const char *end_name(enum launch_end e)
-{
-	static const char *const names[] = {
-		[LAUNCH_END_OK] = "ok",
-		[LAUNCH_END_UNIT_FAILED] = "failed",
-		[LAUNCH_END_INTERRUPTED] = "interrupted",
-		[LAUNCH_END_TIMEOUT] = "timeout",
-		[LAUNCH_END_NODE_FAILED] = "node-failed",
-	};
-	return names[e];
 }
 
 /* DIR/summary.json: the outcome and every unit, for scripts. */
 static int write_summary_json(const char *dir, const struct launch_options *o,
 			      const struct launch_result *res)
 {
-	json_t *j = json_object(), *units = json_array();
 	char *path = xasprintf("%s/summary.json", dir);
+	struct emitter e;
+	json_t *j;
 	FILE *f;
 	int r = 0;
 
-	jset(j, "job_id", jstr(o->job->job_id));
-	jset(j, "outcome", jstr(end_name(res->end)));
-	jset(j, "exit_status", jint(res->exit_status));
-	jset(j, "master_addr", jstr(res->master_addr[0] ? res->master_addr : NULL));
-	jset(j, "master_port", res->port ? jint(res->port) : json_null());
-	jset(j, "seconds", json_real(res->seconds));
-	jset(j, "torchrun", jbool(o->job->torchrun));
-	for (size_t i = 0; i < res->nr_units; i++) {
-		const struct launch_unit_result *u = &res->units[i];
-		json_t *ju = json_object();
-		jset(ju, o->job->torchrun ? "node" : "rank", jint(u->id));
-		jset(ju, "host", jstr(unit_host(o, u)));
-		jset(ju, "started", jbool(u->started));
-		jset(ju, "exit_status", u->ended && !u->signaled ? jint(u->status) : json_null());
-		jset(ju, "signal", u->ended && u->signaled ? jint(u->status - 128) : json_null());
-		jset(ju, "seconds", u->ended ? json_real((double)u->ms / 1000.0) : json_null());
-		jset(ju, "ended_by_launch", jbool(u->ended_by_launch));
-		jpush(units, ju);
-	}
-	jset(j, "units", units);
+	emit_init(&e, EMIT_JSON, NULL, false);
+	launch_summary_emit(o, res, &e);
+	j = emit_document(&e);
+	emit_release(&e);
 	if (!(f = fopen(path, "we")) || json_write(f, j) < 0)
 		r = -errno;
 	if (f && fclose(f) != 0 && r == 0)

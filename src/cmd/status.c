@@ -281,13 +281,17 @@ int cmd_status(int argc, char **argv)
 	for (size_t i = 0; i < hosts.nr; i++)
 		unreachable += nodes[i].error != NULL;
 
-	if (a.json) {
-		json_t *doc = status_json(nodes, hosts.nr);
-		json_to_strbuf(doc, &out);
-		strbuf_addch(&out, '\n');
-		json_decref(doc);
-	} else {
-		status_render(nodes, hosts.nr, (int64_t)time(NULL), use_color(), &out);
+	{
+		struct emitter e;
+		emit_init(&e, a.json ? EMIT_JSON : EMIT_TEXT, &out, use_color());
+		status_emit(nodes, hosts.nr, (int64_t)time(NULL), &e);
+		if (a.json) {
+			json_t *doc = emit_document(&e);
+			json_to_strbuf(doc, &out);
+			strbuf_addch(&out, '\n');
+			json_decref(doc);
+		}
+		emit_release(&e);
 	}
 	fputs(out.buf, stdout);
 	ret = unreachable ? STATUS_EXIT_UNREACHABLE : SPARKCTL_EXIT_OK;

@@ -1,5 +1,11 @@
+/*
+ * doctor_view.c - the doctor's report: findings grouped by node, failures
+ * first, each fix under its finding, then the totals; the same calls give
+ * the JSON report (docs/doctor.md).
+ */
 #include "sparkctl.h"
 
+#include "lib/xalloc.h"
 #include "view/doctor_view.h"
 
 void doctor_summarize(const struct doctor_cluster *c, const struct findings *f,
@@ -31,118 +37,139 @@ static const char *color_of(enum check_status st)
 /* Severity order for display: FAIL, WARN, SKIP, PASS. */
 static const enum check_status display_order[] = { CHECK_FAIL, CHECK_WARN, CHECK_SKIP, CHECK_PASS };
 
-static void render_group(const struct findings *f, const char *node, bool quiet, bool color,
-			 struct strbuf *out)
+/* The "key=value" facts behind a finding, as an object of strings. */
+static json_t *evidence_json(const struct strvec *evidence)
+{
+	json_t *ev = json_object();
+
+	for (size_t k = 0; k < evidence->nr; k++) {
+		const char *kv = evidence->v[k], *eq = strchr(kv, '=');
+		char *key;
+		if (!eq)
+			continue;
+		key = xstrndup(kv, (size_t)(eq - kv));
+		jset(ev, key, jstr(eq + 1));
+		free(key);
+	}
+	return ev;
+}
+
+static void emit_finding(const struct finding *x, int width, struct emitter *e)
+{
+	bool show_fix = x->fix && (x->status == CHECK_FAIL || x->status == CHECK_WARN);
+
+	emit_object_open(e, NULL);
+	emit_value(e, "check", jstr(x->check_id), NULL);
+	emit_value(e, "node", jstr(x->node), NULL);
+	emit_text(e, "  ");
+	emit_str_color(e, "status", color_of(x->status), "%s", check_status_name(x->status));
+	emit_text(e, "  %-*s  ", width, x->check_id);
+	emit_str(e, "message", "%s\n", x->message);
+	if (show_fix)
+		emit_text(e, "        %*s  ", width, "");
+	emit_str(e, "fix", show_fix ? "fix: %s\n" : NULL, x->fix);
+	emit_value(e, "evidence", evidence_json(&x->evidence), NULL);
+	emit_close(e);
+}
+
+/*
+ * The findings about node, worst first.  quiet leaves PASS and SKIP out
+ * of the text; the JSON report has every finding.
+ */
+static void emit_group(const struct findings *f, const char *node, bool quiet, struct emitter *e)
 {
 	size_t width = 0;
 
 	for (size_t i = 0; i < f->nr; i++)
 		if (streq(f->items[i].node, node) && strlen(f->items[i].check_id) > width)
 			width = strlen(f->items[i].check_id);
+	emit_array_open(e, "findings");
 	for (size_t o = 0; o < ARRAY_SIZE(display_order); o++) {
 		enum check_status st = display_order[o];
-		if (quiet && (st == CHECK_PASS || st == CHECK_SKIP))
+		if (quiet && !emit_is_json(e) && (st == CHECK_PASS || st == CHECK_SKIP))
 			continue;
-		for (size_t i = 0; i < f->nr; i++) {
-			const struct finding *x = &f->items[i];
-			if (x->status != st || !streq(x->node, node))
-				continue;
-			strbuf_addf(out, "  %s%s%s  %-*s  %s\n", color ? color_of(st) : "",
-				    check_status_name(st), color ? "\033[0m" : "", (int)width,
-				    x->check_id, x->message);
-			if (x->fix && (st == CHECK_FAIL || st == CHECK_WARN))
-				strbuf_addf(out, "        %*s  fix: %s\n", (int)width, "", x->fix);
-		}
+		for (size_t i = 0; i < f->nr; i++)
+			if (f->items[i].status == st && streq(f->items[i].node, node))
+				emit_finding(&f->items[i], (int)width, e);
 	}
+	emit_close(e);
 }
 
-void doctor_render(const struct doctor_cluster *c, const struct findings *f, bool quiet, bool color,
-		   struct strbuf *out)
+static void emit_node(const struct doctor_node *n, struct emitter *e)
+{
+	const char *name = n->inspected && n->inv.sys.hostname ? n->inv.sys.hostname : n->host;
+
+	emit_array_open(e, "nodes");
+	emit_object_open(e, NULL);
+	emit_value(e, "host", jstr(n->host), NULL);
+	emit_value(e, "name", jstr(n->inspected ? n->inv.sys.hostname : NULL), NULL);
+	if (streq(name, n->host))
+		emit_text(e, "%s\n", name);
+	else
+		emit_text(e, "%s (%s)\n", name, n->host);
+	emit_value(e, "inspected", jbool(n->inspected), NULL);
+	if (!n->inspected) {
+		emit_text(e, "  ");
+		emit_str_color(e, NULL, color_of(CHECK_FAIL), "%s", "ERROR");
+	}
+	if (n->inspected) {
+		emit_value(e, "error", jstr(n->error), NULL);
+	} else {
+		struct strbuf line = STRBUF_INIT;
+		strbuf_addf(&line, "  not inspected: %s\n", n->error ? n->error : "?");
+		emit_value(e, "error", jstr(n->error), line.buf);
+		strbuf_release(&line);
+	}
+	if (n->has_clock)
+		emit_value(e, "clock_offset_seconds", json_real(n->clock_offset), NULL);
+	emit_close(e);
+	emit_close(e);
+}
+
+static void emit_summary(const struct doctor_cluster *c, const struct findings *f,
+			 struct emitter *e)
 {
 	struct doctor_summary s;
 
+	doctor_summarize(c, f, &s);
+	emit_object_open(e, "summary");
+	emit_int(e, "nodes", "\n%" PRId64 " node", (int64_t)s.nodes);
+	emit_int(e, "uninspected", NULL, (int64_t)s.uninspected);
+	emit_text(e, "%s: ", s.nodes == 1 ? "" : "s");
+	emit_int(e, "fail", "%" PRId64 " failed, ", (int64_t)s.counts[CHECK_FAIL]);
+	emit_int(e, "warn", "%" PRId64 " warning", (int64_t)s.counts[CHECK_WARN]);
+	emit_text(e, "%s, ", s.counts[CHECK_WARN] == 1 ? "" : "s");
+	emit_int(e, "pass", "%" PRId64 " passed, ", (int64_t)s.counts[CHECK_PASS]);
+	emit_int(e, "skip", "%" PRId64 " skipped", (int64_t)s.counts[CHECK_SKIP]);
+	if (s.uninspected)
+		emit_text(e, "; %zu node%s not inspected", s.uninspected,
+			  s.uninspected == 1 ? "" : "s");
+	emit_text(e, "\n");
+	emit_close(e);
+}
+
+void doctor_emit(const struct doctor_cluster *c, const struct findings *f, bool quiet,
+		 struct emitter *e)
+{
+	bool any_cluster = false;
+
+	emit_int(e, "schema_version", NULL, 1);
+	/* The keys in the order of docs/doctor.md, before the two lists are added to in turn. */
+	emit_array_open(e, "nodes");
+	emit_close(e);
+	emit_array_open(e, "findings");
+	emit_close(e);
 	for (size_t i = 0; i < c->nr_nodes; i++) {
 		const struct doctor_node *n = &c->nodes[i];
-		const char *name =
-			n->inspected && n->inv.sys.hostname ? n->inv.sys.hostname : n->host;
-		if (streq(name, n->host))
-			strbuf_addf(out, "%s\n", name);
-		else
-			strbuf_addf(out, "%s (%s)\n", name, n->host);
-		if (!n->inspected)
-			strbuf_addf(out, "  %sERROR%s  not inspected: %s\n",
-				    color ? color_of(CHECK_FAIL) : "", color ? "\033[0m" : "",
-				    n->error ? n->error : "?");
-		else
-			render_group(f, n->host, quiet, color, out);
+		emit_node(n, e);
+		if (n->inspected)
+			emit_group(f, n->host, quiet, e);
 	}
-	bool any_cluster = false;
 	for (size_t i = 0; i < f->nr && !any_cluster; i++)
 		any_cluster = streq(f->items[i].node, "cluster");
 	if (any_cluster) {
-		strbuf_addstr(out, "cluster\n");
-		render_group(f, "cluster", quiet, color, out);
+		emit_text(e, "cluster\n");
+		emit_group(f, "cluster", quiet, e);
 	}
-	doctor_summarize(c, f, &s);
-	strbuf_addf(out, "\n%zu node%s: %zu failed, %zu warning%s, %zu passed, %zu skipped",
-		    s.nodes, s.nodes == 1 ? "" : "s", s.counts[CHECK_FAIL], s.counts[CHECK_WARN],
-		    s.counts[CHECK_WARN] == 1 ? "" : "s", s.counts[CHECK_PASS],
-		    s.counts[CHECK_SKIP]);
-	if (s.uninspected)
-		strbuf_addf(out, "; %zu node%s not inspected", s.uninspected,
-			    s.uninspected == 1 ? "" : "s");
-	strbuf_addch(out, '\n');
-}
-
-json_t *doctor_json(const struct doctor_cluster *c, const struct findings *f)
-{
-	json_t *o = json_object(), *nodes = json_array(), *items = json_array();
-	json_t *sum = json_object();
-	struct doctor_summary s;
-
-	jset(o, "schema_version", jint(1));
-	for (size_t i = 0; i < c->nr_nodes; i++) {
-		const struct doctor_node *n = &c->nodes[i];
-		json_t *j = json_object();
-		jset(j, "host", jstr(n->host));
-		jset(j, "name", jstr(n->inspected ? n->inv.sys.hostname : NULL));
-		jset(j, "inspected", jbool(n->inspected));
-		jset(j, "error", jstr(n->error));
-		if (n->has_clock)
-			jset(j, "clock_offset_seconds", json_real(n->clock_offset));
-		jpush(nodes, j);
-	}
-	jset(o, "nodes", nodes);
-	for (size_t i = 0; i < f->nr; i++) {
-		const struct finding *x = &f->items[i];
-		json_t *j = json_object(), *ev = json_object();
-		jset(j, "check", jstr(x->check_id));
-		jset(j, "node", jstr(x->node));
-		jset(j, "status", jstr(check_status_name(x->status)));
-		jset(j, "message", jstr(x->message));
-		jset(j, "fix", jstr(x->fix));
-		for (size_t k = 0; k < x->evidence.nr; k++) {
-			const char *kv = x->evidence.v[k], *eq = strchr(kv, '=');
-			if (!eq)
-				continue;
-			char key[128];
-			size_t len = (size_t)(eq - kv) < sizeof(key) - 1 ? (size_t)(eq - kv)
-									 : sizeof(key) - 1;
-			memcpy(key, kv, len);
-			key[len] = '\0';
-			jset(ev, key, jstr(eq + 1));
-		}
-		jset(j, "evidence", ev);
-		jpush(items, j);
-	}
-	jset(o, "findings", items);
-	doctor_summarize(c, f, &s);
-	jset(sum, "nodes", jint((int64_t)s.nodes));
-	jset(sum, "uninspected", jint((int64_t)s.uninspected));
-	jset(sum, "fail", jint((int64_t)s.counts[CHECK_FAIL]));
-	jset(sum, "warn", jint((int64_t)s.counts[CHECK_WARN]));
-	jset(sum, "pass", jint((int64_t)s.counts[CHECK_PASS]));
-	jset(sum, "skip", jint((int64_t)s.counts[CHECK_SKIP]));
-	jset(o, "summary", sum);
-	return o;
+	emit_summary(c, f, e);
 }

@@ -6,8 +6,7 @@
 
 #include "sparkctl.h"
 #include "check/check.h"
-#include "lib/json.h"
-#include "lib/strbuf.h"
+#include "view/emit.h"
 
 struct doctor_summary {
 	size_t nodes, uninspected;
@@ -18,14 +17,12 @@ void doctor_summarize(const struct doctor_cluster *c, const struct findings *f,
 		      struct doctor_summary *s);
 
 /*
- * Findings grouped by node (in the order the nodes were given, then
- * "cluster"; a finding's node is the host as given), failures first, each fix under its finding;
- * then one line of totals.  quiet leaves out PASS and SKIP; color adds ANSI colours.
+ * The report: findings grouped by node (in the order the nodes were given,
+ * then "cluster"; a finding's node is the host as given), failures first,
+ * each fix under its finding; then the totals.  quiet leaves PASS and SKIP
+ * out of the text.  In JSON: docs/doctor.md.
  */
-void doctor_render(const struct doctor_cluster *c, const struct findings *f, bool quiet, bool color,
-		   struct strbuf *out);
-
-/* The JSON report (docs/doctor.md). */
-json_t *doctor_json(const struct doctor_cluster *c, const struct findings *f);
+void doctor_emit(const struct doctor_cluster *c, const struct findings *f, bool quiet,
+		 struct emitter *e);
 
 #endif

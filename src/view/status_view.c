@@ -1,12 +1,15 @@
+/*
+ * status_view.c - the cluster on one screen: a row per node from its
+ * answer to 'sparkctl agent status', the same figures in JSON under
+ * "summary" beside the answer itself.
+ */
 #include "sparkctl.h"
 
 #include <math.h>
 
 #include "view/status_view.h"
-#include "view/table.h"
 
-#define RED   "\033[31m"
-#define RESET "\033[0m"
+#define RED "\033[31m"
 
 void status_age(int64_t s, char buf[24])
 {
@@ -33,24 +36,23 @@ static const char *str(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-/* "8 x H100 80GB HBM3": how many GPUs, and the first one's name without the vendor. */
-static void gpu_cells(struct table *t, const json_t *gpus)
+/* A figure, or null when no GPU reported it. */
+static json_t *jnum(double v)
+{
+	return isnan(v) ? json_null() : jreal(v);
+}
+
+/* GPU: how many, the first one's name without the vendor; hottest, mean utilisation, total power.
+ */
+static void emit_gpus(const json_t *gpus, struct emitter *e)
 {
 	size_t n = json_array_size(gpus), temps = 0, utils = 0, powers = 0;
 	double hottest = -INFINITY, util = 0, power = 0;
 	const char *name = n ? str(json_array_get(gpus, 0), "name") : NULL;
+	char text[32];
 
-	if (!n) {
-		for (int i = 0; i < 4; i++)
-			table_cell(t, i ? NULL : "none");
-		return;
-	}
 	if (name && starts_with(name, "NVIDIA "))
 		name += strlen("NVIDIA ");
-	if (n > 1)
-		table_cellf(t, "%zu x %s", n, name ? name : "GPU");
-	else
-		table_cell(t, name ? name : "GPU");
 	for (size_t i = 0; i < n; i++) {
 		const json_t *g = json_array_get(gpus, i);
 		double v;
@@ -67,38 +69,44 @@ static void gpu_cells(struct table *t, const json_t *gpus)
 			powers++;
 		}
 	}
-	if (temps)
-		table_cellf(t, "%.0f C", hottest);
+	emit_value(e, "gpus", jint((int64_t)n), NULL);
+	if (!n)
+		emit_cell(e, "gpu_name", json_null(), "none");
+	else if (n > 1)
+		emit_cellf(e, "gpu_name", jstr(name), "%zu x %s", n, name ? name : "GPU");
 	else
-		table_cell(t, NULL);
-	if (utils)
-		table_cellf(t, "%.0f%%", 100.0 * util / (double)utils);
-	else
-		table_cell(t, NULL);
-	if (powers)
-		table_cellf(t, "%.0f W", power);
-	else
-		table_cell(t, NULL);
+		emit_cell(e, "gpu_name", jstr(name), name ? name : "GPU");
+	hottest = temps ? hottest : NAN;
+	util = utils ? util / (double)utils : NAN;
+	power = powers ? power : NAN;
+	snprintf(text, sizeof(text), "%.0f C", hottest);
+	emit_cell(e, "temperature_max_celsius", jnum(hottest), temps ? text : NULL);
+	snprintf(text, sizeof(text), "%.0f%%", 100.0 * util);
+	emit_cell(e, "utilization_mean_ratio", jnum(util), utils ? text : NULL);
+	snprintf(text, sizeof(text), "%.0f W", power);
+	emit_cell(e, "power_total_watts", jnum(power), powers ? text : NULL);
 }
 
-/* Append v to a "/"-separated list of distinct values. */
-static void add_distinct(struct strbuf *sb, const char *v)
+/* Append v to a "/"-separated list of distinct values; true when it was new. */
+static bool add_distinct(struct strbuf *sb, const char *v)
 {
 	const char *p = sb->buf;
 	size_t len = strlen(v);
 
 	for (; *p; p += strcspn(p, "/") + (p[strcspn(p, "/")] == '/'))
 		if (strncmp(p, v, len) == 0 && (p[len] == '/' || p[len] == '\0'))
-			return;
+			return false;
 	if (sb->len)
 		strbuf_addch(sb, '/');
 	strbuf_addstr(sb, v);
+	return true;
 }
 
-/* "2 up, 200G, MTU 9000": the fabric ports that are ACTIVE, their rates and MTUs. */
-static void fabric_cell(struct table *t, const json_t *ports)
+/* FABRIC: "2 up, 200G, MTU 9000" - the fabric ports ACTIVE, their distinct rates and MTUs. */
+static void emit_fabric(const json_t *ports, struct emitter *e)
 {
-	struct strbuf rates = STRBUF_INIT, mtus = STRBUF_INIT;
+	struct strbuf rates = STRBUF_INIT, mtus = STRBUF_INIT, text = STRBUF_INIT;
+	json_t *jrates = json_array(), *jmtus = json_array();
 	size_t up = 0, i;
 	const json_t *p;
 
@@ -110,84 +118,86 @@ static void fabric_cell(struct table *t, const json_t *ports)
 		    strcmp(str(p, "state"), "ACTIVE") != 0)
 			continue;
 		up++;
-		if (!isnan(x = num(p, "rate_gbps"))) {
-			snprintf(v, sizeof(v), "%gG", x);
-			add_distinct(&rates, v);
-		}
-		if (!isnan(x = num(p, "mtu"))) {
-			snprintf(v, sizeof(v), "%.0f", x);
-			add_distinct(&mtus, v);
-		}
+		snprintf(v, sizeof(v), "%gG", x = num(p, "rate_gbps"));
+		if (!isnan(x) && add_distinct(&rates, v))
+			jpush(jrates, jreal(x));
+		snprintf(v, sizeof(v), "%.0f", x = num(p, "mtu"));
+		if (!isnan(x) && add_distinct(&mtus, v))
+			jpush(jmtus, jint((int64_t)x));
 	}
-	if (!up)
-		table_cell(t, "none up");
-	else
-		table_cellf(t, "%zu up, %s, MTU %s", up, rates.len ? rates.buf : "?",
+	if (up)
+		strbuf_addf(&text, "%zu up, %s, MTU %s", up, rates.len ? rates.buf : "?",
 			    mtus.len ? mtus.buf : "?");
+	emit_cell(e, "fabric_ports_up", jint((int64_t)up), up ? text.buf : "none up");
+	emit_value(e, "fabric_rates_gbps", jrates, NULL);
+	emit_value(e, "fabric_mtus", jmtus, NULL);
 	strbuf_release(&rates);
 	strbuf_release(&mtus);
+	strbuf_release(&text);
 }
 
-static void doctor_cell(struct table *t, const json_t *doctor, int64_t now)
+/* DOCTOR: the failures and warnings of the last doctor run there, and its age. */
+static void emit_doctor(const json_t *doctor, int64_t now, struct emitter *e)
 {
 	const json_t *sum = json_object_get(doctor, "summary");
 	char age[24];
+	int64_t seconds;
 
 	if (!json_is_object(doctor) || !json_is_object(sum)) {
-		table_cell(t, "never run");
+		emit_cell(e, "doctor_fail", json_null(), "never run");
+		emit_value(e, "doctor_warn", json_null(), NULL);
+		emit_value(e, "doctor_age_seconds", json_null(), NULL);
 		return;
 	}
-	status_age(now - (int64_t)num(doctor, "time"), age);
-	table_cellf(t, "%.0f fail, %.0f warn (%s ago)", num(sum, "fail"), num(sum, "warn"), age);
+	seconds = now - (int64_t)num(doctor, "time");
+	status_age(seconds, age);
+	emit_cellf(e, "doctor_fail", jnum(num(sum, "fail")), "%.0f fail, %.0f warn (%s ago)",
+		   num(sum, "fail"), num(sum, "warn"), age);
+	emit_value(e, "doctor_warn", jnum(num(sum, "warn")), NULL);
+	emit_value(e, "doctor_age_seconds", jint(seconds < 0 ? 0 : seconds), NULL);
 }
 
-void status_render(const struct status_node *nodes, size_t n, int64_t now, bool color,
-		   struct strbuf *out)
+static void emit_row(const struct status_node *sn, int64_t now, struct emitter *e)
+{
+	emit_row_open(e);
+	emit_cell(e, "host", jstr(sn->host), sn->host);
+	emit_cell(e, "reachable", jbool(!sn->error), sn->error ? "down" : "up");
+	emit_value(e, "error", jstr(sn->error), NULL);
+	emit_value(e, "status", sn->doc ? json_incref(sn->doc) : json_null(), NULL);
+	emit_object_open(e, "summary");
+	if (sn->error) {
+		for (size_t k = 0; k < 6; k++)
+			emit_cell(e, NULL, NULL, NULL);
+	} else {
+		emit_gpus(json_object_get(sn->doc, "gpus"), e);
+		emit_fabric(json_object_get(sn->doc, "ports"), e);
+		emit_doctor(json_object_get(sn->doc, "doctor"), now, e);
+	}
+	emit_close(e);
+	emit_row_close(e);
+}
+
+void status_emit(const struct status_node *nodes, size_t n, int64_t now, struct emitter *e)
 {
 	static const char *const headers[] = { "NODE",	"STATE",  "GPU",    ">TEMP",
 					       ">UTIL", ">POWER", "FABRIC", "DOCTOR" };
-	struct table t;
 
-	table_init(&t, ARRAY_SIZE(headers), headers);
-	for (size_t i = 0; i < n; i++) {
-		const struct status_node *sn = &nodes[i];
-		table_cell(&t, sn->host);
-		if (sn->error) {
-			table_cell(&t, "down");
-			for (size_t k = 2; k < ARRAY_SIZE(headers); k++)
-				table_cell(&t, NULL);
-			continue;
-		}
-		table_cell(&t, "up");
-		gpu_cells(&t, json_object_get(sn->doc, "gpus"));
-		fabric_cell(&t, json_object_get(sn->doc, "ports"));
-		doctor_cell(&t, json_object_get(sn->doc, "doctor"), now);
-	}
-	table_render(&t, 160, out);
-	table_release(&t);
-	for (size_t i = 0; i < n; i++) {
+	emit_int(e, "schema_version", NULL, 1);
+	emit_table_open(e, "nodes", headers, ARRAY_SIZE(headers), 160);
+	for (size_t i = 0; i < n; i++)
+		emit_row(&nodes[i], now, e);
+	emit_table_close(e);
+	/* Below the table, why a node shows no figures. */
+	for (size_t i = 0; i < n && !emit_is_json(e); i++) {
 		const char *gpu_error = nodes[i].doc ? str(nodes[i].doc, "gpu_error") : NULL;
-		if (nodes[i].error)
-			strbuf_addf(out, "%s%s: unreachable: %s%s\n", color ? RED : "",
-				    nodes[i].host, nodes[i].error, color ? RESET : "");
-		else if (gpu_error)
-			strbuf_addf(out, "%s: no GPU figures: %s\n", nodes[i].host, gpu_error);
+		struct strbuf line = STRBUF_INIT;
+		if (nodes[i].error) {
+			strbuf_addf(&line, "%s: unreachable: %s", nodes[i].host, nodes[i].error);
+			emit_str_color(e, NULL, RED, "%s", line.buf);
+			emit_text(e, "\n");
+		} else if (gpu_error) {
+			emit_text(e, "%s: no GPU figures: %s\n", nodes[i].host, gpu_error);
+		}
+		strbuf_release(&line);
 	}
-}
-
-json_t *status_json(const struct status_node *nodes, size_t n)
-{
-	json_t *doc = json_object(), *arr = json_array();
-
-	jset(doc, "schema_version", jint(1));
-	for (size_t i = 0; i < n; i++) {
-		json_t *o = json_object();
-		jset(o, "host", jstr(nodes[i].host));
-		jset(o, "reachable", jbool(!nodes[i].error));
-		jset(o, "error", jstr(nodes[i].error));
-		jset(o, "status", nodes[i].doc ? json_incref(nodes[i].doc) : json_null());
-		jpush(arr, o);
-	}
-	jset(doc, "nodes", arr);
-	return doc;
 }

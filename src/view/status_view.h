@@ -9,7 +9,7 @@
 
 #include "sparkctl.h"
 #include "lib/json.h"
-#include "lib/strbuf.h"
+#include "view/emit.h"
 
 struct status_node {
 	const char *host; /* as given */
@@ -21,13 +21,11 @@ struct status_node {
  * One row per node - reachable, GPUs (count and name; hottest
  * temperature, mean utilisation, total power), fabric ports up with their
  * rates and MTUs, the last doctor's result and age (now: Unix seconds) -
- * then one line per node that could not be reached, with the reason.
+ * then one line per node that could not be reached, with the reason.  In
+ * JSON each node has its answer whole ("status") and those figures
+ * ("summary").
  */
-void status_render(const struct status_node *nodes, size_t n, int64_t now, bool color,
-		   struct strbuf *out);
-
-/* {"nodes": [{"host", "reachable", "error", "status": the answer or null}]}. */
-json_t *status_json(const struct status_node *nodes, size_t n);
+void status_emit(const struct status_node *nodes, size_t n, int64_t now, struct emitter *e);
 
 /* "45s", "12m", "3h", "2d": a short age. */
 void status_age(int64_t seconds, char buf[24]);

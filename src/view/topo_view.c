@@ -6,21 +6,26 @@
 #include "lib/xalloc.h"
 #include "nv/nccl.h"
 #include "probe/parsers.h"
-#include "view/table.h"
+#include "view/emit.h"
 #include "view/topo_view.h"
 
-static void render_header(const struct inventory *inv, struct strbuf *out)
+static void emit_header(const struct inventory *inv, struct emitter *e)
 {
 	const struct inv_system *s = &inv->sys;
 
-	strbuf_addstr(out, s->hostname ? s->hostname : "(unknown host)");
-	if (s->os_pretty_name)
-		strbuf_addf(out, ", %s", s->os_pretty_name);
+	emit_object_open(e, "system");
+	emit_value(e, "hostname", jstr(s->hostname), s->hostname ? s->hostname : "(unknown host)");
+	if (s->os_pretty_name) {
+		emit_object_open(e, "os");
+		emit_str(e, "pretty_name", ", %s", s->os_pretty_name);
+		emit_close(e);
+	}
 	if (s->arch)
-		strbuf_addf(out, ", %s", s->arch);
+		emit_str(e, "arch", ", %s", s->arch);
+	emit_close(e);
 	if (inv->root)
-		strbuf_addf(out, "  [from %s]", inv->root);
-	strbuf_addch(out, '\n');
+		emit_str(e, "root", "  [from %s]", inv->root);
+	emit_text(e, "\n");
 }
 
 static void rate_text(int64_t mbps, char buf[24])
@@ -114,20 +119,20 @@ static const struct inv_rdma_dev **display_order(const struct inventory *inv)
 	return order;
 }
 
-static void render_ports(const struct inventory *inv, size_t width, struct strbuf *out)
+static void emit_ports(const struct inventory *inv, size_t width, struct emitter *e)
 {
 	static const char *const headers[] = { "PORT", "STATE", ">RATE", "NETDEV", "LINK",
 					       ">MTU", "IPV4",	">GID",	 "TWIN" };
 	const struct inv_rdma_dev **order;
-	struct table t;
 	struct strbuf cell = STRBUF_INIT;
 	bool flagged = false;
 
 	if (!inv->nr_rdma) {
-		strbuf_addstr(out, "RDMA: no devices (sys/class/infiniband is empty)\n");
+		emit_text(e, "RDMA: no devices (sys/class/infiniband is empty)\n");
+		emit_value(e, "ports", json_array(), NULL);
 		return;
 	}
-	table_init(&t, ARRAY_SIZE(headers), headers);
+	emit_table_open(e, "ports", headers, ARRAY_SIZE(headers), width);
 	order = display_order(inv);
 	for (size_t i = 0; i < inv->nr_rdma; i++) {
 		const struct inv_rdma_dev *d = order[i];
@@ -136,39 +141,53 @@ static void render_ports(const struct inventory *inv, size_t width, struct strbu
 		for (size_t k = 0; k < d->nr_ports; k++) {
 			const struct inv_port *p = &d->ports[k];
 			const struct inv_netdev *nd = rdma_port_netdev(inv, d, p);
-			table_cellf(&t, "%s/%u", d->name, p->num);
-			table_cell(&t, p->state_name);
+			const char *netdev = rdma_port_netdev_name(d, p);
+			int carrier = nd ? nd->carrier : TRI_UNKNOWN;
+			int64_t mtu = nd ? nd->mtu : INV_UNKNOWN;
+
+			emit_row_open(e);
+			emit_value(e, "name", jstr(d->name), NULL);
+			emit_cellf(e, "port", jint(p->num), "%s/%u", d->name, p->num);
+			emit_cell(e, "state", jstr(p->state_name), p->state_name);
 			rate_text(port_rate_mbps(p), buf);
-			table_cell(&t, buf);
-			table_cell(&t, rdma_port_netdev_name(d, p));
-			table_cell(&t, !nd || nd->carrier < 0 ? NULL : nd->carrier ? "up" : "down");
-			if (nd && nd->mtu >= 0)
-				table_cellf(&t, "%" PRId64, nd->mtu);
+			emit_cell(e, "rate_mbps", jint_known(port_rate_mbps(p)), buf);
+			emit_cell(e, "netdev", jstr(netdev), netdev);
+			emit_cell(e, "carrier", jtri(carrier),
+				  carrier < 0 ? NULL
+				  : carrier   ? "up"
+					      : "down");
+			if (mtu >= 0)
+				emit_cellf(e, "mtu", jint(mtu), "%" PRId64, mtu);
 			else
-				table_cell(&t, NULL);
+				emit_cell(e, "mtu", json_null(), NULL);
 			strbuf_reset(&cell);
 			ipv4_text(nd, &cell);
-			table_cell(&t, cell.buf);
+			emit_cell(e, "ipv4", jstr(cell.buf), cell.buf);
 			gid_text(inv, d, p, &flagged, buf);
-			table_cell(&t, buf);
-			table_cell(&t, twin);
+			emit_cell(e, "nccl_gid_index", jstr(buf), buf);
+			emit_cell(e, "twin", jstr(twin), twin);
+			emit_row_close(e);
 		}
 	}
-	table_render(&t, width, out);
-	table_release(&t);
+	emit_table_close(e);
 
 	/* Name the twin pairs once, under the table. */
+	emit_array_open(e, "twins");
 	for (size_t i = 0; i < inv->nr_rdma; i++) {
 		const struct inv_rdma_dev *d = order[i], *tw = rdma_twin(inv, d);
 		char label[16];
-		if (tw && cmp_pci(&d, &tw) < 0)
-			strbuf_addf(out, "twins %s: %s + %s\n", rdma_twin_label(inv, d, label),
-				    d->name, tw->name);
+		if (!tw || cmp_pci(&d, &tw) >= 0)
+			continue;
+		emit_object_open(e, NULL);
+		emit_str(e, "label", "twins %s: ", rdma_twin_label(inv, d, label));
+		emit_str(e, "name", "%s + ", d->name);
+		emit_str(e, "twin", "%s\n", tw->name);
+		emit_close(e);
 	}
+	emit_close(e);
 	if (flagged)
-		strbuf_addstr(out,
-			      "! NCCL would pick a GID that is not an IPv4 RoCE v2 GID: the port "
-			      "needs an IPv4 address\n");
+		emit_text(e, "! NCCL would pick a GID that is not an IPv4 RoCE v2 GID: the port "
+			     "needs an IPv4 address\n");
 	free(order);
 	strbuf_release(&cell);
 }
@@ -178,79 +197,102 @@ static const char *tri_text(int t)
 	return t < 0 ? "?" : t ? "yes" : "no";
 }
 
-static void render_gpus(const struct inventory *inv, size_t width, struct strbuf *out)
+static void emit_gpu_row(const struct inv_gpu *g, struct emitter *e)
+{
+	emit_row_open(e);
+	emit_cellf(e, "index", jint(g->index), "%u", g->index);
+	emit_cell(e, "name", jstr(g->name), g->name);
+	if (g->unified_memory == TRI_YES)
+		emit_cell(e, "unified_memory", jtri(g->unified_memory), "unified");
+	else if (g->memory_total_bytes >= 0)
+		emit_cellf(e, "memory_total_bytes", jint(g->memory_total_bytes), "%" PRId64 " GiB",
+			   (g->memory_total_bytes + (1 << 29)) >> 30);
+	else
+		emit_cell(e, "memory_total_bytes", json_null(), NULL);
+	if (g->cc_major >= 0)
+		emit_cellf(e, "cc_major", jint(g->cc_major), "%d.%d", g->cc_major, g->cc_minor);
+	else
+		emit_cell(e, "cc_major", json_null(), NULL);
+	emit_value(e, "cc_minor", jint_known(g->cc_minor), NULL);
+	emit_cell(e, "gpudirect_rdma_supported", jtri(g->gpudirect_rdma),
+		  tri_text(g->gpudirect_rdma));
+	emit_cell(e, "dma_buf_supported", jtri(g->dma_buf), tri_text(g->dma_buf));
+	emit_cell(e, "pci_bus_id", jstr(g->pci_bus_id), g->pci_bus_id);
+	emit_row_close(e);
+}
+
+static void emit_gpus(const struct inventory *inv, size_t width, struct emitter *e)
 {
 	static const char *const headers[] = { ">GPU",	    "NAME",    "MEMORY", "CC",
 					       "GPUDIRECT", "DMA-BUF", "PCI" };
 	const struct inv_gpu_info *gi = &inv->gpu;
-	struct table t;
 
 	if (!gi->nr_gpus) {
 		if (gi->nvml.available == TRI_NO)
-			strbuf_addf(out, "GPU: none found (NVML: %s)\n",
-				    gi->nvml.reason ? gi->nvml.reason : "not available");
+			emit_text(e, "GPU: none found (NVML: %s)\n",
+				  gi->nvml.reason ? gi->nvml.reason : "not available");
 		else if (gi->nvml.available < 0)
-			strbuf_addstr(out, "GPU: unknown (not probed)\n");
+			emit_text(e, "GPU: unknown (not probed)\n");
 		else
-			strbuf_addstr(out, "GPU: none found\n");
+			emit_text(e, "GPU: none found\n");
+		emit_value(e, "gpus", json_array(), NULL);
 		return;
 	}
-	table_init(&t, ARRAY_SIZE(headers), headers);
-	for (size_t i = 0; i < gi->nr_gpus; i++) {
-		const struct inv_gpu *g = &gi->gpus[i];
-		table_cellf(&t, "%u", g->index);
-		table_cell(&t, g->name);
-		if (g->unified_memory == TRI_YES)
-			table_cell(&t, "unified");
-		else if (g->memory_total_bytes >= 0)
-			table_cellf(&t, "%" PRId64 " GiB",
-				    (g->memory_total_bytes + (1 << 29)) >> 30);
-		else
-			table_cell(&t, NULL);
-		if (g->cc_major >= 0)
-			table_cellf(&t, "%d.%d", g->cc_major, g->cc_minor);
-		else
-			table_cell(&t, NULL);
-		table_cell(&t, tri_text(g->gpudirect_rdma));
-		table_cell(&t, tri_text(g->dma_buf));
-		table_cell(&t, g->pci_bus_id);
-	}
-	table_render(&t, width, out);
-	table_release(&t);
+	emit_table_open(e, "gpus", headers, ARRAY_SIZE(headers), width);
+	for (size_t i = 0; i < gi->nr_gpus; i++)
+		emit_gpu_row(&gi->gpus[i], e);
+	emit_table_close(e);
 }
 
-static void render_facts(const struct inventory *inv, struct strbuf *out)
+static void emit_facts(const struct inventory *inv, struct emitter *e)
 {
 	const struct inv_system *s = &inv->sys;
 	const struct inv_gpu_info *gi = &inv->gpu;
 
-	if (s->nvidia_driver)
-		strbuf_addf(out, "driver %s%s", s->nvidia_driver,
-			    s->nvidia_open_module == TRI_YES ? " (open)" : "");
-	else if (gi->driver_version)
-		strbuf_addf(out, "driver %s", gi->driver_version);
-	else
-		strbuf_addstr(out, "driver none");
+	if (s->nvidia_driver) {
+		emit_str(e, "nvidia_driver", "driver %s", s->nvidia_driver);
+		emit_bool(e, "open_kernel_module", s->nvidia_open_module == TRI_YES, " (open)", "");
+	} else if (gi->driver_version) {
+		emit_str(e, "nvidia_driver", "driver %s", gi->driver_version);
+	} else {
+		emit_value(e, "nvidia_driver", json_null(), "driver none");
+	}
 	if (gi->cuda_driver_version > 0)
-		strbuf_addf(out, ", CUDA %" PRId64 ".%" PRId64, gi->cuda_driver_version / 1000,
-			    gi->cuda_driver_version % 1000 / 10);
+		emit_value(e, "cuda_driver_version", jint(gi->cuda_driver_version), NULL);
+	if (gi->cuda_driver_version > 0)
+		emit_text(e, ", CUDA %" PRId64 ".%" PRId64, gi->cuda_driver_version / 1000,
+			  gi->cuda_driver_version % 1000 / 10);
+	emit_object_open(e, "nccl");
 	if (s->nccl.available == TRI_YES && s->nccl.version)
-		strbuf_addf(out, ", NCCL %s", s->nccl.version);
+		emit_str(e, "version", ", NCCL %s", s->nccl.version);
 	else if (s->nccl.available == TRI_NO)
-		strbuf_addstr(out, ", NCCL not found");
-	strbuf_addf(out, ", kernel %s\n", s->kernel ? s->kernel : "unknown");
+		emit_value(e, "available", jbool(false), ", NCCL not found");
+	emit_close(e);
+	emit_value(e, "kernel", jstr(s->kernel), NULL);
+	emit_text(e, ", kernel %s\n", s->kernel ? s->kernel : "unknown");
+}
+
+void topo_emit(const struct inventory *inv, size_t width, struct emitter *e)
+{
+	emit_header(inv, e);
+	emit_text(e, "\n");
+	emit_ports(inv, width, e);
+	emit_text(e, "\n");
+	emit_gpus(inv, width, e);
+	emit_text(e, "\n");
+	emit_facts(inv, e);
+	emit_int(e, "problems", inv->nr_problems ? "note: %" PRId64 " value" : NULL,
+		 (int64_t)inv->nr_problems);
+	if (inv->nr_problems)
+		emit_text(e, "%s could not be read (see 'problems' in --json)\n",
+			  inv->nr_problems == 1 ? "" : "s");
 }
 
 void topo_render(const struct inventory *inv, size_t width, struct strbuf *out)
 {
-	render_header(inv, out);
-	strbuf_addch(out, '\n');
-	render_ports(inv, width, out);
-	strbuf_addch(out, '\n');
-	render_gpus(inv, width, out);
-	strbuf_addch(out, '\n');
-	render_facts(inv, out);
-	if (inv->nr_problems)
-		strbuf_addf(out, "note: %zu value%s could not be read (see 'problems' in --json)\n",
-			    inv->nr_problems, inv->nr_problems == 1 ? "" : "s");
+	struct emitter e;
+
+	emit_init(&e, EMIT_TEXT, out, false);
+	topo_emit(inv, width, &e);
+	emit_release(&e);
 }

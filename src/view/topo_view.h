@@ -1,5 +1,5 @@
 /*
- * topo_view.h - the 'sparkctl topo' table, as a pure function of an inventory.
+ * topo_view.h - the 'sparkctl topo' view, as a pure function of an inventory.
  */
 #ifndef SPARKCTL_TOPO_VIEW_H
 #define SPARKCTL_TOPO_VIEW_H
@@ -7,8 +7,16 @@
 #include "sparkctl.h"
 #include "inventory/inventory.h"
 #include "lib/strbuf.h"
+#include "view/emit.h"
 
-/* Append the readable view of inv (fits in width columns where it can) to out. */
+/*
+ * The view of inv: a header line, the RDMA ports (a table within width
+ * columns where it can) and their twin pairs, the GPUs, one line of driver
+ * and software facts.  In JSON every value it shows is under the key of
+ * the inventory (docs/inventory.md) that holds it.
+ */
+void topo_emit(const struct inventory *inv, size_t width, struct emitter *e);
+/* The text of topo_emit(), appended to out. */
 void topo_render(const struct inventory *inv, size_t width, struct strbuf *out);
 
 #endif

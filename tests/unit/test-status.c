@@ -1,6 +1,8 @@
 /* Unit tests of view/status_view.c: the cluster's screen from the nodes' answers. */
 #include "sparkctl.h"
 
+#include <math.h>
+
 #include "test_util.h"
 
 #include "view/status_view.h"
@@ -12,6 +14,20 @@ static json_t *load(const char *text)
 	if (!j)
 		fail_msg("bad test JSON: %s", e.text);
 	return j;
+}
+
+/* The view in one mode: text into out, or the JSON document (returned). */
+static json_t *emit_status(const struct status_node *nodes, size_t n, int64_t now, bool json,
+			   struct strbuf *out)
+{
+	struct emitter e;
+	json_t *doc;
+
+	emit_init(&e, json ? EMIT_JSON : EMIT_TEXT, out, false);
+	status_emit(nodes, n, now, &e);
+	doc = emit_document(&e);
+	emit_release(&e);
+	return doc;
 }
 
 static void render(void **state)
@@ -41,7 +57,7 @@ static void render(void **state)
 	struct strbuf out = STRBUF_INIT;
 
 	(void)state;
-	status_render(nodes, 3, 1000 + 7200, false, &out);
+	emit_status(nodes, 3, 1000 + 7200, false, &out);
 	assert_string_equal(out.buf,
 			    "NODE    STATE  GPU       TEMP  UTIL  POWER  FABRIC"
 			    "                     DOCTOR\n"
@@ -52,10 +68,25 @@ static void render(void **state)
 			    "spark3  down   -            -     -      -  -"
 			    "                          -\n"
 			    "spark3: unreachable: ssh: connect to host spark3 port 22: No route\n");
-	json_t *doc = status_json(nodes, 3);
-	assert_int_equal(json_array_size(json_object_get(doc, "nodes")), 3);
-	assert_true(json_is_false(
-		json_object_get(json_array_get(json_object_get(doc, "nodes"), 2), "reachable")));
+	json_t *doc = emit_status(nodes, 3, 1000 + 7200, true, NULL);
+	const json_t *arr = json_object_get(doc, "nodes");
+	assert_int_equal(json_array_size(arr), 3);
+	assert_true(json_is_false(json_object_get(json_array_get(arr, 2), "reachable")));
+	/* Every figure of the text is in the JSON, beside the node's answer. */
+	const json_t *s1 = json_object_get(json_array_get(arr, 0), "summary");
+	const json_t *s2 = json_object_get(json_array_get(arr, 1), "summary");
+	assert_true(json_object_get(json_array_get(arr, 0), "status") == nodes[0].doc);
+	assert_string_equal(json_string_value(json_object_get(s1, "gpu_name")), "GB10");
+	assert_int_equal(json_integer_value(json_object_get(s2, "gpus")), 2);
+	assert_true(json_real_value(json_object_get(s2, "temperature_max_celsius")) == 61.0);
+	assert_true(fabs(json_real_value(json_object_get(s2, "utilization_mean_ratio")) - 0.6) <
+		    1e-9);
+	assert_true(json_real_value(json_object_get(s2, "power_total_watts")) == 300.0);
+	assert_int_equal(json_integer_value(json_object_get(s1, "fabric_ports_up")), 2);
+	assert_int_equal(json_array_size(json_object_get(s1, "fabric_mtus")), 2);
+	assert_true(json_real_value(json_object_get(s1, "doctor_fail")) == 2.0);
+	assert_int_equal(json_integer_value(json_object_get(s1, "doctor_age_seconds")), 7200);
+	assert_true(json_is_null(json_object_get(s2, "doctor_fail")));
 	json_decref(doc);
 	strbuf_release(&out);
 	json_decref(nodes[0].doc);
