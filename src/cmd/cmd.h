@@ -60,46 +60,6 @@ char *cmd_self_path(void);
  */
 int cmd_state_path(const char *name, bool create, struct strbuf *path);
 
-/* The first line of text (at most 200 bytes), for messages; allocated. */
-char *cmd_first_line(const char *text);
-
-/*
- * Running commands on the nodes (cmd/remote.c), for the commands that
- * work across a cluster: over SSH, or directly for this machine's names.
- */
-struct cmd_remote {
-	struct ssh_options ssh;
-	char control_dir[SSH_CONTROL_DIR_MAX + 1];
-	char *sparkctl;	     /* the sparkctl the nodes run */
-	struct strvec hosts; /* the nodes reached over SSH, whose masters cmd_remote_close() ends */
-};
-struct doctor_cluster;
-
-/*
- * SSH as $SPARKCTL_SSH or ssh; remote_sparkctl NULL: this program's own
- * path.  multiplex: one master connection per node, which
- * cmd_remote_close() ends.
- */
-void cmd_remote_init(struct cmd_remote *rm, const char *remote_sparkctl, bool multiplex);
-/* The argv that runs argv_remote on host (appended to out); -EINVAL for a bad host name. */
-int cmd_remote_argv(struct cmd_remote *rm, const char *host, const char *const *argv_remote,
-		    struct strvec *out);
-/*
- * Why a command run on a node (run_jobs, timeout_ms) did not succeed -
- * not started, timed out, or its first line of error and exit status -
- * allocated; NULL when it exited 0.
- */
-struct run_job;
-char *cmd_remote_failure(const struct run_job *j, unsigned timeout_ms);
-/*
- * Every node's inventory, by 'sparkctl topo --json' on each, at most
- * fanout at once: a node is inspected, or has an error that says why not.
- */
-void cmd_remote_gather(struct cmd_remote *rm, struct doctor_cluster *c, unsigned fanout,
-		       unsigned timeout_ms);
-/* End the master connection to every node reached (nothing outlives the command); free rm. */
-void cmd_remote_close(struct cmd_remote *rm);
-
 /* "sparkctl CMD: message" on stderr. */
 void cmd_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /*

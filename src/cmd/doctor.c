@@ -16,6 +16,7 @@
 
 #include "check/check.h"
 #include "cmd/cmd.h"
+#include "remote/session.h"
 #include "inventory/inventory_json.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
@@ -71,7 +72,7 @@ struct doctor_args {
  *    MTU, fragmentation forbidden.  All the pings leaving one node run in
  *    one session of 'sparkctl agent ping' there, at once.
  */
-static void probe(struct cmd_remote *rm, struct doctor_cluster *c, unsigned parallel)
+static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned parallel)
 {
 	const char *date_argv[] = { "date", "+%s.%N", NULL };
 	size_t n = c->nr_nodes, nr;
@@ -104,11 +105,11 @@ static void probe(struct cmd_remote *rm, struct doctor_cluster *c, unsigned para
 			strvec_pushf(&words, "%" PRId64, c->links[i].mtu - 28);
 		}
 		/* A node with nothing to do gets a job that does nothing. */
-		if (words.nr == 3 || cmd_remote_argv(rm, dn->host, (const char *const *)words.v,
-						     &jobs[node].argv) < 0)
+		if (words.nr == 3 || remote_session_argv(rm, dn->host, (const char *const *)words.v,
+							 &jobs[node].argv) < 0)
 			strvec_push(&jobs[node].argv, "true");
 		if (!dn->inspected || host_is_local(dn->host) ||
-		    cmd_remote_argv(rm, dn->host, date_argv, &jobs[n + node].argv) < 0)
+		    remote_session_argv(rm, dn->host, date_argv, &jobs[n + node].argv) < 0)
 			strvec_push(&jobs[n + node].argv, "true");
 		strvec_clear(&words);
 	}
@@ -131,7 +132,7 @@ static void probe(struct cmd_remote *rm, struct doctor_cluster *c, unsigned para
 				p->detail = d ? xstrdup(d) : NULL;
 			} else {
 				p->detail = pj->timed_out ? xstrdup("timed out")
-					    : pj->err.len ? cmd_first_line(pj->err.buf)
+					    : pj->err.len ? remote_first_line(pj->err.buf)
 							  : xstrdup("no answer from the probe");
 			}
 		}
@@ -173,7 +174,7 @@ static void add_node(struct doctor_cluster *c, const char *host)
 }
 
 /* Fill the cluster from --from files, the local probe, or the hosts. */
-static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct cmd_remote *rm)
+static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct remote_session *rm)
 {
 	struct host_list hosts = { 0 };
 	int ret = SPARKCTL_EXIT_OK;
@@ -216,7 +217,7 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 	for (size_t i = 0; i < hosts.nr; i++)
 		add_node(c, hosts.hosts[i].name);
 	host_list_release(&hosts);
-	cmd_remote_gather(rm, c, a->fanout, REMOTE_TIMEOUT_MS);
+	remote_gather_inventories(rm, c, a->fanout, REMOTE_TIMEOUT_MS);
 	/*
 	 * New connections are bounded by --fanout; the probes are sessions over
 	 * the connections already open, which are cheap.
@@ -308,7 +309,7 @@ int cmd_doctor(int argc, char **argv)
 	struct doctor_cluster c = { 0 };
 	struct check_selection sel = { 0 };
 	struct findings f = { 0 };
-	struct cmd_remote rm = { 0 };
+	struct remote_session rm = { 0 };
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
 	int n, ret;
 
@@ -339,7 +340,7 @@ int cmd_doctor(int argc, char **argv)
 		goto out;
 	}
 
-	cmd_remote_init(&rm, a.remote_sparkctl, a.hosts || a.hostfile);
+	remote_session_init(&rm, a.remote_sparkctl, a.hosts || a.hostfile);
 	ret = collect(&a, &c, &rm);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
@@ -372,7 +373,7 @@ int cmd_doctor(int argc, char **argv)
 	      : s.counts[CHECK_FAIL] ? DOCTOR_EXIT_FAIL
 				     : DOCTOR_EXIT_OK;
 out:
-	cmd_remote_close(&rm);
+	remote_session_close(&rm);
 	findings_release(&f);
 	doctor_cluster_release(&c);
 	check_selection_release(&sel);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "remote/session.h"
 #include "config/fabric.h"
 #include "exporter/gpu.h"
 #include "inventory/derive.h"
@@ -202,14 +203,14 @@ static int load_hosts(const struct status_args *a, struct host_list *hosts)
 }
 
 /* Ask every node, at most fanout at once; each answer or error goes to nodes[i]. */
-static void gather(struct cmd_remote *rm, struct status_node *nodes, size_t n, unsigned fanout)
+static void gather(struct remote_session *rm, struct status_node *nodes, size_t n, unsigned fanout)
 {
 	struct run_job *jobs = xcalloc(n + 1, sizeof(*jobs));
 	const char *argv[] = { rm->sparkctl, "agent", "status", NULL };
 
 	for (size_t i = 0; i < n; i++) {
 		run_job_init(&jobs[i]);
-		if (cmd_remote_argv(rm, nodes[i].host, argv, &jobs[i].argv) < 0)
+		if (remote_session_argv(rm, nodes[i].host, argv, &jobs[i].argv) < 0)
 			nodes[i].error = xstrdup("not a usable host name");
 	}
 	run_jobs(jobs, n, fanout, STATUS_TIMEOUT_MS, STATUS_OUTPUT_MAX);
@@ -219,7 +220,7 @@ static void gather(struct cmd_remote *rm, struct status_node *nodes, size_t n, u
 		struct strbuf err = STRBUF_INIT;
 		if (sn->error) {
 			/* refused before running */
-		} else if ((sn->error = cmd_remote_failure(j, STATUS_TIMEOUT_MS)) != NULL) {
+		} else if ((sn->error = remote_failure(j, STATUS_TIMEOUT_MS)) != NULL) {
 			/* it did not run to success */
 		} else if (json_load_buffer(j->out.buf, j->out.len, "the node's status", &sn->doc,
 					    &err) < 0 ||
@@ -253,7 +254,7 @@ int cmd_status(int argc, char **argv)
 		OPT_END(),
 	};
 	struct host_list hosts = { 0 };
-	struct cmd_remote rm;
+	struct remote_session rm;
 	struct status_node *nodes = NULL;
 	struct strbuf out = STRBUF_INIT;
 	size_t unreachable = 0;
@@ -273,7 +274,7 @@ int cmd_status(int argc, char **argv)
 		return SPARKCTL_EXIT_USAGE;
 	}
 
-	cmd_remote_init(&rm, a.remote_sparkctl, true);
+	remote_session_init(&rm, a.remote_sparkctl, true);
 	nodes = xcalloc(hosts.nr + 1, sizeof(*nodes));
 	for (size_t i = 0; i < hosts.nr; i++)
 		nodes[i].host = hosts.hosts[i].name;
@@ -296,7 +297,7 @@ int cmd_status(int argc, char **argv)
 	fputs(out.buf, stdout);
 	ret = unreachable ? STATUS_EXIT_UNREACHABLE : SPARKCTL_EXIT_OK;
 
-	cmd_remote_close(&rm);
+	remote_session_close(&rm);
 	for (size_t i = 0; i < hosts.nr; i++) {
 		free(nodes[i].error);
 		json_decref(nodes[i].doc);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "remote/session.h"
 #include "exporter/collect.h"
 #include "exporter/gpu.h"
 #include "lib/clock.h"
@@ -65,7 +66,7 @@ struct top {
 	size_t nr;
 	bool remote;
 	bool no_gpu;
-	struct cmd_remote rm;
+	struct remote_session rm;
 	struct exporter_source src; /* local */
 };
 
@@ -117,7 +118,7 @@ static void sample_remote(struct top *t)
 	for (size_t i = 0; i < t->nr; i++) {
 		run_job_init(&jobs[i]);
 		/* The host list refuses such names already; an empty argv cannot start. */
-		if (cmd_remote_argv(&t->rm, t->nodes[i].host, argv, &jobs[i].argv) < 0)
+		if (remote_session_argv(&t->rm, t->nodes[i].host, argv, &jobs[i].argv) < 0)
 			strvec_clear(&jobs[i].argv);
 	}
 	run_jobs(jobs, t->nr, 0, SCRAPE_TIMEOUT_MS, SCRAPE_OUTPUT_MAX);
@@ -126,7 +127,7 @@ static void sample_remote(struct top *t)
 		struct run_job *j = &jobs[i];
 		struct metric_set set = METRIC_SET_INIT;
 		struct strbuf err = STRBUF_INIT;
-		char *error = NULL, *failure = cmd_remote_failure(j, SCRAPE_TIMEOUT_MS);
+		char *error = NULL, *failure = remote_failure(j, SCRAPE_TIMEOUT_MS);
 
 		if (failure) {
 			error = xasprintf("unreachable: %s", failure);
@@ -463,7 +464,7 @@ int cmd_top(int argc, char **argv)
 		t.nodes = xcalloc(t.nr, sizeof(*t.nodes));
 		for (size_t i = 0; i < t.nr; i++)
 			t.nodes[i].host = xstrdup(hosts.hosts[i].name);
-		cmd_remote_init(&t.rm, remote_sparkctl, true);
+		remote_session_init(&t.rm, remote_sparkctl, true);
 	} else {
 		struct strbuf name = STRBUF_INIT;
 
@@ -516,7 +517,7 @@ int cmd_top(int argc, char **argv)
 	}
 
 	if (t.remote)
-		cmd_remote_close(&t.rm);
+		remote_session_close(&t.rm);
 out:
 	exporter_gpu_close(t.src.gpu);
 	nodes_release(&t);

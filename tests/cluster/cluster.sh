@@ -140,6 +140,13 @@ cluster_hosts() {
 # UTS namespace: 'hostname' there is this host's).
 cluster_exec() { local ns; ns=$(cluster_ns "$1"); shift; ip netns exec "$ns" "$@"; }
 # cluster_client CMD...: run CMD where the ssh client runs (the hub's namespace).
+# cluster_pids: the processes in the cluster's namespaces (its nodes and hub),
+# one pid per line; what another test runs at the same time is not among them.
+cluster_pids() {
+  local ns
+  for ns in "$CLUSTER_HUB" "${_cluster_ns[@]}"; do ip netns pids "$ns" 2> /dev/null; done
+}
+
 cluster_client() { nsenter --net="/run/netns/$CLUSTER_HUB" -- "$@"; }
 
 # cluster_up [--switch] N [FIXTURE]: build the cluster of N nodes from

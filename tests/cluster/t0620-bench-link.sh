@@ -26,11 +26,17 @@ done
 LOG=$CLUSTER_DIR/perftest.log
 MODE=$CLUSTER_DIR/perftest.mode
 
-# Nothing of a run is left: no stand-in, iperf3, hold or ssh process.
+# Nothing of a run is left: no stand-in, iperf3 or hold on the nodes, no ssh
+# client of this cluster here.  Only this test's processes are looked at: the
+# suite runs others that start holds and iperf3 at the same time.
 nothing_left() {
   local left
   sleep 0.3
-  left=$(pgrep -af "perftest-standin|$CLUSTER_DIR/node./bin/ib_write|iperf3 -|agent hold|ssh -F $TMP/ssh_config" || true)
+  left=$( {
+    cluster_pids | xargs -r ps -o pid=,args= -p 2> /dev/null |
+      grep -E "perftest-standin|$CLUSTER_DIR/node./bin/ib_write|iperf3 -|agent hold"
+    pgrep -af "ssh -F $TMP/ssh_config"
+  } || true)
   [ -z "$left" ] || fail "left behind after '$1': $left"
   ! ls -d "$TMP"/sparkctl-ssh-* 2> /dev/null || fail "an ssh control directory was left behind"
 }

@@ -1,0 +1,53 @@
+/*
+ * session.h - running sparkctl and other commands on the nodes, for the
+ * commands that work across a cluster (doctor, status, top, bench link):
+ * SSH with multiplexed connections that end with the command, or directly
+ * for this machine's names; the nodes' inventories gathered in parallel.
+ */
+#ifndef SPARKCTL_SESSION_H
+#define SPARKCTL_SESSION_H
+
+#include "sparkctl.h"
+#include "lib/strvec.h"
+#include "remote/ssh.h"
+
+struct doctor_cluster;
+struct run_job;
+
+struct remote_session {
+	struct ssh_options ssh;
+	char control_dir[SSH_CONTROL_DIR_MAX + 1];
+	char *sparkctl; /* the sparkctl the nodes run */
+	struct strvec
+		hosts; /* the nodes reached over SSH, whose masters remote_session_close() ends */
+};
+
+/*
+ * SSH as $SPARKCTL_SSH or ssh; remote_sparkctl NULL: this program's own
+ * path.  multiplex: one master connection per node, which
+ * remote_session_close() ends.
+ */
+void remote_session_init(struct remote_session *rs, const char *remote_sparkctl, bool multiplex);
+/* The argv that runs argv_remote on host (appended to out); -EINVAL for a bad host name. */
+int remote_session_argv(struct remote_session *rs, const char *host, const char *const *argv_remote,
+			struct strvec *out);
+/*
+ * Every node's inventory, by 'sparkctl topo --json' on each, at most
+ * fanout at once: a node is inspected, or has an error that says why not.
+ */
+void remote_gather_inventories(struct remote_session *rs, struct doctor_cluster *c, unsigned fanout,
+			       unsigned timeout_ms);
+/* End the master connection to every node reached (nothing outlives the command); free rs. */
+void remote_session_close(struct remote_session *rs);
+
+/*
+ * Why a command run on a node (run_jobs, timeout_ms) did not succeed -
+ * not started, timed out, or its first line of error and exit status -
+ * allocated; NULL when it exited 0.
+ */
+char *remote_failure(const struct run_job *j, unsigned timeout_ms);
+
+/* The first line of text (at most 200 bytes), for messages; allocated. */
+char *remote_first_line(const char *text);
+
+#endif
