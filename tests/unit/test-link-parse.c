@@ -1,6 +1,7 @@
 /*
- * Unit tests of bench/link_parse.c: perftest's ib_write_bw / ib_write_lat
- * tables of several versions (rendered from perftest's format strings),
+ * Unit tests of bench/link_parse_perftest.c and link_parse_iperf3.c:
+ * perftest's ib_write_bw / ib_write_lat tables of several versions
+ * (rendered from perftest's format strings),
  * iperf3 -J reports (captured on loopback), the unit conversions, the
  * error lines, and malformed input.  The fixtures and where they come from:
  * tests/fixtures/linkbench/README.md.
