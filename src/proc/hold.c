@@ -261,6 +261,11 @@ static int start_command(struct hold *h)
 	c->die_with_parent = true;
 	if ((r = child_start(c)) == 0)
 		return 0;
+	/* Out of descriptors or processes: the hold, not the command, failed. */
+	if (r == -EMFILE || r == -ENFILE || r == -EAGAIN) {
+		strbuf_addf(h->err, "cannot start '%s': %s", name, strerror(-r));
+		return SPARKCTL_EXIT_ERROR;
+	}
 	if (r == -ENOENT && !strchr(name, '/'))
 		strbuf_addf(h->err, "cannot run '%s': not found in PATH", name);
 	else
