@@ -37,7 +37,7 @@ struct hold {
 	struct child cmd; /* the command: its pid is its session and group */
 	pid_t self;	  /* the agent */
 	bool ready;	  /* "ready" written, or no ready port */
-	struct loop_timer ready_poll, ready_deadline;
+	struct loop_timer ready_check, ready_deadline;
 	/* ending the command */
 	bool ending;	  /* SIGTERM sent */
 	bool killing;	  /* SIGKILL sent; repeated each sweep */
@@ -83,7 +83,7 @@ static void end_command(struct hold *h, int ret)
 		return;
 	h->ending = true;
 	h->ret = ret;
-	loop_timer_cancel(&h->loop, &h->ready_poll);
+	loop_timer_cancel(&h->loop, &h->ready_check);
 	loop_timer_cancel(&h->loop, &h->ready_deadline);
 	loop_unwatch_fd(&h->loop, h->o->in_fd);
 	h->kill_at = monotonic_ms() + KILL_GRACE_MS;
@@ -199,7 +199,7 @@ static void on_ready_check(struct loop *loop, void *data)
 	if (h->cmd.exited)
 		return;
 	if (!command_listens(h)) {
-		loop_timer_arm_in(loop, &h->ready_poll, READY_POLL_MS);
+		loop_timer_arm_in(loop, &h->ready_check, READY_POLL_MS);
 		return;
 	}
 	loop_timer_cancel(loop, &h->ready_deadline);
@@ -224,8 +224,7 @@ static void on_kill(struct loop *loop, void *data)
 	loop_timer_arm_in(loop, &h->sweep, 0);
 }
 
-/* One sweep of an ending command; the hold is over once nothing of it is left (or cannot be ended).
- */
+/* One sweep of an ending command: over once nothing of it is left, or SIGKILL failed. */
 static void on_sweep(struct loop *loop, void *data)
 {
 	struct hold *h = data;
@@ -303,7 +302,7 @@ int hold_run(const struct hold_options *o, struct strbuf *err)
 		return HOLD_EXIT_NOT_READY;
 	loop_init(&h.loop);
 	child_init(&h.cmd);
-	loop_timer_init(&h.ready_poll, on_ready_check, &h);
+	loop_timer_init(&h.ready_check, on_ready_check, &h);
 	loop_timer_init(&h.ready_deadline, on_ready_deadline, &h);
 	loop_timer_init(&h.sweep, on_sweep, &h);
 	loop_timer_init(&h.kill, on_kill, &h);
@@ -335,7 +334,7 @@ int hold_run(const struct hold_options *o, struct strbuf *err)
 	loop_on_idle(&h.loop, after_exit, &h);
 	loop_watch_fd(&h.loop, o->in_fd, POLLIN, on_input, &h);
 	if (!h.ready) {
-		loop_timer_arm_in(&h.loop, &h.ready_poll, 0);
+		loop_timer_arm_in(&h.loop, &h.ready_check, 0);
 		loop_timer_arm_in(&h.loop, &h.ready_deadline, o->ready_timeout_ms);
 	}
 	if ((r = loop_run(&h.loop)) < 0) {
