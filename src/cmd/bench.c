@@ -10,8 +10,6 @@
 #include "sparkctl.h"
 
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 
 #include "bench/nccl_run.h"
 #include "bench/rendezvous.h"
@@ -19,7 +17,10 @@
 #include "lib/clock.h"
 #include "lib/parse.h"
 #include "lib/strvec.h"
+#include "lib/xalloc.h"
 #include "nv/cuda.h"
+#include "proc/child.h"
+#include "proc/loop.h"
 #include "version.h"
 
 #define NCCL_DEFAULT_MIN     "8"
@@ -274,57 +275,46 @@ static void child_argv(const struct nccl_args *a, int r, int n, uint16_t port, s
 	strvec_pushf(v, "--rendezvous=127.0.0.1:%u", port);
 }
 
-static pid_t spawn_rank(struct strvec *argv)
+/* Start local rank r: it never outlives the run that started it. */
+static int start_rank(const struct nccl_args *a, int r, int n, uint16_t port, struct child *c)
 {
-	pid_t parent = getpid(), pid = fork();
-
-	if (pid != 0)
-		return pid;
-	/* A rank never outlives the run that started it. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	setenv(CHILD_ENV, "1", 1);
-	execv(argv->v[0], argv->v);
-	_exit(127);
+	child_argv(a, r, n, port, &c->args);
+	strvec_pushf(&c->env, "%s=1", CHILD_ENV);
+	c->die_with_parent = true;
+	return child_start(c);
 }
 
-/* Wait for the local ranks, at most timeout_ms, then kill what is left. */
-static bool reap_ranks(pid_t *pids, int n, unsigned timeout_ms, bool kill_now)
+static void rank_ended(struct loop *loop, struct child *c, void *data)
 {
-	uint64_t deadline = monotonic_ms() + timeout_ms;
-	bool all_ok = true;
-	int left = 0;
+	bool *all_ok = data;
 
+	(void)loop;
+	*all_ok &= child_finish(c) == 0;
+}
+
+/* Wait for the local ranks started, at most timeout_ms, then kill what is left. */
+static bool reap_ranks(struct child *ranks, int n, unsigned timeout_ms, bool kill_now)
+{
+	struct loop loop;
+	bool all_ok = true;
+
+	loop_init(&loop);
 	for (int i = 0; i < n; i++) {
-		if (pids[i] > 0) {
-			left++;
-			if (kill_now)
-				kill(pids[i], SIGTERM);
-		}
+		if (!ranks[i].pid)
+			continue;
+		if (kill_now)
+			child_signal(&ranks[i], SIGTERM);
+		loop_watch_child(&loop, &ranks[i], rank_ended, &all_ok);
 	}
-	while (left > 0) {
-		for (int i = 0; i < n; i++) {
-			int st;
-			if (pids[i] <= 0 || waitpid(pids[i], &st, WNOHANG) != pids[i])
-				continue;
-			all_ok = all_ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-			pids[i] = 0;
-			left--;
-		}
-		if (left == 0)
-			break;
-		if (monotonic_ms() >= deadline) {
-			for (int i = 0; i < n; i++)
-				if (pids[i] > 0) {
-					kill(pids[i], SIGKILL);
-					waitpid(pids[i], NULL, 0);
-					pids[i] = 0;
-				}
-			return false;
-		}
-		usleep(10000);
+	loop_run_until(&loop, monotonic_ms() + timeout_ms);
+	for (int i = 0; i < n; i++) {
+		if (!ranks[i].pid || ranks[i].reaped)
+			continue;
+		child_signal(&ranks[i], SIGKILL);
+		child_finish(&ranks[i]);
+		all_ok = false;
 	}
+	loop_release(&loop);
 	return all_ok;
 }
 
@@ -333,7 +323,7 @@ static int run_local(const struct nccl_args *a, const struct nccl_bench_opts *o)
 {
 	struct nccl_bench_rank me = { .rank = 0, .device = 0, .rendezvous = NULL };
 	struct strbuf err = STRBUF_INIT;
-	pid_t *pids;
+	struct child *ranks;
 	int n = 0, ret;
 	uint16_t port;
 	bool children_ok;
@@ -355,34 +345,32 @@ static int run_local(const struct nccl_args *a, const struct nccl_bench_opts *o)
 		return SPARKCTL_EXIT_ERROR;
 	}
 	me.world_size = n;
-	pids = calloc((size_t)n, sizeof(*pids));
-	if (!pids) {
-		close(me.listen_fd);
-		return SPARKCTL_EXIT_ERROR;
-	}
+	ranks = xcalloc((size_t)n, sizeof(*ranks));
+	for (int r = 0; r < n; r++)
+		child_init(&ranks[r]);
 	fflush(stdout);
 	for (int r = 1; r < n; r++) {
-		struct strvec argv = STRVEC_INIT;
-		child_argv(a, r, n, port, &argv);
-		pids[r] = spawn_rank(&argv);
-		strvec_clear(&argv);
-		if (pids[r] < 0) {
-			cmd_error("bench nccl", "cannot start rank %d: %s", r, strerror(errno));
+		int e = start_rank(a, r, n, port, &ranks[r]);
+		if (e < 0) {
+			cmd_error("bench nccl", "cannot start rank %d: %s", r, strerror(-e));
 			close(me.listen_fd);
-			reap_ranks(pids, n, 0, true);
-			free(pids);
-			return SPARKCTL_EXIT_ERROR;
+			reap_ranks(ranks, n, 0, true);
+			ret = SPARKCTL_EXIT_ERROR;
+			goto out;
 		}
 	}
 	ret = run_rank(o, &me);
 	/* The others end when rank 0 closes the rendezvous; a stuck one is killed. */
 	children_ok =
-		reap_ranks(pids, n, ret == SPARKCTL_EXIT_OK ? o->timeout_ms + 5000 : 5000, false);
-	free(pids);
+		reap_ranks(ranks, n, ret == SPARKCTL_EXIT_OK ? o->timeout_ms + 5000 : 5000, false);
 	if (ret == SPARKCTL_EXIT_OK && !children_ok) {
 		cmd_error("bench nccl", "a rank on this node failed");
 		ret = SPARKCTL_EXIT_ERROR;
 	}
+out:
+	for (int r = 0; r < n; r++)
+		child_release(&ranks[r]);
+	free(ranks);
 	return ret;
 }
 

@@ -6,20 +6,17 @@
 #include "sparkctl.h"
 
 #include <dirent.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include "cmd/cmd.h"
 #include "config/netplan.h"
 #include "lib/atomic_file.h"
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"
+#include "proc/child.h"
 
 #define NETPLAN_DIR  "etc/netplan"
 #define NETPLAN_FILE "40-sparkctl.yaml"
 #define NETPLAN_BAK  "40-sparkctl.yaml.bak"
-
-extern char **environ;
 
 static const char *const netplan_usage[] = {
 	"sparkctl netplan --plan pair|switch|ring --node I [--nodes N] [--base CIDR]\n"
@@ -160,20 +157,14 @@ static const struct inv_netdev *ssh_netdev(const struct inventory *inv)
 
 static int run_netplan(const char *verb)
 {
-	char *argv[] = { (char *)"netplan", (char *)verb, NULL };
-	pid_t pid;
-	int status, r = posix_spawnp(&pid, "netplan", NULL, NULL, argv, environ);
+	int status = child_run_command((const char *const[]){ "netplan", verb, NULL });
 
-	if (r != 0) {
-		cmd_error("netplan", "cannot run 'netplan %s': %s", verb, strerror(r));
+	if (status < 0) {
+		cmd_error("netplan", "cannot run 'netplan %s': %s", verb, strerror(-status));
 		return SPARKCTL_EXIT_UNAVAILABLE;
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return SPARKCTL_EXIT_ERROR;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		cmd_error("netplan", "'netplan %s' failed (status %d)", verb,
-			  WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	if (status != 0) {
+		cmd_error("netplan", "'netplan %s' failed (status %d)", verb, status);
 		return SPARKCTL_EXIT_ERROR;
 	}
 	return SPARKCTL_EXIT_OK;

@@ -392,8 +392,15 @@ bool child_check_exit(struct child *c)
 		return c->exited;
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0) {
-		if (si.si_pid == c->pid)
-			c->exited = true;
+		if (si.si_pid != c->pid)
+			return false;
+		c->exited = true;
+		/* The status as waitpid() will give it, known before the reap. */
+		if (si.si_code == CLD_EXITED)
+			c->wstatus = W_EXITCODE(si.si_status, 0);
+		else
+			c->wstatus = W_EXITCODE(0, si.si_status) |
+				     (si.si_code == CLD_DUMPED ? WCOREFLAG : 0);
 	} else if (errno == ECHILD) {
 		/* Reaped behind our back (SIGCHLD ignored): its status is lost. */
 		c->exited = c->reaped = true;
@@ -428,7 +435,7 @@ int child_status(const struct child *c, bool *signaled)
 {
 	if (signaled)
 		*signaled = false;
-	if (!c->reaped || c->wstatus == -1)
+	if (!c->exited || c->wstatus == -1)
 		return -1;
 	if (WIFEXITED(c->wstatus))
 		return WEXITSTATUS(c->wstatus);

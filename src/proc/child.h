@@ -77,7 +77,10 @@ void child_release(struct child *c);
  */
 int child_start(struct child *c);
 
-/* True once the child has exited (it stays a zombie until child_finish()). */
+/*
+ * True once the child has exited; it stays a zombie until child_finish(),
+ * and child_status() tells its status already.
+ */
 bool child_check_exit(struct child *c);
 
 /*
@@ -91,7 +94,8 @@ int child_finish(struct child *c);
 void child_reaped(struct child *c, int wstatus);
 
 /*
- * Status in the shell's form once ended (see child_finish()), -1 before;
+ * Status in the shell's form once it exited (child_check_exit(), the
+ * loop's child watch) or was reaped, -1 before (or when the status was lost);
  * *signaled (may be NULL) tells 128+N for a signal from an exit with 128+N.
  */
 int child_status(const struct child *c, bool *signaled);

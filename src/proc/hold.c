@@ -5,22 +5,22 @@
  * The command is not reaped until the hold is over: while it is a zombie
  * its pid cannot be reused, so its session id and process group id keep
  * naming its processes alone.  Other children (orphans that came back to
- * the subreaper) are reaped as they end.
+ * the subreaper) are reaped as they end.  One loop waits on the signals,
+ * the caller's channel and the timers: the ready port's polling, the
+ * ready deadline, and once the command is ending its sweeps and SIGKILL.
  */
 #include "sparkctl.h"
 
-#include <poll.h>
 #include <signal.h>
-#include <linux/close_range.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 
 #include "exitcode.h"
 #include "lib/clock.h"
+#include "proc/child.h"
 #include "proc/hold.h"
+#include "proc/loop.h"
 #include "proc/procscan.h"
-#include "proc/run.h"
 
 /* How often the ready port is looked at. */
 #define READY_POLL_MS 20
@@ -33,17 +33,17 @@
 
 struct hold {
 	const struct hold_options *o;
-	pid_t self, pid; /* the agent; the command, its session and group */
-	int sig_fd;
-	bool in_open; /* the caller's channel, not yet at its end */
-	bool ready;   /* "ready" written, or no ready port */
-	bool exited;  /* the command has exited (and stays a zombie until the end) */
-	int status;   /* then its status, 128+N for signal N */
+	struct loop loop;
+	struct child cmd; /* the command: its pid is its session and group */
+	pid_t self;	  /* the agent */
+	bool ready;	  /* "ready" written, or no ready port */
+	struct loop_timer ready_check, ready_deadline;
 	/* ending the command */
 	bool ending;	  /* SIGTERM sent */
 	bool killing;	  /* SIGKILL sent; repeated each sweep */
 	uint64_t kill_at; /* when SIGKILL follows */
-	int ret;	  /* the status to exit with, chosen when the ending began */
+	struct loop_timer sweep, kill;
+	int ret; /* the status to exit with, chosen when the ending began */
 	struct strbuf *err;
 };
 
@@ -54,32 +54,23 @@ static void command_processes(const struct hold *h, struct proc_list *out)
 
 	if (proc_table_scan(&t) < 0)
 		return;
-	procs_in_session(&t, h->pid, out);
+	procs_in_session(&t, h->cmd.pid, out);
 	procs_descendants(&t, h->self, out);
 	proc_table_release(&t);
 }
 
-/* Signal every process of the command; returns how many were alive. */
+/* Signal every process of the command (0: none); returns how many were alive. */
 static size_t signal_command(struct hold *h, int sig)
 {
 	struct proc_list l = { 0 };
 	size_t n;
 
 	/* The group first, at once: a process forking now cannot slip past. */
-	kill(-h->pid, sig);
+	if (sig)
+		child_signal(&h->cmd, sig);
 	command_processes(h, &l);
-	procs_signal(&l, sig);
-	n = l.nr;
-	proc_list_release(&l);
-	return n;
-}
-
-static size_t count_command(const struct hold *h)
-{
-	struct proc_list l = { 0 };
-	size_t n;
-
-	command_processes(h, &l);
+	if (sig)
+		procs_signal(&l, sig);
 	n = l.nr;
 	proc_list_release(&l);
 	return n;
@@ -92,7 +83,12 @@ static void end_command(struct hold *h, int ret)
 		return;
 	h->ending = true;
 	h->ret = ret;
+	loop_timer_cancel(&h->loop, &h->ready_check);
+	loop_timer_cancel(&h->loop, &h->ready_deadline);
+	loop_unwatch_fd(&h->loop, h->o->in_fd);
 	h->kill_at = monotonic_ms() + KILL_GRACE_MS;
+	loop_timer_arm(&h->loop, &h->kill, h->kill_at);
+	loop_timer_arm_in(&h->loop, &h->sweep, 0);
 	signal_command(h, SIGTERM);
 }
 
@@ -100,18 +96,12 @@ static void end_command(struct hold *h, int ret)
 static void reap_children(struct hold *h)
 {
 	struct proc_table t;
-	siginfo_t si;
 
-	memset(&si, 0, sizeof(si));
-	if (!h->exited && waitid(P_PID, (id_t)h->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-	    si.si_pid == h->pid) {
-		h->exited = true;
-		h->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
-	}
+	child_check_exit(&h->cmd);
 	if (proc_table_scan(&t) < 0)
 		return;
 	for (size_t i = 0; i < t.nr; i++)
-		if (t.v[i].ppid == h->self && t.v[i].pid != h->pid && t.v[i].state == 'Z')
+		if (t.v[i].ppid == h->self && t.v[i].pid != h->cmd.pid && t.v[i].state == 'Z')
 			waitpid(t.v[i].pid, NULL, WNOHANG);
 	proc_table_release(&t);
 }
@@ -158,169 +148,129 @@ static void announce_ready(struct hold *h)
 	}
 }
 
-/* After the signals were handled: the command's exit starts the end. */
-static void after_exit(struct hold *h)
+/* Once the round's signals were handled: the command's exit starts the end. */
+static void after_exit(struct loop *loop, void *data)
 {
-	if (!h->exited || h->ending)
+	struct hold *h = data;
+
+	(void)loop;
+	if (!h->cmd.exited || h->ending)
 		return;
 	if (h->ready) {
-		end_command(h, h->status);
+		end_command(h, child_status(&h->cmd, NULL));
 		return;
 	}
 	strbuf_addf(h->err, "'%s' exited with status %d before listening on port %u", h->o->argv[0],
-		    h->status, h->o->ready_port);
+		    child_status(&h->cmd, NULL), h->o->ready_port);
 	end_command(h, HOLD_EXIT_NOT_READY);
 }
 
-static void handle_signals(struct hold *h)
+static void on_signal(struct loop *loop, const struct signalfd_siginfo *si, void *data)
 {
-	struct signalfd_siginfo si;
+	struct hold *h = data;
 
-	while (read(h->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			reap_children(h);
-		else /* SIGTERM, SIGINT, SIGHUP */
-			end_command(h, HOLD_EXIT_ENDED);
-	}
-	after_exit(h);
+	(void)loop;
+	if (si->ssi_signo == SIGCHLD)
+		reap_children(h);
+	else /* SIGTERM, SIGINT, SIGHUP */
+		end_command(h, HOLD_EXIT_ENDED);
 }
 
 /* The caller's channel is readable: drop what it sends; its end ends the command. */
-static void read_input(struct hold *h)
+static void on_input(struct loop *loop, int fd, short revents, void *data)
 {
+	struct hold *h = data;
 	char buf[4096];
-	ssize_t n = read(h->o->in_fd, buf, sizeof(buf));
+	ssize_t n = read(fd, buf, sizeof(buf));
 
+	(void)revents;
 	if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN)))
 		return;
-	h->in_open = false;
+	/* An exit seen in this round comes first: its status says more. */
+	after_exit(loop, h);
 	end_command(h, HOLD_EXIT_ENDED);
 }
 
-/* One sweep of an ending command; false once nothing of it is left (or it cannot be ended). */
-static bool sweep(struct hold *h, uint64_t now)
+static void on_ready_check(struct loop *loop, void *data)
 {
+	struct hold *h = data;
+
+	/* Exited: after_exit() decides, even if an orphan of it listens. */
+	if (h->cmd.exited)
+		return;
+	if (!command_listens(h)) {
+		loop_timer_arm_in(loop, &h->ready_check, READY_POLL_MS);
+		return;
+	}
+	loop_timer_cancel(loop, &h->ready_deadline);
+	announce_ready(h);
+}
+
+static void on_ready_deadline(struct loop *loop, void *data)
+{
+	struct hold *h = data;
+
+	(void)loop;
+	strbuf_addf(h->err, "nothing listened on port %u within ", h->o->ready_port);
+	add_seconds(h->err, h->o->ready_timeout_ms);
+	end_command(h, HOLD_EXIT_NOT_READY);
+}
+
+static void on_kill(struct loop *loop, void *data)
+{
+	struct hold *h = data;
+
+	h->killing = true;
+	loop_timer_arm_in(loop, &h->sweep, 0);
+}
+
+/* One sweep of an ending command: over once nothing of it is left, or SIGKILL failed. */
+static void on_sweep(struct loop *loop, void *data)
+{
+	struct hold *h = data;
 	size_t left;
 
 	reap_children(h);
-	if (!h->killing && now >= h->kill_at)
-		h->killing = true;
-	left = h->killing ? signal_command(h, SIGKILL) : count_command(h);
-	if (!left && h->exited)
-		return false;
-	if (h->killing && now >= h->kill_at + KILL_WAIT_MS) {
+	left = signal_command(h, h->killing ? SIGKILL : 0);
+	if (!left && h->cmd.exited) {
+		loop_stop(loop);
+		return;
+	}
+	if (h->killing && monotonic_ms() >= h->kill_at + KILL_WAIT_MS) {
 		strbuf_addf(h->err, "%s%zu process%s of '%s' still alive after SIGKILL",
 			    h->err->len ? "; " : "", left, left == 1 ? "" : "es", h->o->argv[0]);
-		return false;
+		loop_stop(loop);
+		return;
 	}
-	return true;
-}
-
-static void event_loop(struct hold *h)
-{
-	uint64_t deadline = monotonic_ms() + h->o->ready_timeout_ms, next_check = 0;
-
-	for (;;) {
-		uint64_t now = monotonic_ms(), wake = UINT64_MAX;
-		struct pollfd pfd[2];
-		nfds_t n = 0;
-		int timeout = -1;
-
-		if (h->ending) {
-			if (!sweep(h, now))
-				return;
-			wake = now + SWEEP_MS;
-			if (!h->killing && h->kill_at < wake)
-				wake = h->kill_at;
-		} else if (!h->ready) {
-			if (now >= next_check) {
-				if (command_listens(h)) {
-					announce_ready(h);
-					continue;
-				}
-				next_check = now + READY_POLL_MS;
-			}
-			if (now >= deadline) {
-				strbuf_addf(h->err, "nothing listened on port %u within ",
-					    h->o->ready_port);
-				add_seconds(h->err, h->o->ready_timeout_ms);
-				end_command(h, HOLD_EXIT_NOT_READY);
-				continue;
-			}
-			wake = next_check < deadline ? next_check : deadline;
-		}
-		if (wake != UINT64_MAX)
-			timeout = wake > now ? (int)(wake - now) : 0;
-
-		pfd[n++] = (struct pollfd){ .fd = h->sig_fd, .events = POLLIN };
-		if (h->in_open && !h->ending)
-			pfd[n++] = (struct pollfd){ .fd = h->o->in_fd, .events = POLLIN };
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
-			strbuf_addf(h->err, "poll: %s", strerror(errno));
-			end_command(h, SPARKCTL_EXIT_ERROR);
-			continue;
-		}
-		handle_signals(h);
-		if (n > 1 && pfd[1].revents)
-			read_input(h);
-	}
-}
-
-/*
- * The child's side of the start.  On failure the errno goes back through
- * report_fd, which closes on a successful exec.
- */
-static ATTR_NORETURN void exec_command(pid_t agent, char **argv, int report_fd)
-{
-	int e, null_fd;
-
-	/* If the agent dies without ending the command, so does the command. */
-	run_child_session(agent);
-	null_fd = open("/dev/null", O_RDONLY);
-	if (null_fd < 0 || (null_fd != STDIN_FILENO && dup2(null_fd, STDIN_FILENO) < 0))
-		goto fail;
-	/* The command gets 0, 1 and 2, nothing the agent or its caller had open. */
-	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-	execvp(argv[0], argv);
-fail:
-	e = errno;
-	if (write(report_fd, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(e == ENOENT ? 127 : 126);
+	loop_timer_arm_in(loop, &h->sweep, SWEEP_MS);
 }
 
 /* Start the command.  Returns 0, or the status to exit with (err says why). */
 static int start_command(struct hold *h)
 {
-	int report[2], child_errno = 0;
+	struct child *c = &h->cmd;
 	const char *name = h->o->argv[0];
+	int r;
 
-	if (pipe2(report, O_CLOEXEC) < 0) {
-		strbuf_addf(h->err, "cannot make a pipe: %s", strerror(errno));
-		return SPARKCTL_EXIT_ERROR;
-	}
-	if ((h->pid = fork()) < 0) {
-		strbuf_addf(h->err, "cannot fork: %s", strerror(errno));
-		close(report[0]);
-		close(report[1]);
-		return SPARKCTL_EXIT_ERROR;
-	}
-	if (h->pid == 0)
-		exec_command(h->self, h->o->argv, report[1]);
-	close(report[1]);
-	while (read(report[0], &child_errno, sizeof(child_errno)) < 0 && errno == EINTR)
-		;
-	close(report[0]);
-	if (!child_errno)
+	for (char **a = h->o->argv; *a; a++)
+		strvec_push(&c->args, *a);
+	c->in = CHILD_IO_NULL;
+	c->group = CHILD_OWN_SESSION;
+	/* If the agent dies without ending the command, so does the command. */
+	c->die_with_parent = true;
+	if ((r = child_start(c)) == 0)
 		return 0;
-	while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	if (child_errno == ENOENT && !strchr(name, '/'))
+	/* Out of descriptors or processes: the hold, not the command, failed. */
+	if (r == -EMFILE || r == -ENFILE || r == -EAGAIN) {
+		strbuf_addf(h->err, "cannot start '%s': %s", name, strerror(-r));
+		return SPARKCTL_EXIT_ERROR;
+	}
+	if (r == -ENOENT && !strchr(name, '/'))
 		strbuf_addf(h->err, "cannot run '%s': not found in PATH", name);
 	else
-		strbuf_addf(h->err, "cannot run '%s': %s", name, strerror(child_errno));
+		strbuf_addf(h->err, "cannot run '%s': %s", name, strerror(-r));
 	/* As the shell has it: 127 not found, 126 found but cannot run. */
-	return child_errno == ENOENT ? 127 : 126;
+	return r == -ENOENT ? 127 : 126;
 }
 
 /* A port held before the command starts is someone else's: refuse. */
@@ -344,34 +294,62 @@ static int check_port_free(unsigned port, struct strbuf *err)
 
 int hold_run(const struct hold_options *o, struct strbuf *err)
 {
-	struct hold h = { .o = o,
-			  .self = getpid(),
-			  .sig_fd = -1,
-			  .in_open = true,
-			  .ready = o->ready_port == 0,
-			  .err = err };
+	struct hold h = { .o = o, .self = getpid(), .ready = o->ready_port == 0, .err = err };
+	sigset_t mask;
 	int r;
 
 	if (o->ready_port && check_port_free(o->ready_port, err) < 0)
 		return HOLD_EXIT_NOT_READY;
+	loop_init(&h.loop);
+	child_init(&h.cmd);
+	loop_timer_init(&h.ready_check, on_ready_check, &h);
+	loop_timer_init(&h.ready_deadline, on_ready_deadline, &h);
+	loop_timer_init(&h.sweep, on_sweep, &h);
+	loop_timer_init(&h.kill, on_kill, &h);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	/*
+	 * Blocked before the loop takes them, so that they stay blocked after
+	 * it: one that comes once the hold is over must not change the status
+	 * the agent exits with.  Nor may a caller gone from ready_fd or
+	 * stderr kill the agent.
+	 */
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	/* Orphans of the command come back to the agent, which ends and reaps them. */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || (h.sig_fd = run_supervisor_signals()) < 0) {
-		strbuf_addf(err, "cannot set up the hold: %s", strerror(errno));
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		r = -errno;
+	else
+		r = loop_watch_signals(&h.loop, &mask, on_signal, &h);
+	if (r < 0) {
+		strbuf_addf(err, "cannot set up the hold: %s", strerror(-r));
 		r = SPARKCTL_EXIT_ERROR;
 		goto out;
 	}
 	if ((r = start_command(&h)) != 0)
 		goto out;
-	event_loop(&h);
+	loop_on_idle(&h.loop, after_exit, &h);
+	loop_watch_fd(&h.loop, o->in_fd, POLLIN, on_input, &h);
+	if (!h.ready) {
+		loop_timer_arm_in(&h.loop, &h.ready_check, 0);
+		loop_timer_arm_in(&h.loop, &h.ready_deadline, o->ready_timeout_ms);
+	}
+	if ((r = loop_run(&h.loop)) < 0) {
+		strbuf_addf(err, "%spoll: %s", err->len ? "; " : "", strerror(-r));
+		end_command(&h, SPARKCTL_EXIT_ERROR);
+		signal_command(&h, SIGKILL);
+	}
 	r = h.ret;
 	/* Reap the command, and whatever else ended meanwhile. */
-	if (h.exited)
-		while (waitpid(h.pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (h.cmd.exited)
+		child_finish(&h.cmd);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 out:
-	if (h.sig_fd >= 0)
-		close(h.sig_fd);
+	child_release(&h.cmd);
+	loop_release(&h.loop);
 	return r;
 }

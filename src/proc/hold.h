@@ -41,12 +41,15 @@ struct hold_options {
 
 /*
  * Run the command as described above; the calling process must not have
- * other children.  Returns the status to exit with: the command's (128+N
- * when signal N ended it), HOLD_EXIT_NOT_READY, HOLD_EXIT_ENDED, 127 when
- * the command is not found, 126 when it cannot run, 1 when the hold
- * cannot be set up.  err gets a one-line reason for all but the
- * command's own status and HOLD_EXIT_ENDED, and a note whenever
- * something of the command could not be ended.
+ * other children, and is meant to exit next: SIGCHLD, SIGTERM, SIGINT
+ * and SIGHUP stay blocked and SIGPIPE ignored, so that neither a late
+ * signal nor a caller gone from stdout or stderr changes the status it
+ * exits with.  Returns that status: the command's (128+N when signal N
+ * ended it), HOLD_EXIT_NOT_READY, HOLD_EXIT_ENDED, 127 when the command
+ * is not found, 126 when it cannot run, 1 when the hold cannot be set
+ * up.  err gets a one-line reason for all but the command's own status
+ * and HOLD_EXIT_ENDED, and a note whenever something of the command
+ * could not be ended.
  */
 int hold_run(const struct hold_options *o, struct strbuf *err);
 

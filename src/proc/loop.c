@@ -329,13 +329,26 @@ static bool waiting(const struct loop *loop)
 	return loop->nr_timers > 0 || loop->nr_children > 0;
 }
 
-int loop_run(struct loop *loop)
+int loop_run_until(struct loop *loop, uint64_t until)
 {
 	int r = 0;
 
 	loop->stopped = false;
-	while (!loop->stopped && waiting(loop))
-		if ((r = loop_run_once(loop, -1)) < 0)
+	while (!loop->stopped && waiting(loop)) {
+		uint64_t now = monotonic_ms();
+		int limit = -1;
+		if (until != UINT64_MAX) {
+			if (now >= until)
+				break;
+			limit = until - now > INT_MAX ? INT_MAX : (int)(until - now);
+		}
+		if ((r = loop_run_once(loop, limit)) < 0)
 			break;
+	}
 	return r;
+}
+
+int loop_run(struct loop *loop)
+{
+	return loop_run_until(loop, UINT64_MAX);
 }

@@ -140,6 +140,12 @@ void loop_stop(struct loop *loop);
  */
 int loop_run(struct loop *loop);
 /*
+ * As loop_run(), and return at the monotonic time `until` (ms) at the
+ * latest: a wait bounded by a deadline, without a timer of the caller's.
+ * A time already past returns at once, before any round.
+ */
+int loop_run_until(struct loop *loop, uint64_t until);
+/*
  * One round: wait for something to be ready - at most until the next
  * timer, and at most timeout_ms (-1: no bound) - then run the callbacks.
  * Returns 0, or -errno when poll() fails.

@@ -1,86 +1,74 @@
 /*
  * run.c - running jobs in parallel with captured output and timeouts.
  *
- * One poll() loop serves every running job: its stdout and stderr pipes,
- * its stdin pipe while input remains, and a pidfd that becomes readable
- * when the command exits (or, where pidfds are not available, a short
- * poll period and waitid(WNOHANG)).  No signal handler is installed and
+ * Each job is a child (proc/child.h) leading its own process group, and
+ * one loop (proc/loop.h) serves them all: their stdout and stderr pipes,
+ * their stdin pipe while input remains, their exits, and three timers a
+ * job: SIGTERM at the timeout, SIGKILL a second later, and after a kill
+ * the checks that its group is gone.  No signal handler is installed and
  * no signal disposition changed, so the caller's process state is left
  * alone.  The leader of a job is reaped only after its whole process
  * group has been signalled, so the group id cannot have been reused.
  */
 #include "sparkctl.h"
 
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "lib/clock.h"
 #include "lib/xalloc.h"
+#include "proc/child.h"
+#include "proc/loop.h"
 #include "proc/run.h"
 
-#define NSEC_PER_MSEC ((uint64_t)1000000)
 /* From SIGTERM to SIGKILL. */
-#define KILL_GRACE_NS (1000 * NSEC_PER_MSEC)
+#define KILL_GRACE_MS  1000
 /*
  * How long to wait, after killing a timed-out job, for init to reap the
  * members of its group that were orphaned; some container inits take
  * seconds.
  */
-#define LINGER_MAX_NS (5000 * NSEC_PER_MSEC)
-/* The poll period where no descriptor reports an exit (no pidfd, lingering). */
-#define TICK_MS	      10
-#define READ_CHUNK    65536
+#define LINGER_MAX_MS  5000
+#define LINGER_TICK_MS 10
+#define READ_CHUNK     65536
 /* What is still read from a job's pipes once it exited (a background writer could go on forever).
  */
-#define DRAIN_MAX     ((size_t)16 << 20)
+#define DRAIN_MAX      ((size_t)16 << 20)
 
-#if defined(__GLIBC__)
-#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34)
-#define HAVE_ADDCLOSEFROM 1
-#endif
-#endif
+struct runner;
 
-enum slot_state {
-	SLOT_RUNNING,	/* the command has not been reaped yet */
-	SLOT_LINGERING, /* reaped after a timeout; waiting for the rest of its group to vanish */
-};
-
-/* A job that was started and is not finished. */
+/* One job: its command, and its timers. */
 struct slot {
+	struct runner *rn;
 	struct run_job *job;
-	enum slot_state state;
-	pid_t pid;	     /* also the process group id */
-	int pidfd;	     /* readable once the command exited; -1: poll with waitid() */
-	int in_fd;	     /* our end of its stdin, -1 once closed */
-	int out_fd, err_fd;  /* our ends of its stdout and stderr, -1 once closed */
+	struct child child;
 	size_t in_off;	     /* bytes of job->input written */
 	size_t in_len;	     /* strlen(job->input) */
-	bool exited;	     /* the command exited and awaits reaping */
-	bool killed;	     /* SIGKILL was sent */
-	bool reaped;	     /* finish_command() was done */
-	uint64_t start;	     /* CLOCK_MONOTONIC ns at spawn */
-	uint64_t deadline;   /* when to send SIGTERM; 0: no timeout */
-	uint64_t term_at;    /* when SIGTERM was sent; 0: not sent */
-	uint64_t linger_end; /* SLOT_LINGERING: give up waiting at this time */
+	uint64_t start_ns;   /* CLOCK_MONOTONIC at the start */
+	uint64_t linger_end; /* after a kill: stop waiting for the group at this time (ms) */
+	struct loop_timer term, kill, linger;
+	bool running;	/* started and not reaped */
+	bool term_sent; /* SIGTERM was sent: the group is killed at the reap */
 };
 
-/* What a pollfd stands for. */
-enum pfd_kind {
-	PFD_IN,
-	PFD_OUT,
-	PFD_ERR,
-	PFD_PID,
+/* The jobs of one run_jobs(), or the servers from run_servers_start() to run_servers_end(). */
+struct runner {
+	struct loop loop;
+	struct run_job *jobs;
+	struct slot *slots; /* one per job */
+	size_t n, next, limit, nr_running;
+	bool defer; /* out of descriptors: start no more until a job ends */
+	unsigned timeout_ms;
+	size_t max_output;
+	/* ends a wait of the servers when true */
+	bool (*until)(const struct runner *rn, const void *arg);
+	const void *until_arg;
 };
 
-struct pfd_ref {
-	struct slot *slot;
-	enum pfd_kind kind;
+struct run_servers_state {
+	struct runner rn;
 };
 
 void run_job_init(struct run_job *job)
@@ -107,170 +95,10 @@ static double realtime_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void close_fd(int *fd)
+static void close_stream(struct slot *s, int *fd)
 {
-	if (*fd >= 0) {
-		/* Linux closes the descriptor even when close() reports EINTR: never retry. */
-		close(*fd);
-		*fd = -1;
-	}
-}
-
-static int set_nonblock(int fd)
-{
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * A pipe whose ends are both above 2: when the caller runs with stdin,
- * stdout or stderr closed, pipe2() can return 0..2, and the child's dup2()
- * onto 0..2 would then overwrite one end with another.
- */
-static int make_pipe(int fds[2])
-{
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return -errno;
-	for (int i = 0; i < 2; i++) {
-		if (fds[i] > 2)
-			continue;
-		int fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-		int r = fd < 0 ? -errno : 0;
-		close(fds[i]);
-		fds[i] = fd;
-		if (r < 0) {
-			close_fd(&fds[0]);
-			close_fd(&fds[1]);
-			return r;
-		}
-	}
-	return 0;
-}
-
-static int open_pidfd(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	/* Close-on-exec by definition.  Fails on kernels before 5.3 or under seccomp. */
-	long fd = syscall(SYS_pidfd_open, pid, 0);
-	if (fd >= 0)
-		return (int)fd;
-#else
-	(void)pid;
-#endif
-	return -1;
-}
-
-/* Start job in s.  On failure nothing was started and no descriptor is left open. */
-static int start_job(struct slot *s, struct run_job *job, unsigned timeout_ms)
-{
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	bool fa_init = false, attr_init = false;
-	sigset_t mask, sigdef;
-	pid_t pid;
-	int e, r;
-
-	if (!job->argv.nr) {
-		r = -EINVAL;
-		goto out;
-	}
-	if ((job->input || job->hold_stdin) && (r = make_pipe(in)) < 0)
-		goto out;
-	if ((r = make_pipe(out)) < 0 || (r = make_pipe(err)) < 0)
-		goto out;
-	if (((job->input || job->hold_stdin) && (r = set_nonblock(in[1])) < 0) ||
-	    (r = set_nonblock(out[0])) < 0 || (r = set_nonblock(err[0])) < 0)
-		goto out;
-
-	if ((e = posix_spawn_file_actions_init(&fa)) != 0) {
-		r = -e;
-		goto out;
-	}
-	fa_init = true;
-	/* dup2() clears close-on-exec on the copy; every other pipe end closes at exec. */
-	if (in[0] >= 0)
-		e = posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-	else
-		e = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	if (!e)
-		e = posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-	if (!e)
-		e = posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
-#ifdef HAVE_ADDCLOSEFROM
-	/* Nor does it get descriptors the caller left inheritable. */
-	if (!e)
-		e = posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-#endif
-	if (e) {
-		r = -e;
-		goto out;
-	}
-
-	if ((e = posix_spawnattr_init(&attr)) != 0) {
-		r = -e;
-		goto out;
-	}
-	attr_init = true;
-	/*
-	 * Its own process group, so a timeout reaches everything it started;
-	 * no blocked signals; and SIGPIPE at its default even where the
-	 * caller ignores it, so pipelines in the command behave normally.
-	 */
-	sigemptyset(&mask);
-	sigemptyset(&sigdef);
-	sigaddset(&sigdef, SIGPIPE);
-	e = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-						    POSIX_SPAWN_SETSIGDEF);
-	if (!e)
-		e = posix_spawnattr_setpgroup(&attr, 0);
-	if (!e)
-		e = posix_spawnattr_setsigmask(&attr, &mask);
-	if (!e)
-		e = posix_spawnattr_setsigdefault(&attr, &sigdef);
-	if (e) {
-		r = -e;
-		goto out;
-	}
-
-	/* Reports exec failures (ENOENT, EACCES) itself, and reaps the failed child. */
-	e = posix_spawnp(&pid, job->argv.v[0], &fa, &attr, job->argv.v, environ);
-	if (e) {
-		r = -e;
-		goto out;
-	}
-	r = 0;
-	memset(s, 0, sizeof(*s));
-	s->job = job;
-	s->state = SLOT_RUNNING;
-	s->pid = pid;
-	s->pidfd = open_pidfd(pid);
-	s->in_fd = in[1];
-	s->out_fd = out[0];
-	s->err_fd = err[0];
-	in[1] = out[0] = err[0] = -1;
-	s->in_len = job->input ? strlen(job->input) : 0;
-	s->start = monotonic_ns();
-	job->started_at = realtime_seconds();
-	s->deadline = timeout_ms ? s->start + timeout_ms * NSEC_PER_MSEC : 0;
-	job->pid = pid;
-	/* Empty input: end of file at once. */
-	if (s->in_len == 0 && !job->hold_stdin)
-		close_fd(&s->in_fd);
-out:
-	if (attr_init)
-		posix_spawnattr_destroy(&attr);
-	if (fa_init)
-		posix_spawn_file_actions_destroy(&fa);
-	for (int i = 0; i < 2; i++) {
-		close_fd(&in[i]);
-		close_fd(&out[i]);
-		close_fd(&err[i]);
-	}
-	return r;
+	loop_unwatch_fd(&s->rn->loop, *fd);
+	child_close_fd(fd);
 }
 
 /* Keep what fits under max_output (0: no bound). */
@@ -293,8 +121,7 @@ static void keep_output(struct run_job *job, struct strbuf *sb, const char *buf,
  * Read up to limit bytes from *fd, stopping early when the pipe is
  * empty.  *fd is closed at end of file or on an error.
  */
-static void read_output(struct run_job *job, int *fd, struct strbuf *sb, size_t limit,
-			size_t max_output)
+static void read_stream(struct slot *s, int *fd, struct strbuf *sb, size_t limit)
 {
 	char buf[READ_CHUNK];
 	size_t total = 0;
@@ -306,12 +133,24 @@ static void read_output(struct run_job *job, int *fd, struct strbuf *sb, size_t 
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0) {
-			close_fd(fd);
+			close_stream(s, fd);
 			return;
 		}
-		keep_output(job, sb, buf, (size_t)n, max_output);
+		keep_output(s->job, sb, buf, (size_t)n, s->rn->max_output);
 		total += (size_t)n;
 	}
+}
+
+static void on_output(struct loop *loop, int fd, short revents, void *data)
+{
+	struct slot *s = data;
+
+	(void)loop;
+	(void)revents;
+	if (fd == s->child.out_fd)
+		read_stream(s, &s->child.out_fd, &s->job->out, READ_CHUNK);
+	else
+		read_stream(s, &s->child.err_fd, &s->job->err, READ_CHUNK);
 }
 
 /*
@@ -347,147 +186,196 @@ static ssize_t write_nosigpipe(int fd, const void *buf, size_t len)
 	return n;
 }
 
-static void write_input(struct slot *s)
+static void on_input(struct loop *loop, int fd, short revents, void *data)
 {
-	ssize_t n = write_nosigpipe(s->in_fd, s->job->input + s->in_off, s->in_len - s->in_off);
+	struct slot *s = data;
+	ssize_t n = write_nosigpipe(fd, s->job->input + s->in_off, s->in_len - s->in_off);
 
+	(void)revents;
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return;
 		/* EPIPE: the command closed its stdin, which is its right. */
-		close_fd(&s->in_fd);
+		close_stream(s, &s->child.in_fd);
 		return;
 	}
 	s->in_off += (size_t)n;
-	if (s->in_off == s->in_len && !s->job->hold_stdin)
-		close_fd(&s->in_fd);
+	if (s->in_off < s->in_len)
+		return;
+	/* A held stdin stays open, with nothing to wait for, until the job ends. */
+	if (s->job->hold_stdin)
+		loop_unwatch_fd(loop, fd);
+	else
+		close_stream(s, &s->child.in_fd);
 }
 
-/* waitid() without reaping, where no pidfd tells of the exit. */
-static void check_exited(struct slot *s)
+/* The timeout: SIGTERM to the job's group, SIGKILL after the grace. */
+static void on_timeout(struct loop *loop, void *data)
 {
-	siginfo_t si;
+	struct slot *s = data;
 
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0) {
-		if (si.si_pid == s->pid)
-			s->exited = true;
-	} else if (errno == ECHILD) {
-		/* Reaped behind our back (SIGCHLD ignored by the caller): nothing to wait for. */
-		s->exited = true;
-	}
+	child_signal(&s->child, SIGTERM);
+	s->term_sent = true;
+	s->job->timed_out = true;
+	loop_timer_arm_in(loop, &s->kill, KILL_GRACE_MS);
 }
 
-static int decode_status(int st)
+static void on_kill(struct loop *loop, void *data)
 {
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return -1;
+	struct slot *s = data;
+
+	(void)loop;
+	child_signal(&s->child, SIGKILL);
+}
+
+/* After a kill: until nothing is left of the group, not even a zombie for init to reap. */
+static void on_linger(struct loop *loop, void *data)
+{
+	struct slot *s = data;
+
+	/* Signal 0 only: the id may in principle belong to a new group by now. */
+	if ((kill(-s->job->pid, 0) < 0 && errno == ESRCH) || monotonic_ms() >= s->linger_end)
+		return;
+	loop_timer_arm_in(loop, &s->linger, LINGER_TICK_MS);
 }
 
 /*
- * The command exited: collect what its pipes still hold, kill what is
- * left of a timed-out group while the unreaped leader still holds the
- * group id, and reap it.
+ * The command exited (or is abandoned): keep what its pipes hold, kill
+ * what is left of a timed-out group while the unreaped leader still holds
+ * the group id, and reap it.
  */
-static void finish_command(struct slot *s, size_t max_output, bool abandon)
+static void reap_job(struct slot *s, bool abandon)
 {
+	struct runner *rn = s->rn;
 	struct run_job *job = s->job;
-	int st;
-	pid_t r;
+	bool kill_group = s->term_sent || abandon;
 
 	if (!abandon) {
-		read_output(job, &s->out_fd, &job->out, DRAIN_MAX, max_output);
-		read_output(job, &s->err_fd, &job->err, DRAIN_MAX, max_output);
+		read_stream(s, &s->child.out_fd, &job->out, DRAIN_MAX);
+		read_stream(s, &s->child.err_fd, &job->err, DRAIN_MAX);
 	}
-	close_fd(&s->in_fd);
-	close_fd(&s->out_fd);
-	close_fd(&s->err_fd);
-	close_fd(&s->pidfd);
-	if (s->term_at || abandon)
-		kill(-s->pid, SIGKILL);
-	do {
-		r = waitpid(s->pid, &st, 0);
-	} while (r < 0 && errno == EINTR);
-	job->status = r == s->pid ? decode_status(st) : -1;
-	job->seconds = (double)(monotonic_ns() - s->start) / 1e9;
+	close_stream(s, &s->child.in_fd);
+	close_stream(s, &s->child.out_fd);
+	close_stream(s, &s->child.err_fd);
+	loop_timer_cancel(&rn->loop, &s->term);
+	loop_timer_cancel(&rn->loop, &s->kill);
+	loop_unwatch_child(&rn->loop, &s->child);
+	if (kill_group)
+		child_signal(&s->child, SIGKILL);
+	job->status = child_finish(&s->child);
+	job->seconds = (double)(monotonic_ns() - s->start_ns) / 1e9;
 	job->ended_at = job->started_at + job->seconds;
-	s->reaped = true;
-	if (s->term_at || abandon) {
-		s->state = SLOT_LINGERING;
-		s->linger_end = monotonic_ns() + LINGER_MAX_NS;
+	s->running = false;
+	rn->nr_running--;
+	rn->defer = false;
+	if (kill_group) {
+		s->linger_end = monotonic_ms() + LINGER_MAX_MS;
+		loop_timer_arm_in(&rn->loop, &s->linger, 0);
 	}
 }
 
-/* Timeouts and exits of a running job. */
-static void check_running(struct slot *s, uint64_t now)
+static loop_child_fn on_job_exit;
+
+/* Start the job of s.  On failure nothing was started and no descriptor is left open. */
+static int start_job(struct slot *s)
 {
-	if (s->exited)
-		return;
-	if (s->deadline && !s->term_at && now >= s->deadline) {
-		kill(-s->pid, SIGTERM);
-		s->term_at = now;
-		s->job->timed_out = true;
-	} else if (s->term_at && !s->killed && now >= s->term_at + KILL_GRACE_NS) {
-		kill(-s->pid, SIGKILL);
-		s->killed = true;
+	struct runner *rn = s->rn;
+	struct run_job *job = s->job;
+	struct child *c = &s->child;
+	int r;
+
+	for (size_t i = 0; i < job->argv.nr; i++)
+		strvec_push(&c->args, job->argv.v[i]);
+	c->in = job->input || job->hold_stdin ? CHILD_IO_PIPE : CHILD_IO_NULL;
+	c->out = c->err = CHILD_IO_PIPE;
+	/* Its own process group, so a timeout reaches everything it started. */
+	c->group = CHILD_OWN_GROUP;
+	if ((r = child_start(c)) < 0) {
+		/* Back to nothing: a job deferred for want of descriptors starts again later. */
+		child_release(c);
+		child_init(c);
+		return r;
 	}
-	if (s->pidfd < 0)
-		check_exited(s);
+	s->running = true;
+	s->in_len = job->input ? strlen(job->input) : 0;
+	s->start_ns = monotonic_ns();
+	job->started_at = realtime_seconds();
+	job->pid = c->pid;
+	rn->nr_running++;
+	loop_watch_fd(&rn->loop, c->out_fd, POLLIN, on_output, s);
+	loop_watch_fd(&rn->loop, c->err_fd, POLLIN, on_output, s);
+	if (s->in_len)
+		loop_watch_fd(&rn->loop, c->in_fd, POLLOUT, on_input, s);
+	else if (!job->hold_stdin) /* empty input: end of file at once */
+		child_close_fd(&c->in_fd);
+	loop_watch_child(&rn->loop, c, on_job_exit, s);
+	if (rn->timeout_ms)
+		loop_timer_arm_in(&rn->loop, &s->term, rn->timeout_ms);
+	return 0;
 }
 
-/* True once nothing is left of the group of a lingering job (or we stop waiting). */
-static bool group_gone(const struct slot *s, uint64_t now)
+/* Start jobs while fewer than the limit run; out of descriptors, wait for one to end. */
+static void start_jobs(struct runner *rn)
 {
-	/* Signal 0 only: the id may in principle belong to a new group by now. */
-	if (kill(-s->pid, 0) < 0 && errno == ESRCH)
-		return true;
-	return now >= s->linger_end;
-}
-
-static uint64_t min_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
-/* The poll() timeout until the next timer of any live slot, in ms (-1: none). */
-static int poll_timeout(const struct slot *slots, size_t nr, uint64_t now)
-{
-	uint64_t wake = UINT64_MAX;
-
-	for (size_t i = 0; i < nr; i++) {
-		const struct slot *s = &slots[i];
-		if (s->state == SLOT_LINGERING || s->pidfd < 0) {
-			wake = min_u64(wake, now + TICK_MS * NSEC_PER_MSEC);
-			continue;
+	while (rn->nr_running < rn->limit && rn->next < rn->n && !rn->defer) {
+		int r = start_job(&rn->slots[rn->next]);
+		if ((r == -EMFILE || r == -ENFILE) && rn->nr_running > 0) {
+			rn->defer = true;
+			return;
 		}
-		if (s->deadline && !s->term_at)
-			wake = min_u64(wake, s->deadline);
-		if (s->term_at && !s->killed)
-			wake = min_u64(wake, s->term_at + KILL_GRACE_NS);
+		if (r < 0)
+			rn->jobs[rn->next].spawn_error = r;
+		rn->next++;
 	}
-	if (wake == UINT64_MAX)
-		return -1;
-	if (wake <= now)
-		return 0;
-	/* Round up, so the loop does not spin just before a deadline. */
-	uint64_t ms = (wake - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
-	return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
-static void add_pfd(struct pollfd *pfds, struct pfd_ref *refs, size_t *nr, int fd, short events,
-		    struct slot *s, enum pfd_kind kind)
+static void on_job_exit(struct loop *loop, struct child *c, void *data)
 {
-	if (fd < 0)
-		return;
-	pfds[*nr].fd = fd;
-	pfds[*nr].events = events;
-	pfds[*nr].revents = 0;
-	refs[*nr].slot = s;
-	refs[*nr].kind = kind;
-	(*nr)++;
+	struct slot *s = data;
+
+	(void)loop;
+	(void)c;
+	reap_job(s, false);
+	start_jobs(s->rn);
+}
+
+/* Before each wait: the servers' wait ends once until() holds. */
+static void check_until(struct loop *loop, void *data)
+{
+	struct runner *rn = data;
+
+	if (rn->until && rn->until(rn, rn->until_arg))
+		loop_stop(loop);
+}
+
+static void runner_init(struct runner *rn, struct run_job *jobs, size_t n, unsigned timeout_ms,
+			size_t max_output)
+{
+	memset(rn, 0, sizeof(*rn));
+	loop_init(&rn->loop);
+	loop_on_idle(&rn->loop, check_until, rn);
+	rn->jobs = jobs;
+	rn->n = rn->limit = n;
+	rn->timeout_ms = timeout_ms;
+	rn->max_output = max_output;
+	rn->slots = xcalloc(n + 1, sizeof(*rn->slots));
+	for (size_t i = 0; i < n; i++) {
+		struct slot *s = &rn->slots[i];
+		s->rn = rn;
+		s->job = &jobs[i];
+		child_init(&s->child);
+		loop_timer_init(&s->term, on_timeout, s);
+		loop_timer_init(&s->kill, on_kill, s);
+		loop_timer_init(&s->linger, on_linger, s);
+	}
+}
+
+static void runner_release(struct runner *rn)
+{
+	for (size_t i = 0; i < rn->n; i++)
+		child_release(&rn->slots[i].child);
+	free(rn->slots);
+	loop_release(&rn->loop);
 }
 
 static void reset_results(struct run_job *job)
@@ -507,145 +395,44 @@ static void reset_results(struct run_job *job)
 int run_jobs(struct run_job *jobs, size_t n, unsigned parallel, unsigned timeout_ms,
 	     size_t max_output)
 {
-	struct slot *slots = NULL;
-	struct pollfd *pfds = NULL;
-	struct pfd_ref *refs = NULL;
-	size_t limit, nr_live = 0, nr_running = 0, next = 0;
-	bool defer = false;
-	int ret = 0;
+	struct runner rn;
+	int r;
 
 	for (size_t i = 0; i < n; i++)
 		reset_results(&jobs[i]);
 	if (!n)
 		return 0;
-	limit = parallel && parallel < n ? parallel : n;
-	/* Lingering jobs hold a slot but not a place among the limit running. */
-	slots = xcalloc(n, sizeof(*slots));
-	pfds = xcalloc(limit * 4, sizeof(*pfds));
-	refs = xcalloc(limit * 4, sizeof(*refs));
-
-	for (;;) {
-		uint64_t now;
-		size_t nr_pfds = 0;
-		int r;
-
-		while (nr_running < limit && next < n && !defer) {
-			r = start_job(&slots[nr_live], &jobs[next], timeout_ms);
-			/* Out of descriptors: wait for a running job to give some back. */
-			if ((r == -EMFILE || r == -ENFILE) && nr_running > 0) {
-				defer = true;
-				break;
-			}
-			if (r < 0) {
-				jobs[next++].spawn_error = r;
-				continue;
-			}
-			next++;
-			nr_live++;
-			nr_running++;
-		}
-
-		now = monotonic_ns();
-		for (size_t i = 0; i < nr_live;) {
-			struct slot *s = &slots[i];
-			bool done = false;
-
-			if (s->state == SLOT_RUNNING) {
-				check_running(s, now);
-				if (s->exited) {
-					finish_command(s, max_output, false);
-					nr_running--;
-					defer = false;
-					done = s->state == SLOT_RUNNING;
-				}
-			}
-			if (s->state == SLOT_LINGERING)
-				done = group_gone(s, now);
-			if (done) {
-				slots[i] = slots[--nr_live];
-				continue;
-			}
-			i++;
-		}
-		if (!nr_live && next >= n)
-			break;
-		if (nr_running < limit && next < n && !defer)
-			continue;
-
-		for (size_t i = 0; i < nr_live; i++) {
-			struct slot *s = &slots[i];
-			if (s->state != SLOT_RUNNING)
-				continue;
-			/* A held stdin with nothing (more) to write stays open until the end. */
-			if (s->in_off < s->in_len)
-				add_pfd(pfds, refs, &nr_pfds, s->in_fd, POLLOUT, s, PFD_IN);
-			add_pfd(pfds, refs, &nr_pfds, s->out_fd, POLLIN, s, PFD_OUT);
-			add_pfd(pfds, refs, &nr_pfds, s->err_fd, POLLIN, s, PFD_ERR);
-			add_pfd(pfds, refs, &nr_pfds, s->pidfd, POLLIN, s, PFD_PID);
-		}
-		r = poll(pfds, nr_pfds, poll_timeout(slots, nr_live, now));
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			goto out;
-		}
-		for (size_t i = 0; i < nr_pfds; i++) {
-			struct slot *s = refs[i].slot;
-			struct run_job *job = s->job;
-
-			if (!pfds[i].revents)
-				continue;
-			switch (refs[i].kind) {
-			case PFD_IN:
-				write_input(s);
-				break;
-			case PFD_OUT:
-				read_output(job, &s->out_fd, &job->out, READ_CHUNK, max_output);
-				break;
-			case PFD_ERR:
-				read_output(job, &s->err_fd, &job->err, READ_CHUNK, max_output);
-				break;
-			case PFD_PID:
-				s->exited = true;
-				break;
-			}
-		}
-	}
-out:
+	runner_init(&rn, jobs, n, timeout_ms, max_output);
+	/* Lingering jobs do not count among the limit running. */
+	rn.limit = parallel && parallel < n ? parallel : n;
+	start_jobs(&rn);
+	r = loop_run(&rn.loop);
 	/* Only after a failure of poll() itself: end what still runs, leave nothing behind. */
-	for (size_t i = 0; i < nr_live; i++)
-		if (slots[i].state == SLOT_RUNNING)
-			finish_command(&slots[i], max_output, true);
-	free(slots);
-	free(pfds);
-	free(refs);
-	return ret;
+	for (size_t i = 0; r < 0 && i < n; i++)
+		if (rn.slots[i].running)
+			reap_job(&rn.slots[i], true);
+	runner_release(&rn);
+	return r;
 }
-
-/* The servers' slots, in the order of their jobs; a job never started has pid 0. */
-struct run_servers_state {
-	struct slot *slots;
-};
 
 int run_servers_start(struct run_servers *rs, struct run_job *jobs, size_t n)
 {
+	struct runner *rn;
+
 	rs->jobs = jobs;
 	rs->n = n;
 	rs->state = xcalloc(1, sizeof(*rs->state));
-	rs->state->slots = xcalloc(n + 1, sizeof(struct slot));
+	rn = &rs->state->rn;
+	runner_init(rn, jobs, n, 0, 0);
 	for (size_t i = 0; i < n; i++) {
-		struct slot *s = &rs->state->slots[i];
 		int r;
 		reset_results(&jobs[i]);
 		jobs[i].hold_stdin = true;
-		s->in_fd = s->out_fd = s->err_fd = s->pidfd = -1;
-		r = start_job(s, &jobs[i], 0);
-		if (r < 0) {
+		if ((r = start_job(&rn->slots[i])) < 0)
 			jobs[i].spawn_error = r;
-			s->reaped = true;
-		}
 	}
+	/* All started: an exit starts nothing more. */
+	rn->next = n;
 	return 0;
 }
 
@@ -659,74 +446,23 @@ bool run_job_printed_line(const struct run_job *job, const char *line)
 	return false;
 }
 
-/*
- * Serve the servers' pipes until until() says so, every one was reaped,
- * or the deadline (CLOCK_MONOTONIC ns) passed.
- */
-static void pump_servers(struct run_servers *rs, uint64_t deadline,
-			 bool (*until)(const struct run_servers *rs, const void *arg),
-			 const void *arg)
+static bool all_printed(const struct runner *rn, const void *line)
 {
-	struct pollfd *pfds = xcalloc(3 * rs->n + 1, sizeof(*pfds));
-	struct pfd_ref *refs = xcalloc(3 * rs->n + 1, sizeof(*refs));
-
-	for (;;) {
-		uint64_t now = monotonic_ns();
-		size_t nr_pfds = 0, live = 0;
-		bool tick = false;
-
-		for (size_t i = 0; i < rs->n; i++) {
-			struct slot *s = &rs->state->slots[i];
-			if (s->reaped)
-				continue;
-			check_running(s, now);
-			if (s->exited) {
-				finish_command(s, 0, false);
-				continue;
-			}
-			live++;
-			tick |= s->pidfd < 0 || s->term_at;
-			add_pfd(pfds, refs, &nr_pfds, s->out_fd, POLLIN, s, PFD_OUT);
-			add_pfd(pfds, refs, &nr_pfds, s->err_fd, POLLIN, s, PFD_ERR);
-			add_pfd(pfds, refs, &nr_pfds, s->pidfd, POLLIN, s, PFD_PID);
-		}
-		if (!live || (until && until(rs, arg)) || now >= deadline)
-			break;
-		uint64_t wait_ms = (deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
-		if (tick && wait_ms > TICK_MS)
-			wait_ms = TICK_MS;
-		if (poll(pfds, nr_pfds, (int)(wait_ms > INT_MAX ? INT_MAX : wait_ms)) < 0 &&
-		    errno != EINTR)
-			break;
-		for (size_t i = 0; i < nr_pfds; i++) {
-			struct slot *s = refs[i].slot;
-			if (!pfds[i].revents)
-				continue;
-			if (refs[i].kind == PFD_OUT)
-				read_output(s->job, &s->out_fd, &s->job->out, READ_CHUNK, 0);
-			else if (refs[i].kind == PFD_ERR)
-				read_output(s->job, &s->err_fd, &s->job->err, READ_CHUNK, 0);
-			else
-				s->exited = true;
-		}
-	}
-	free(pfds);
-	free(refs);
-}
-
-static bool all_printed(const struct run_servers *rs, const void *line)
-{
-	for (size_t i = 0; i < rs->n; i++)
-		if (!rs->state->slots[i].reaped && !run_job_printed_line(&rs->jobs[i], line))
+	for (size_t i = 0; i < rn->n; i++)
+		if (rn->slots[i].running && !run_job_printed_line(&rn->jobs[i], line))
 			return false;
 	return true;
 }
 
 size_t run_servers_wait_line(struct run_servers *rs, const char *line, unsigned timeout_ms)
 {
+	struct runner *rn = &rs->state->rn;
 	size_t n = 0;
 
-	pump_servers(rs, monotonic_ns() + timeout_ms * NSEC_PER_MSEC, all_printed, line);
+	rn->until = all_printed;
+	rn->until_arg = line;
+	loop_run_until(&rn->loop, monotonic_ms() + timeout_ms);
+	rn->until = NULL;
 	for (size_t i = 0; i < rs->n; i++)
 		n += run_job_printed_line(&rs->jobs[i], line);
 	return n;
@@ -734,43 +470,25 @@ size_t run_servers_wait_line(struct run_servers *rs, const char *line, unsigned 
 
 void run_servers_end(struct run_servers *rs, unsigned grace_ms, unsigned stop_ms)
 {
-	uint64_t now;
+	struct runner *rn;
 
 	if (!rs->state)
 		return;
-	pump_servers(rs, monotonic_ns() + grace_ms * NSEC_PER_MSEC, NULL, NULL);
+	rn = &rs->state->rn;
+	loop_run_until(&rn->loop, monotonic_ms() + grace_ms);
 	for (size_t i = 0; i < rs->n; i++)
-		close_fd(&rs->state->slots[i].in_fd);
-	pump_servers(rs, monotonic_ns() + stop_ms * NSEC_PER_MSEC, NULL, NULL);
-	/* Still there: the group gets SIGTERM, and SIGKILL after the grace. */
-	now = monotonic_ns();
-	for (size_t i = 0; i < rs->n; i++) {
-		struct slot *s = &rs->state->slots[i];
-		if (s->reaped)
-			continue;
-		kill(-s->pid, SIGTERM);
-		s->term_at = now;
-		s->job->timed_out = true;
-	}
-	pump_servers(rs, now + KILL_GRACE_NS, NULL, NULL);
-	for (size_t i = 0; i < rs->n; i++) {
-		struct slot *s = &rs->state->slots[i];
-		if (!s->reaped)
-			finish_command(s, 0, true);
-		close_fd(&s->in_fd);
-		close_fd(&s->out_fd);
-		close_fd(&s->err_fd);
-		close_fd(&s->pidfd);
-	}
-	/* As run_jobs() does: until init has reaped what was left of a killed group. */
-	for (size_t i = 0; i < rs->n; i++) {
-		struct slot *s = &rs->state->slots[i];
-		if (s->state != SLOT_LINGERING)
-			continue;
-		while (!group_gone(s, monotonic_ns()))
-			poll(NULL, 0, TICK_MS);
-	}
-	free(rs->state->slots);
+		close_stream(&rn->slots[i], &rn->slots[i].child.in_fd);
+	loop_run_until(&rn->loop, monotonic_ms() + stop_ms);
+	/*
+	 * Still there: the group gets SIGTERM, and SIGKILL after the grace.
+	 * Then, as in run_jobs(), until init has reaped what was left of a
+	 * killed group.
+	 */
+	for (size_t i = 0; i < rs->n; i++)
+		if (rn->slots[i].running)
+			on_timeout(&rn->loop, &rn->slots[i]);
+	loop_run(&rn->loop);
+	runner_release(rn);
 	free(rs->state);
 	rs->state = NULL;
 }

@@ -196,6 +196,47 @@ static void test_signals(void **state)
 	assert_false(sigismember(&now, SIGUSR1));
 }
 
+/*
+ * loop_run_until() returns at its deadline while something is still
+ * waited for, makes no round once the deadline is past, and returns at
+ * once when nothing is left to wait for.
+ */
+static void test_run_until(void **state)
+{
+	struct loop loop;
+	struct order o = { 0 };
+	struct reader r = { .got = STRBUF_INIT };
+	struct loop_timer late;
+	uint64_t start, took;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	loop_init(&loop);
+	loop_watch_fd(&loop, p[0], POLLIN, read_all, &r);
+	loop_timer_init(&late, mark, &o);
+	loop_timer_arm_in(&loop, &late, 60000);
+	start = monotonic_ms();
+	assert_int_equal(loop_run_until(&loop, start + 50), 0);
+	took = monotonic_ms() - start;
+	assert_true(took >= 50 && took < 30000);
+	assert_int_equal(o.n, 0);
+
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(loop_run_until(&loop, start), 0);
+	assert_int_equal(r.got.len, 0);
+
+	loop_unwatch_fd(&loop, p[0]);
+	loop_timer_cancel(&loop, &late);
+	start = monotonic_ms();
+	assert_int_equal(loop_run_until(&loop, start + 60000), 0);
+	assert_true(monotonic_ms() - start < 30000);
+	loop_release(&loop);
+	close(p[0]);
+	close(p[1]);
+	strbuf_release(&r.got);
+}
+
 /* ---- children ------------------------------------------------------------ */
 
 static void test_run_command_status(void **state)
@@ -354,6 +395,49 @@ static void test_child_signal_group(void **state)
 	child_release(&c);
 }
 
+struct early_status {
+	int status;
+	bool signaled, zombie;
+};
+
+static void note_status(struct loop *loop, struct child *c, void *data)
+{
+	struct early_status *e = data;
+
+	(void)loop;
+	e->status = child_status(c, &e->signaled);
+	e->zombie = kill(c->pid, 0) == 0 && !process_alive(c->pid);
+}
+
+/* The status is known once the exit is seen, while the child is still a zombie. */
+static void test_child_status_before_reap(void **state)
+{
+	const char *scripts[] = { "exit 5", "kill -TERM $$" };
+	const int want[] = { 5, 128 + SIGTERM };
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(scripts); i++) {
+		struct early_status e = { .status = -2 };
+		struct child c;
+		struct loop loop;
+
+		child_init(&c);
+		strvec_pushl(&c.args, "sh", "-c", scripts[i], NULL);
+		assert_int_equal(child_start(&c), 0);
+		assert_int_equal(child_status(&c, NULL), -1);
+		loop_init(&loop);
+		loop_watch_child(&loop, &c, note_status, &e);
+		assert_int_equal(loop_run(&loop), 0);
+		loop_release(&loop);
+		assert_true(e.zombie);
+		assert_int_equal(e.status, want[i]);
+		assert_int_equal(e.signaled, i == 1);
+		assert_false(c.reaped);
+		assert_int_equal(child_finish(&c), want[i]);
+		child_release(&c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,11 +446,13 @@ int main(void)
 		cmocka_unit_test(test_fd_until_eof),
 		cmocka_unit_test(test_unwatch_during_round),
 		cmocka_unit_test(test_signals),
+		cmocka_unit_test(test_run_until),
 		cmocka_unit_test(test_run_command_status),
 		cmocka_unit_test(test_child_pipes_env_dir),
 		cmocka_unit_test(test_child_clean_env),
 		cmocka_unit_test(test_child_bad_dir),
 		cmocka_unit_test(test_child_signal_group),
+		cmocka_unit_test(test_child_status_before_reap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
