@@ -467,6 +467,9 @@ int child_run_command(const char *const *argv)
 	r = child_start(&c);
 	if (r == 0)
 		r = child_finish(&c);
+	/* Its status lost (SIGCHLD ignored by this process): no number to give. */
+	if (r == -1)
+		r = -ECHILD;
 	child_release(&c);
 	return r;
 }

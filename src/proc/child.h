@@ -113,7 +113,8 @@ void child_close_fd(int *fd);
 /*
  * Run the command to its end with the descriptors of this process, in
  * this process's group: the shell's status (0-255, 128+N), or -errno when
- * it could not be started (see child_start()).
+ * it could not be started (see child_start()), -ECHILD when its status was
+ * lost (this process ignores SIGCHLD).
  */
 int child_run_command(const char *const *argv);
 
