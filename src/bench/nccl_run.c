@@ -7,13 +7,13 @@
 #include "bench/rendezvous.h"
 #include "lib/atomic_file.h"
 #include "lib/clock.h"
+#include "lib/host_text.h"
 #include "lib/json.h"
 #include "lib/parse.h"
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"
 #include "nv/cuda.h"
 #include "nv/nccl.h"
-#include "probe/parsers.h"
 
 #define GIB		     (UINT64_C(1) << 30)
 /* Adaptive mode: a timed batch lasts about this long, or holds --iters operations. */

@@ -3,9 +3,9 @@
 #include "exporter/collect.h"
 #include "exporter/gpu.h"
 #include "lib/clock.h"
+#include "lib/host_text.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 #include "version.h"
 
 #define NS "sparkctl_"

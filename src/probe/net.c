@@ -8,9 +8,9 @@
 #include <sys/socket.h>
 
 #include "inventory/derive.h"
+#include "lib/host_text.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 #include "probe/probe.h"
 #include "probe/probe_internal.h"
 

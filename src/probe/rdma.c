@@ -1,9 +1,9 @@
 #include "sparkctl.h"
 
 #include "inventory/derive.h"
+#include "lib/host_text.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 #include "probe/probe_internal.h"
 
 #define IB "sys/class/infiniband"

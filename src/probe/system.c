@@ -1,7 +1,7 @@
 #include "sparkctl.h"
 
+#include "lib/host_text.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 #include "probe/probe_internal.h"
 
 static void probe_os_release(struct probe_ctx *ctx)
