@@ -29,7 +29,7 @@
 #include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "probe/probe.h"
-#include "proc/procscan.h"
+#include "probe/procs.h"
 #include "proc/run.h"
 
 extern char **environ;

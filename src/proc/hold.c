@@ -18,8 +18,8 @@
 
 #include "exitcode.h"
 #include "lib/clock.h"
+#include "probe/procs.h"
 #include "proc/hold.h"
-#include "proc/procscan.h"
 #include "proc/run.h"
 
 /* How often the ready port is looked at. */
