@@ -119,7 +119,7 @@ char *rdma_read_port_netdev(const struct host_reader *rd, const char *dev, const
 }
 
 int rdma_read_counters(const struct host_reader *rd, const char *dev, const char *port, bool hw,
-		       bool (*want)(const char *name), rdma_counter_fn *fn, void *data)
+		       bool (*want)(void *data, const char *name), rdma_counter_fn *fn, void *data)
 {
 	struct strbuf rel = STRBUF_INIT, v = STRBUF_INIT;
 	const struct strvec *names;
@@ -133,7 +133,7 @@ int rdma_read_counters(const struct host_reader *rd, const char *dev, const char
 	for (int i = 0; i < r; i++) {
 		const char *name = names->v[i];
 
-		if ((!want || want(name)) && reader_dir_value(&d, name, &v) > 0 &&
+		if ((!want || want(data, name)) && reader_dir_value(&d, name, &v) > 0 &&
 		    fn(data, name, v.buf) < 0)
 			reader_dir_bad_content(&d, name, v.buf);
 	}

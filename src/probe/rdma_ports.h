@@ -49,12 +49,13 @@ char *rdma_read_port_netdev(const struct host_reader *rd, const char *dev, const
 /*
  * The files of the port's counters/ (hw false) or hw_counters/ (hw true),
  * in name order: fn is called with the text of each one that want (NULL:
- * every one) accepts and that could be read.  Parsing it is fn's, which
- * returns -EINVAL for text not in its format (the reader reports it).
- * Returns the number of files listed, 0 when there is no such directory.
+ * every one) accepts, before it is read, and that could be read.  Parsing
+ * it is fn's, which returns -EINVAL for text not in its format (the reader
+ * reports it).  Returns the number of files listed, 0 when there is no
+ * such directory.
  */
 typedef int rdma_counter_fn(void *data, const char *name, const char *text);
 int rdma_read_counters(const struct host_reader *rd, const char *dev, const char *port, bool hw,
-		       bool (*want)(const char *name), rdma_counter_fn *fn, void *data);
+		       bool (*want)(void *data, const char *name), rdma_counter_fn *fn, void *data);
 
 #endif
