@@ -18,6 +18,7 @@
 #include "cmd/cmd.h"
 #include "lib/clock.h"
 #include "lib/parse.h"
+#include "lib/rootfs.h"
 #include "lib/strvec.h"
 #include "nv/cuda.h"
 #include "version.h"
@@ -169,9 +170,7 @@ static int nccl_options(const struct nccl_args *a, struct nccl_bench_opts *o)
 	if (perf_bind_from_name(a->bind, &o->bind) < 0)
 		return cmd_usage_error(cmd, "bad --bind '%s': core, numa or none", a->bind);
 	/* The host's files below $SPARKCTL_ROOT, as every command reads them. */
-	o->host_root = secure_getenv("SPARKCTL_ROOT");
-	if (!o->host_root || !*o->host_root)
-		o->host_root = "/";
+	o->host_root = rootfs_root_path(NULL);
 	o->root = (int)a->root;
 	if (a->timeout == 0 || a->timeout > 86400)
 		return cmd_usage_error(cmd, "--timeout takes 1 to 86400 seconds");
