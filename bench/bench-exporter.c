@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 	if (!ms)
 		return 1;
 	for (int cached = 1; cached >= 0; cached--) {
-		src.cache = cached ? exporter_cache_new() : NULL;
+		src.cache = cached ? reader_cache_new() : NULL;
 		for (uint32_t i = 0; i < runs + 10; i++) {
 			struct metric_set set = METRIC_SET_INIT;
 			double t0 = now_ms();
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 			if (i >= 10)
 				ms[i - 10] = now_ms() - t0;
 		}
-		exporter_cache_free(src.cache);
+		reader_cache_free(src.cache);
 		bytes = out.len;
 		lines = 0;
 		for (size_t i = 0; i < out.len; i++)

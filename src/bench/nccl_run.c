@@ -13,7 +13,9 @@
 #include "lib/xalloc.h"
 #include "nv/cuda.h"
 #include "nv/nccl.h"
-#include "probe/parsers.h"
+#include "probe/cpu_topology.h"
+#include "probe/meminfo.h"
+#include "probe/pci_functions.h"
 
 #define GIB		     (UINT64_C(1) << 30)
 /* Adaptive mode: a timed batch lasts about this long, or holds --iters operations. */
@@ -224,10 +226,7 @@ static void read_cores(struct bench *b, const cpu_set_t *allowed, int *core_of)
 		if (!CPU_ISSET(c, allowed))
 			continue;
 		strbuf_reset(&list);
-		if (rootfs_read_valuef(
-			    &b->host, &list,
-			    "sys/devices/system/cpu/cpu%zu/topology/thread_siblings_list",
-			    c) == 0 &&
+		if (cpu_read_siblings(&(struct host_reader){ .root = &b->host }, c, &list) > 0 &&
 		    perf_parse_cpulist(list.buf, &siblings) == 0) {
 			for (size_t s = 0; s < CPU_SETSIZE; s++) {
 				if (CPU_ISSET(s, &siblings)) {
@@ -249,8 +248,8 @@ static void read_cores(struct bench *b, const cpu_set_t *allowed, int *core_of)
  */
 static void read_capacities(struct bench *b, const cpu_set_t *allowed, unsigned long *capacity)
 {
-	static const char *const sources[] = { "cpu_capacity", "cpufreq/cpuinfo_max_freq" };
-	struct strbuf value = STRBUF_INIT;
+	static const enum cpu_speed_source sources[] = { CPU_SPEED_CAPACITY, CPU_SPEED_MAX_FREQ };
+	const struct host_reader rd = { .root = &b->host };
 
 	for (size_t i = 0; i < ARRAY_SIZE(sources); i++) {
 		bool all = true;
@@ -259,20 +258,14 @@ static void read_capacities(struct bench *b, const cpu_set_t *allowed, unsigned 
 			uint64_t v = 0;
 			if (!CPU_ISSET(c, allowed))
 				continue;
-			strbuf_reset(&value);
-			all = rootfs_read_valuef(&b->host, &value,
-						 "sys/devices/system/cpu/cpu%zu/%s", c,
-						 sources[i]) == 0 &&
-			      parse_u64(value.buf, &v) == 0 && v > 0 && v <= ULONG_MAX;
+			all = cpu_read_speed(&rd, c, sources[i], &v) > 0 && v > 0 && v <= ULONG_MAX;
 			if (all)
 				capacity[c] = (unsigned long)v;
 		}
 		if (all)
-			goto out;
+			return;
 	}
 	memset(capacity, 0, CPU_SETSIZE * sizeof(*capacity));
-out:
-	strbuf_release(&value);
 }
 
 /*
@@ -292,15 +285,15 @@ static void bind_rank(struct bench *b)
 	const struct rank_info *ri = &b->info;
 	struct strbuf list = STRBUF_INIT;
 	cpu_set_t now, set, near;
+	char bdf[32];
 
 	if (sched_getaffinity(0, sizeof(now), &now) != 0)
 		goto out;
 	set = now;
+	snprintf(bdf, sizeof(bdf), "%04x:%02x:%02x.0", (unsigned)ri->pci_domain,
+		 (unsigned)ri->pci_bus, (unsigned)ri->pci_device);
 	if (b->o->bind != PERF_BIND_NONE && b->host_open &&
-	    rootfs_read_valuef(&b->host, &list,
-			       "sys/bus/pci/devices/%04x:%02x:%02x.0/local_cpulist",
-			       (unsigned)ri->pci_domain, (unsigned)ri->pci_bus,
-			       (unsigned)ri->pci_device) == 0 &&
+	    pci_read_local_cpulist(&(struct host_reader){ .root = &b->host }, bdf, &list) > 0 &&
 	    perf_parse_cpulist(list.buf, &near) == 0) {
 		cpu_set_t both;
 		CPU_AND(&both, &near, &now);
@@ -348,14 +341,11 @@ static int memory_bound(struct bench *b, uint64_t *ret)
 	if (b->cuda.device_get_attribute(&integrated, CU_ATTR_INTEGRATED, b->dev) != CUDA_SUCCESS)
 		integrated = 0;
 	if (integrated) {
-		struct strbuf text = STRBUF_INIT;
-		int64_t mem_available;
+		struct meminfo mem;
 		if (b->host_open &&
-		    rootfs_read_file(&b->host, "proc/meminfo", ROOTFS_FILE_MAX, &text) == 0 &&
-		    parse_meminfo(text.buf, "MemAvailable", &mem_available) == 0 &&
-		    (uint64_t)mem_available < avail)
-			avail = (uint64_t)mem_available;
-		strbuf_release(&text);
+		    meminfo_read(&(struct host_reader){ .root = &b->host }, &mem) > 0 &&
+		    mem.mem_available >= 0 && (uint64_t)mem.mem_available < avail)
+			avail = (uint64_t)mem.mem_available;
 		if (b->o->check)
 			buffers += 2;
 	}

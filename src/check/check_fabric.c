@@ -9,8 +9,8 @@
 #include "check/check.h"
 #include "config/fabric.h"
 #include "inventory/derive.h"
+#include "lib/host_text.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 
 /* The netdev of an ACTIVE RoCE port, or NULL. */
 static const struct inv_netdev *active_roce_netdev(const struct inventory *inv,

@@ -11,9 +11,9 @@
 #include "config/fabric.h"
 #include "config/nccl_env.h"
 #include "inventory/derive.h"
+#include "lib/host_text.h"
 #include "lib/ipv4.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 
 /* Where a setting came from, for messages and fixes. */
 static const char *where(const char *source)

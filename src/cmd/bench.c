@@ -14,8 +14,10 @@
 #include "bench/nccl_run.h"
 #include "bench/rendezvous.h"
 #include "cmd/cmd.h"
+#include "probe/procs.h"
 #include "lib/clock.h"
 #include "lib/parse.h"
+#include "lib/rootfs.h"
 #include "lib/strvec.h"
 #include "lib/xalloc.h"
 #include "nv/cuda.h"
@@ -170,9 +172,7 @@ static int nccl_options(const struct nccl_args *a, struct nccl_bench_opts *o)
 	if (perf_bind_from_name(a->bind, &o->bind) < 0)
 		return cmd_usage_error(cmd, "bad --bind '%s': core, numa or none", a->bind);
 	/* The host's files below $SPARKCTL_ROOT, as every command reads them. */
-	o->host_root = secure_getenv("SPARKCTL_ROOT");
-	if (!o->host_root || !*o->host_root)
-		o->host_root = "/";
+	o->host_root = rootfs_root_path(NULL);
 	o->root = (int)a->root;
 	if (a->timeout == 0 || a->timeout > 86400)
 		return cmd_usage_error(cmd, "--timeout takes 1 to 86400 seconds");
@@ -241,7 +241,7 @@ static int count_gpus(int *ret)
 /* The argv of local rank r: the same options, and where to meet. */
 static void child_argv(const struct nccl_args *a, int r, int n, uint16_t port, struct strvec *v)
 {
-	char *self = cmd_self_path();
+	char *self = proc_self_path_or_name();
 
 	strvec_push(v, self);
 	free(self);

@@ -49,9 +49,6 @@ int cmd_version(int argc, char **argv);
 /* The command overview of 'sparkctl --help'. */
 void cmd_help_overview(FILE *f);
 
-/* The absolute path of this sparkctl (allocated; "sparkctl" if unknown). */
-char *cmd_self_path(void);
-
 /*
  * name in sparkctl's state directory, where a command keeps what a later
  * one shows (doctor's last report, for status): $SPARKCTL_STATE_DIR, else

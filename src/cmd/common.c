@@ -6,6 +6,7 @@
 #include "inventory/inventory_json.h"
 #include "lib/xalloc.h"
 #include "probe/probe.h"
+#include "probe/procs.h"
 
 static void vreport(const char *cmd, const char *fmt, va_list ap) ATTR_PRINTF(2, 0);
 static void vreport(const char *cmd, const char *fmt, va_list ap)
@@ -60,14 +61,8 @@ int inventory_source_load(const char *cmd, const struct inventory_source *src,
 			  struct inventory *inv)
 {
 	struct strbuf err = STRBUF_INIT;
-	const char *root = src->root;
 	int r;
 
-	/* The environment may redirect the probe, but never for a set-uid caller. */
-	if (!root && !src->from)
-		root = secure_getenv("SPARKCTL_ROOT");
-	if (root && !*root)
-		root = NULL;
 	if (src->root && src->from) {
 		cmd_usage_error(cmd, "--root and --from cannot be used together");
 		return SPARKCTL_EXIT_USAGE;
@@ -75,7 +70,7 @@ int inventory_source_load(const char *cmd, const struct inventory_source *src,
 	if (src->from) {
 		r = inventory_load(inv, src->from, &err);
 	} else {
-		struct probe_options opts = { .root = root ? root : "/",
+		struct probe_options opts = { .root = rootfs_root_path(src->root),
 					      .no_nvidia_libraries = src->no_nvidia_libraries };
 		r = probe_inventory(&opts, inv, &err);
 	}
@@ -86,12 +81,6 @@ int inventory_source_load(const char *cmd, const struct inventory_source *src,
 	}
 	strbuf_release(&err);
 	return SPARKCTL_EXIT_OK;
-}
-
-char *cmd_self_path(void)
-{
-	char *p = realpath("/proc/self/exe", NULL);
-	return p ? p : xstrdup("sparkctl");
 }
 
 /* mkdir -p, the last component 0700. */

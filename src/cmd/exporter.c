@@ -116,10 +116,7 @@ int cmd_exporter(int argc, char **argv)
 	if (max_conn == 0 || max_per_ip == 0 || timeout_s == 0)
 		return cmd_usage_error("exporter",
 				       "--max-connections, --max-per-ip and --timeout must be > 0");
-	if (!root_path)
-		root_path = secure_getenv("SPARKCTL_ROOT");
-	if (!root_path || !*root_path)
-		root_path = "/";
+	root_path = rootfs_root_path(root_path);
 	r = rootfs_open(&root, root_path);
 	if (r < 0) {
 		cmd_error("exporter", "cannot use '%s' as the root: %s", root_path, strerror(-r));
@@ -166,9 +163,9 @@ int cmd_exporter(int argc, char **argv)
 			nofile.rlim_cur = nofile.rlim_max;
 			setrlimit(RLIMIT_NOFILE, &nofile);
 		}
-		src.cache = exporter_cache_new();
+		src.cache = reader_cache_new();
 		ret = serve(&src, listen_text, &limits, &stop);
-		exporter_cache_free(src.cache);
+		reader_cache_free(src.cache);
 	}
 	exporter_gpu_close(src.gpu);
 	rootfs_close(&root);

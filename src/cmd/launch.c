@@ -10,6 +10,7 @@
 #include <sys/random.h>
 
 #include "cmd/cmd.h"
+#include "probe/procs.h"
 #include "launch/launch.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
@@ -388,7 +389,7 @@ int cmd_launch(int argc, char **argv)
 		job.all_local &= nodes[i].local;
 	}
 
-	self = cmd_self_path();
+	self = proc_self_path_or_name();
 	ssh.program = getenv("SPARKCTL_SSH");
 	ssh.connect_timeout = a.connect_timeout ? a.connect_timeout : 5;
 	/* A node that dies is noticed in 15 s, not at the next TCP timeout. */

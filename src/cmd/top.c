@@ -24,6 +24,7 @@
 #include "lib/parse.h"
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"
+#include "probe/hostname.h"
 #include "proc/run.h"
 #include "remote/hosts.h"
 #include "top/model.h"
@@ -468,17 +469,15 @@ int cmd_top(int argc, char **argv)
 	} else {
 		struct strbuf name = STRBUF_INIT;
 
-		if (!root_path)
-			root_path = secure_getenv("SPARKCTL_ROOT");
-		if (!root_path || !*root_path)
-			root_path = "/";
+		root_path = rootfs_root_path(root_path);
 		if (open_root(root_path, &root) < 0 ||
 		    (then_path && open_root(then_path, &then) < 0)) {
 			ret = SPARKCTL_EXIT_ERROR;
 			goto out;
 		}
 		/* The name of the node the root describes: a capture's own, not ours. */
-		if (rootfs_read_value(&root, "proc/sys/kernel/hostname", &name) < 0 || !name.len) {
+		if (hostname_read(&(struct host_reader){ .root = &root }, &name) <= 0 ||
+		    !name.len) {
 			char self[256] = "";
 			strbuf_reset(&name);
 			if (gethostname(self, sizeof(self) - 1) == 0)

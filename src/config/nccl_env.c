@@ -4,9 +4,9 @@
 
 #include "config/nccl_env.h"
 #include "inventory/derive.h"
+#include "lib/host_text.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 
 int env_parse_topology(const char *s, enum env_topology *ret)
 {

@@ -1,13 +1,15 @@
 /*
  * collect.h - the collectors of 'sparkctl exporter'.
  *
- * Each collector reads one part of the host below a root (lib/rootfs.h,
- * so a captured tree replays a machine) into a metric set
- * (exporter/metrics.h), synchronously, at scrape time.  A part the host
- * lacks (no RDMA device, no thermal zone) adds nothing and is no error.
- * A file that vanishes or cannot be read while it is listed is skipped;
- * content that is not in the kernel's format makes the collector report
- * failure (sparkctl_scrape_collector_success 0) but the rest still counts.
+ * Each collector maps what probe's readers (probe/reader.h) return for
+ * one part of the host below a root (lib/rootfs.h, so a captured tree
+ * replays a machine) to a metric set (exporter/metrics.h),
+ * synchronously, at scrape time.  A part the host lacks (no RDMA device,
+ * no thermal zone) adds nothing and is no error, nor is a file that
+ * vanishes while it is listed (rootfs_absent()); a file that cannot be
+ * read, or content that is not in the kernel's format, makes the
+ * collector report failure (sparkctl_scrape_collector_success 0) but the
+ * rest still counts.
  *
  * Metric names follow Prometheus conventions (base units in the name,
  * _total for counters) with node_exporter's label names (device, port,
@@ -19,23 +21,16 @@
 #include "sparkctl.h"
 #include "exporter/metrics.h"
 #include "lib/rootfs.h"
+#include "probe/reader.h"
 
 struct exporter_gpu;
-struct exporter_cache;
-
-/*
- * Files a server keeps open between scrapes (the RDMA counters), so that
- * each scrape rereads them instead of looking them up again.
- */
-struct exporter_cache *exporter_cache_new(void);
-void exporter_cache_free(struct exporter_cache *cache);
 
 /* What one scrape reads. */
 struct exporter_source {
 	const struct rootfs *root;
-	struct exporter_gpu *gpu;     /* NULL: no GPU metrics (no NVML, or --no-gpu) */
-	bool gpu_disabled;	      /* --no-gpu: not even sparkctl_gpu_nvml_up */
-	struct exporter_cache *cache; /* NULL: every file is opened at each scrape */
+	struct exporter_gpu *gpu;   /* NULL: no GPU metrics (no NVML, or --no-gpu) */
+	bool gpu_disabled;	    /* --no-gpu: not even sparkctl_gpu_nvml_up */
+	struct reader_cache *cache; /* files kept open between scrapes (probe/reader.h), or NULL */
 };
 
 /*
@@ -45,17 +40,12 @@ struct exporter_source {
  */
 int exporter_collect(const struct exporter_source *src, struct metric_set *set);
 
+/* One collector, every file opened afresh. */
 int collect_rdma(const struct rootfs *root, struct metric_set *set);
-int collect_rdma_cached(const struct rootfs *root, struct exporter_cache *cache,
-			struct metric_set *set);
 int collect_netdev(const struct rootfs *root, struct metric_set *set);
-int collect_netdev_cached(const struct rootfs *root, struct exporter_cache *cache,
-			  struct metric_set *set);
 int collect_thermal(const struct rootfs *root, struct metric_set *set);
 int collect_hwmon(const struct rootfs *root, struct metric_set *set);
 int collect_aer(const struct rootfs *root, struct metric_set *set);
-int collect_aer_cached(const struct rootfs *root, struct exporter_cache *cache,
-		       struct metric_set *set);
 int collect_meminfo(const struct rootfs *root, struct metric_set *set);
 
 /*

@@ -4,9 +4,9 @@
 #include <sys/socket.h>
 
 #include "inventory/derive.h"
+#include "lib/host_text.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 
 int parse_bdf(const char *s, struct pci_bdf *ret)
 {

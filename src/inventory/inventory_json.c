@@ -5,8 +5,8 @@
 
 #include "inventory/derive.h"
 #include "inventory/inventory_json.h"
+#include "lib/host_text.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 
 /* ---- writing ---------------------------------------------------------------- */
 

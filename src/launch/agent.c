@@ -29,7 +29,7 @@
 #include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "probe/probe.h"
-#include "proc/procscan.h"
+#include "probe/procs.h"
 #include "proc/run.h"
 
 extern char **environ;
@@ -238,7 +238,7 @@ static void warn(struct agent *a, const char *fmt, ...)
 /* The node's sparkctl env, and its bootstrap address; a warning if there is none. */
 static void node_environment(struct agent *a)
 {
-	struct probe_options po = { .root = secure_getenv("SPARKCTL_ROOT") };
+	struct probe_options po = { .root = rootfs_root_path(NULL) };
 	struct env_options eo = { .nodes = a->spec.nnodes };
 	struct strbuf err = STRBUF_INIT;
 	struct node_env e = { 0 };

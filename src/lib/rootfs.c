@@ -8,6 +8,32 @@
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"
 
+const char *rootfs_root_path(const char *option)
+{
+	const char *env = option ? NULL : secure_getenv("SPARKCTL_ROOT");
+
+	if (option)
+		return *option ? option : "/";
+	return env && *env ? env : "/";
+}
+
+bool rootfs_absent(int err)
+{
+	switch (-err) {
+	case ENOENT:
+	case ENOTDIR:
+	case ENODEV:
+	case ENXIO:
+	case EINVAL:
+	case EOPNOTSUPP:
+	case ENODATA:
+	case EAGAIN:
+		return true;
+	default:
+		return false;
+	}
+}
+
 int rootfs_open(struct rootfs *root, const char *path)
 {
 	struct stat st, host;
@@ -425,4 +451,20 @@ int rootfs_dir_list(const struct rootfs_dir *dir, struct strvec *names)
 {
 	/* rootfs_list() by the same path; the directory is already known to be inside. */
 	return rootfs_list(dir->root, dir->rel, names);
+}
+
+int rootfs_dir_readlink(const struct rootfs_dir *dir, const char *name, struct strbuf *out)
+{
+	int r;
+
+	if (strchr(name, '/'))
+		return -EINVAL;
+	r = readlink_at(dir->dirfd, name, out);
+	if (r == 0 && dir->root->recorder) {
+		struct strbuf path = STRBUF_INIT;
+		strbuf_addf(&path, "%s/%s", dir->rel, name);
+		record(dir->root, ROOTFS_RECORD_LINK, path.buf, out->buf, out->len);
+		strbuf_release(&path);
+	}
+	return r;
 }

@@ -56,6 +56,35 @@ struct rootfs {
 	struct rootfs_recorder *recorder; /* optional, see above */
 };
 
+/*
+ * The root a command reads: the --root it was given (option, NULL when
+ * none), else $SPARKCTL_ROOT, else "/".  An empty value is the default
+ * "/".  The environment is read with secure_getenv(): a set-uid caller's
+ * environment never redirects it.
+ */
+const char *rootfs_root_path(const char *option);
+
+/*
+ * True when err, from reading a file below a root, means "not there to
+ * read" rather than "something is wrong":
+ *  - ENOENT, and ENOTDIR for a path through something that is no longer
+ *    a directory (a device that went away while it was being read);
+ *  - ENODEV, ENXIO: the file's device is gone;
+ *  - EINVAL, EOPNOTSUPP, ENODATA: what sysfs answers for a value that does
+ *    not apply to this device now (the speed of a link that is down, an
+ *    attribute the driver lacks, a sensor without a reading);
+ *  - EAGAIN: a value that is not ready yet, or a lookup that kept racing
+ *    renames; the next read may have it.
+ * EACCES, EPERM and EIO are not absence.  Every file sparkctl reads is
+ * world-readable on a sound host (the exporter's service runs
+ * unprivileged on that), so a denial means that a sandbox, an LSM or a
+ * seccomp filter hides part of the host, and EIO is a device that failed
+ * to answer: the probe lists them as problems (docs/inventory.md) and an
+ * exporter collector that meets one reports failure, rather than leaving
+ * a hole that looks like a host without the thing.
+ */
+bool rootfs_absent(int err);
+
 /* Open path as a root.  -ENOTDIR, -ENOENT, ... when it cannot be used. */
 int rootfs_open(struct rootfs *root, const char *path);
 void rootfs_close(struct rootfs *root);
@@ -101,6 +130,8 @@ void rootfs_dir_close(struct rootfs_dir *dir);
 int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct strbuf *out);
 /* rootfs_list() of the directory. */
 int rootfs_dir_list(const struct rootfs_dir *dir, struct strvec *names);
+/* The target of the symlink name in the directory, as stored (rootfs_readlink()). */
+int rootfs_dir_readlink(const struct rootfs_dir *dir, const char *name, struct strbuf *out);
 /*
  * Keep a value file open to read it again and again (counters a server
  * polls): rootfs_dir_open_value() opens name in the directory with the

@@ -8,9 +8,10 @@
 #include <sys/socket.h>
 
 #include "inventory/derive.h"
+#include "lib/host_text.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
+#include "probe/netdevs.h"
 #include "probe/probe.h"
 #include "probe/probe_internal.h"
 
@@ -25,62 +26,27 @@ static char *pci_address_of(struct probe_ctx *ctx, const char *link)
 	return base;
 }
 
-static int64_t read_speed(struct probe_ctx *ctx, const char *name)
-{
-	char *path = xasprintf("sys/class/net/%s/speed", name);
-	char *s = probe_read_str(ctx, path);
-	int64_t v = INV_UNKNOWN;
-
-	/* Drivers print SPEED_UNKNOWN as "-1". */
-	if (s && !streq(s, "-1")) {
-		free(s);
-		v = probe_read_int(ctx, path);
-	} else {
-		free(s);
-	}
-	free(path);
-	return v;
-}
-
-static int read_carrier(struct probe_ctx *ctx, const char *name)
-{
-	char *path = xasprintf("sys/class/net/%s/carrier", name);
-	char *s = probe_read_str(ctx, path);
-	int v = TRI_UNKNOWN;
-
-	if (streq(s, "1"))
-		v = TRI_YES;
-	else if (streq(s, "0"))
-		v = TRI_NO;
-	else if (s)
-		probe_bad_content(ctx, path, s);
-	free(s);
-	free(path);
-	return v;
-}
-
 static void probe_netdev(struct probe_ctx *ctx, const char *name)
 {
 	struct inventory *inv = ctx->inv;
 	struct inv_netdev *n = ARRAY_PUSH(inv->netdevs, inv->nr_netdevs);
 	struct strbuf p = STRBUF_INIT;
+	struct netdev_link link;
 
 	n->name = xstrdup(name);
-	n->carrier = TRI_UNKNOWN;
 	n->default_route = TRI_UNKNOWN;
-	strbuf_addf(&p, "sys/class/net/%s/ifindex", name);
+	strbuf_addf(&p, NET_CLASS "/%s/ifindex", name);
 	n->ifindex = probe_read_int(ctx, p.buf);
+	netdev_read_link(&ctx->rd, name, &link);
+	n->mtu = link.mtu;
+	n->operstate = link.operstate;
+	n->carrier = link.carrier;
+	n->speed_mbps = link.speed_mbps;
+	n->address = probe_read_strf(ctx, NET_CLASS "/%s/address", name);
+	n->phys_port_name = probe_read_strf(ctx, NET_CLASS "/%s/phys_port_name", name);
+	n->phys_switch_id = probe_read_strf(ctx, NET_CLASS "/%s/phys_switch_id", name);
 	strbuf_reset(&p);
-	strbuf_addf(&p, "sys/class/net/%s/mtu", name);
-	n->mtu = probe_read_int(ctx, p.buf);
-	n->operstate = probe_read_strf(ctx, "sys/class/net/%s/operstate", name);
-	n->carrier = read_carrier(ctx, name);
-	n->speed_mbps = read_speed(ctx, name);
-	n->address = probe_read_strf(ctx, "sys/class/net/%s/address", name);
-	n->phys_port_name = probe_read_strf(ctx, "sys/class/net/%s/phys_port_name", name);
-	n->phys_switch_id = probe_read_strf(ctx, "sys/class/net/%s/phys_switch_id", name);
-	strbuf_reset(&p);
-	strbuf_addf(&p, "sys/class/net/%s/device", name);
+	strbuf_addf(&p, NET_CLASS "/%s/device", name);
 	n->pci_address = pci_address_of(ctx, p.buf);
 	strbuf_addstr(&p, "/driver");
 	n->driver = probe_read_link_base(ctx, p.buf);
@@ -100,10 +66,9 @@ void probe_netdevs(struct probe_ctx *ctx)
 {
 	struct strvec names = STRVEC_INIT;
 	struct strbuf text = STRBUF_INIT;
-	int r = rootfs_list(ctx->root, "sys/class/net", &names);
+	int r;
 
-	if (r < 0)
-		probe_read_failed(ctx, "sys/class/net", r);
+	netdev_list(&ctx->rd, &names);
 	for (size_t i = 0; i < names.nr; i++)
 		probe_netdev(ctx, names.v[i]);
 	strvec_clear(&names);

@@ -8,25 +8,9 @@
 #include "probe/probe_internal.h"
 #include "version.h"
 
-/* Errors that mean "this value does not exist here", not "something is wrong". */
-static bool is_absence(int err)
-{
-	switch (-err) {
-	case ENOENT:
-	case ENOTDIR:
-	case EINVAL: /* sysfs: the attribute does not apply (speed of a down link) */
-	case ENODEV:
-	case ENXIO:
-	case EOPNOTSUPP:
-		return true;
-	default:
-		return false;
-	}
-}
-
 void probe_read_failed(struct probe_ctx *ctx, const char *path, int err)
 {
-	if (is_absence(err))
+	if (rootfs_absent(err))
 		return;
 	if (err == -EFBIG)
 		inventory_add_problem(ctx->inv, path, "larger than the size limit; not read");
@@ -54,22 +38,25 @@ void probe_bad_content(struct probe_ctx *ctx, const char *path, const char *cont
 	strbuf_release(&shown);
 }
 
+/* The readers' failures, as problems. */
+static void record_failure(void *data, const char *path, int err, const char *content)
+{
+	struct probe_ctx *ctx = data;
+
+	if (content)
+		probe_bad_content(ctx, path, content);
+	else
+		probe_read_failed(ctx, path, err);
+}
+
 char *probe_read_str(struct probe_ctx *ctx, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
-	int r = rootfs_read_value(ctx->root, path, &sb);
 
-	if (r < 0) {
-		probe_read_failed(ctx, path, r);
-		strbuf_release(&sb);
-		return NULL;
-	}
-	if (strlen(sb.buf) != sb.len) {
-		probe_bad_content(ctx, path, "(contains a NUL byte)");
-		strbuf_release(&sb);
-		return NULL;
-	}
-	return strbuf_detach(&sb, NULL);
+	if (reader_value(&ctx->rd, path, &sb) > 0)
+		return strbuf_detach(&sb, NULL);
+	strbuf_release(&sb);
+	return NULL;
 }
 
 char *probe_read_strf(struct probe_ctx *ctx, const char *fmt, ...)
@@ -124,7 +111,8 @@ int probe_inventory(const struct probe_options *opts, struct inventory *inv, str
 	struct rootfs root;
 	struct probe_ctx ctx = { .root = &root,
 				 .inv = inv,
-				 .no_nvidia_libraries = opts->no_nvidia_libraries };
+				 .no_nvidia_libraries = opts->no_nvidia_libraries,
+				 .rd = { .root = &root, .fail = record_failure } };
 	int r = rootfs_open(&root, opts->root);
 
 	if (r < 0) {
@@ -132,6 +120,7 @@ int probe_inventory(const struct probe_options *opts, struct inventory *inv, str
 		return r;
 	}
 	root.recorder = opts->recorder;
+	ctx.rd.data = &ctx;
 	inv->sparkctl_version = xstrdup(SPARKCTL_VERSION);
 	inv->source = xstrdup(root.is_host_root ? "live" : "root");
 	inv->root = root.is_host_root ? NULL : xstrdup(opts->root);

@@ -1,17 +1,18 @@
 /*
  * probe.h - build an inventory from a host.
  *
- * The probe is the only code that reads the host.  Files come from the
- * root (lib/rootfs.h): "/" for the live host or a captured tree.  Facts
- * that are not files - the machine architecture, the process environment
- * and limits, the answers of NVML, CUDA and NCCL, the interface addresses -
- * come from system calls and dlopen() on the live host, and from the
- * tree's .sparkctl/ directory when replaying a capture
- * (docs/capture.md).
+ * probe/ is the only code that reads the host; the probe builds the
+ * inventory, mostly with the readers it shares with the exporter, top and
+ * bench (probe/reader.h).  Files come from the root (lib/rootfs.h): "/"
+ * for the live host or a captured tree.  Facts that are not files - the
+ * machine architecture, the process environment and limits, the answers
+ * of NVML, CUDA and NCCL, the interface addresses - come from system
+ * calls and dlopen() on the live host, and from the tree's .sparkctl/
+ * directory when replaying a capture (docs/capture.md).
  *
  * A fact that cannot be read is left unknown and, unless it is simply
- * absent, explained in inventory.problems; the probe fails as a whole
- * only when the root itself cannot be used.
+ * absent (rootfs_absent()), explained in inventory.problems; the probe
+ * fails as a whole only when the root itself cannot be used.
  */
 #ifndef SPARKCTL_PROBE_H
 #define SPARKCTL_PROBE_H

@@ -8,18 +8,18 @@
 #include "inventory/inventory.h"
 #include "lib/rootfs.h"
 #include "lib/strbuf.h"
+#include "probe/reader.h"
 
 struct probe_ctx {
 	const struct rootfs *root;
 	struct inventory *inv;
 	bool no_nvidia_libraries; /* probe_options' */
+	struct host_reader rd;	  /* the shared readers', failures recorded as problems */
 };
 
 /*
  * Read a one-value file.  Returns the value (allocated) or NULL.  Absence
- * (ENOENT, and the EINVAL/ENODEV/EOPNOTSUPP sysfs gives for a value that
- * does not apply, such as the speed of a link that is down) is silent;
- * other failures are recorded as problems.
+ * (rootfs_absent()) is silent; other failures are recorded as problems.
  */
 char *probe_read_str(struct probe_ctx *ctx, const char *path);
 char *probe_read_strf(struct probe_ctx *ctx, const char *fmt, ...) ATTR_PRINTF(2, 3);
@@ -29,7 +29,7 @@ int64_t probe_read_int(struct probe_ctx *ctx, const char *path);
 char *probe_read_link_base(struct probe_ctx *ctx, const char *path);
 /* Record that the content of path is not in the expected format. */
 void probe_bad_content(struct probe_ctx *ctx, const char *path, const char *content);
-/* Record a failed read of path, unless err means "absent". */
+/* Record a failed read of path, unless err means "absent" (rootfs_absent()). */
 void probe_read_failed(struct probe_ctx *ctx, const char *path, int err);
 
 void probe_system(struct probe_ctx *ctx);

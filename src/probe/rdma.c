@@ -1,23 +1,11 @@
 #include "sparkctl.h"
 
 #include "inventory/derive.h"
+#include "lib/host_text.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 #include "probe/probe_internal.h"
-
-#define IB "sys/class/infiniband"
-
-/* Read a "%d: %s" state file into code and name. */
-static void read_state(struct probe_ctx *ctx, const char *path, int *code, char **name)
-{
-	char *s = probe_read_str(ctx, path);
-
-	*code = (int)INV_UNKNOWN;
-	if (s && parse_port_state(s, code, name) < 0)
-		probe_bad_content(ctx, path, s);
-	free(s);
-}
+#include "probe/rdma_ports.h"
 
 static int cmp_gid(const void *a, const void *b)
 {
@@ -29,12 +17,9 @@ static void probe_gids(struct probe_ctx *ctx, const char *portdir, struct inv_po
 {
 	struct strvec names = STRVEC_INIT;
 	struct strbuf path = STRBUF_INIT;
-	int r;
 
 	strbuf_addf(&path, "%s/gids", portdir);
-	r = rootfs_list(ctx->root, path.buf, &names);
-	if (r < 0)
-		probe_read_failed(ctx, path.buf, r);
+	reader_list(&ctx->rd, path.buf, &names);
 	for (size_t i = 0; i < names.nr; i++) {
 		uint32_t index;
 		uint8_t raw[16];
@@ -70,52 +55,41 @@ static void probe_gids(struct probe_ctx *ctx, const char *portdir, struct inv_po
 	strbuf_release(&path);
 }
 
-static void probe_counter_dir(struct probe_ctx *ctx, const char *dir, struct inv_counter **arr,
-			      size_t *nr)
-{
-	struct strvec names = STRVEC_INIT;
-	struct strbuf path = STRBUF_INIT;
-	int r = rootfs_list(ctx->root, dir, &names);
+struct counters {
+	struct inv_counter **arr;
+	size_t *nr;
+};
 
-	if (r < 0)
-		probe_read_failed(ctx, dir, r);
-	for (size_t i = 0; i < names.nr; i++) {
-		strbuf_reset(&path);
-		strbuf_addf(&path, "%s/%s", dir, names.v[i]);
-		int64_t v = probe_read_int(ctx, path.buf);
-		if (v < 0)
-			continue;
-		struct inv_counter *c = ARRAY_PUSH(*arr, *nr);
-		c->name = xstrdup(names.v[i]);
-		c->value = v;
-	}
-	strvec_clear(&names);
-	strbuf_release(&path);
+static int add_counter(void *data, const char *name, const char *text)
+{
+	struct counters *c = data;
+	uint64_t v;
+
+	if (parse_u64(text, &v) < 0 || v > INT64_MAX)
+		return -EINVAL;
+	struct inv_counter *ic = ARRAY_PUSH(*c->arr, *c->nr);
+	ic->name = xstrdup(name);
+	ic->value = (int64_t)v;
+	return 0;
 }
 
 static void probe_port(struct probe_ctx *ctx, const char *dev, unsigned num, struct inv_port *port)
 {
 	struct strbuf dir = STRBUF_INIT, path = STRBUF_INIT;
+	struct rdma_port_link link;
+	char name[16];
 
-	strbuf_addf(&dir, IB "/%s/ports/%u", dev, num);
+	snprintf(name, sizeof(name), "%u", num);
+	strbuf_addf(&dir, RDMA_CLASS "/%s/ports/%u", dev, num);
 	port->num = num;
-	strbuf_addf(&path, "%s/state", dir.buf);
-	read_state(ctx, path.buf, &port->state, &port->state_name);
-	strbuf_reset(&path);
-	strbuf_addf(&path, "%s/phys_state", dir.buf);
-	read_state(ctx, path.buf, &port->phys_state, &port->phys_state_name);
+	rdma_read_port_link(&ctx->rd, dev, name, &link);
+	port->state = link.state;
+	port->state_name = link.state_name;
+	port->phys_state = link.phys_state;
+	port->phys_state_name = link.phys_state_name;
+	port->rate = link.rate;
+	port->link_layer = link.link_layer;
 
-	strbuf_reset(&path);
-	strbuf_addf(&path, "%s/rate", dir.buf);
-	port->rate = probe_read_str(ctx, path.buf);
-	int64_t mbps;
-	if (port->rate && parse_port_rate(port->rate, &mbps) < 0) {
-		probe_bad_content(ctx, path.buf, port->rate);
-		free_and_null(&port->rate);
-	}
-	port->link_layer = probe_read_strf(ctx, "%s/link_layer", dir.buf);
-
-	strbuf_reset(&path);
 	strbuf_addf(&path, "%s/lid", dir.buf);
 	char *lid = probe_read_str(ctx, path.buf);
 	uint64_t v;
@@ -127,12 +101,10 @@ static void probe_port(struct probe_ctx *ctx, const char *dev, unsigned num, str
 	free(lid);
 
 	probe_gids(ctx, dir.buf, port);
-	strbuf_reset(&path);
-	strbuf_addf(&path, "%s/counters", dir.buf);
-	probe_counter_dir(ctx, path.buf, &port->counters, &port->nr_counters);
-	strbuf_reset(&path);
-	strbuf_addf(&path, "%s/hw_counters", dir.buf);
-	probe_counter_dir(ctx, path.buf, &port->hw_counters, &port->nr_hw_counters);
+	rdma_read_counters(&ctx->rd, dev, name, false, NULL, add_counter,
+			   &(struct counters){ &port->counters, &port->nr_counters });
+	rdma_read_counters(&ctx->rd, dev, name, true, NULL, add_counter,
+			   &(struct counters){ &port->hw_counters, &port->nr_hw_counters });
 	strbuf_release(&dir);
 	strbuf_release(&path);
 }
@@ -140,11 +112,9 @@ static void probe_port(struct probe_ctx *ctx, const char *dev, unsigned num, str
 static void probe_ports(struct probe_ctx *ctx, struct inv_rdma_dev *d)
 {
 	struct strvec names = STRVEC_INIT;
-	char *dir = xasprintf(IB "/%s/ports", d->name);
-	int r = rootfs_list(ctx->root, dir, &names);
+	char *dir = xasprintf(RDMA_CLASS "/%s/ports", d->name);
 
-	if (r < 0)
-		probe_read_failed(ctx, dir, r);
+	rdma_list_ports(&ctx->rd, d->name, &names);
 	for (size_t i = 0; i < names.nr; i++) {
 		uint32_t num;
 		if (parse_u32(names.v[i], &num) < 0 || num == 0 || num > 255) {
@@ -163,28 +133,27 @@ static void probe_rdma_dev(struct probe_ctx *ctx, const char *name)
 {
 	struct inventory *inv = ctx->inv;
 	struct inv_rdma_dev *d = ARRAY_PUSH(inv->rdma, inv->nr_rdma);
+	struct rdma_device_attrs attrs;
 	char *path;
 	struct pci_bdf bdf;
-	int r;
 
 	d->name = xstrdup(name);
 	strvec_init(&d->netdevs);
-	d->hca_type = probe_read_strf(ctx, IB "/%s/hca_type", name);
-	d->fw_ver = probe_read_strf(ctx, IB "/%s/fw_ver", name);
-	d->board_id = probe_read_strf(ctx, IB "/%s/board_id", name);
-	d->node_guid = probe_read_strf(ctx, IB "/%s/node_guid", name);
-	d->sys_image_guid = probe_read_strf(ctx, IB "/%s/sys_image_guid", name);
+	rdma_read_device(&ctx->rd, name, &attrs);
+	d->hca_type = attrs.hca_type;
+	d->fw_ver = attrs.fw_ver;
+	d->board_id = attrs.board_id;
+	d->node_guid = probe_read_strf(ctx, RDMA_CLASS "/%s/node_guid", name);
+	d->sys_image_guid = probe_read_strf(ctx, RDMA_CLASS "/%s/sys_image_guid", name);
 
-	path = xasprintf(IB "/%s/device", name);
+	path = xasprintf(RDMA_CLASS "/%s/device", name);
 	d->pci_address = probe_read_link_base(ctx, path);
 	if (d->pci_address && parse_bdf(d->pci_address, &bdf) < 0)
 		free_and_null(&d->pci_address);
 	free(path);
 
-	path = xasprintf(IB "/%s/device/net", name);
-	r = rootfs_list(ctx->root, path, &d->netdevs);
-	if (r < 0)
-		probe_read_failed(ctx, path, r);
+	path = xasprintf(RDMA_CLASS "/%s/device/net", name);
+	reader_list(&ctx->rd, path, &d->netdevs);
 	free(path);
 
 	if (d->netdevs.nr) {
@@ -196,9 +165,9 @@ static void probe_rdma_dev(struct probe_ctx *ctx, const char *name)
 		} else {
 			/* The netdev is not in this network namespace; read it via the device. */
 			d->phys_port_name = probe_read_strf(
-				ctx, IB "/%s/device/net/%s/phys_port_name", name, nd);
+				ctx, RDMA_CLASS "/%s/device/net/%s/phys_port_name", name, nd);
 			d->phys_switch_id = probe_read_strf(
-				ctx, IB "/%s/device/net/%s/phys_switch_id", name, nd);
+				ctx, RDMA_CLASS "/%s/device/net/%s/phys_switch_id", name, nd);
 		}
 	}
 	probe_ports(ctx, d);
@@ -207,10 +176,8 @@ static void probe_rdma_dev(struct probe_ctx *ctx, const char *name)
 void probe_rdma(struct probe_ctx *ctx)
 {
 	struct strvec names = STRVEC_INIT;
-	int r = rootfs_list(ctx->root, IB, &names);
 
-	if (r < 0)
-		probe_read_failed(ctx, IB, r);
+	rdma_list_devices(&ctx->rd, &names);
 	for (size_t i = 0; i < names.nr; i++)
 		probe_rdma_dev(ctx, names.v[i]);
 	strvec_clear(&names);

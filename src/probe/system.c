@@ -1,7 +1,9 @@
 #include "sparkctl.h"
 
+#include "lib/host_text.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
+#include "probe/hostname.h"
+#include "probe/meminfo.h"
 #include "probe/probe_internal.h"
 
 static void probe_os_release(struct probe_ctx *ctx)
@@ -126,29 +128,25 @@ static void probe_modules_load(struct probe_ctx *ctx)
 
 static void probe_meminfo(struct probe_ctx *ctx)
 {
-	const char *path = "proc/meminfo";
-	struct strbuf text = STRBUF_INIT;
 	struct inv_system *s = &ctx->inv->sys;
-	int r = rootfs_read_file(ctx->root, path, ROOTFS_FILE_MAX, &text);
+	struct meminfo m;
 
-	if (r < 0) {
-		probe_read_failed(ctx, path, r);
-	} else {
-		if (parse_meminfo(text.buf, "MemTotal", &s->mem_total) < 0)
-			probe_bad_content(ctx, path, text.buf);
-		parse_meminfo(text.buf, "MemAvailable", &s->mem_available);
-		/* CmaTotal is absent when the kernel has no CMA: that is 0, not unknown. */
-		if (parse_meminfo(text.buf, "CmaTotal", &s->cma_total) < 0)
-			s->cma_total = 0;
-	}
-	strbuf_release(&text);
+	if (meminfo_read(&ctx->rd, &m) <= 0)
+		return;
+	s->mem_total = m.mem_total;
+	s->mem_available = m.mem_available;
+	/* CmaTotal is absent when the kernel has no CMA: that is 0, not unknown. */
+	s->cma_total = m.cma_total < 0 ? 0 : m.cma_total;
 }
 
 void probe_system(struct probe_ctx *ctx)
 {
 	struct inv_system *s = &ctx->inv->sys;
+	struct strbuf name = STRBUF_INIT;
 
-	s->hostname = probe_read_str(ctx, "proc/sys/kernel/hostname");
+	if (hostname_read(&ctx->rd, &name) > 0)
+		s->hostname = strbuf_detach(&name, NULL);
+	strbuf_release(&name);
 	s->kernel = probe_read_str(ctx, "proc/sys/kernel/osrelease");
 	probe_os_release(ctx);
 	probe_nvidia_driver(ctx);

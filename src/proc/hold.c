@@ -17,10 +17,10 @@
 
 #include "exitcode.h"
 #include "lib/clock.h"
+#include "probe/procs.h"
 #include "proc/child.h"
 #include "proc/hold.h"
 #include "proc/loop.h"
-#include "proc/procscan.h"
 
 /* How often the ready port is looked at. */
 #define READY_POLL_MS 20

@@ -4,10 +4,10 @@
 #include "sparkctl.h"
 
 #include "check/check.h"
-#include "cmd/cmd.h"
 #include "remote/session.h"
 #include "inventory/inventory_json.h"
 #include "lib/xalloc.h"
+#include "probe/procs.h"
 #include "proc/run.h"
 #include "remote/hosts.h"
 
@@ -28,7 +28,7 @@ void remote_session_init(struct remote_session *rs, const char *remote_sparkctl,
 	strvec_init(&rs->hosts);
 	rs->ssh.program = getenv("SPARKCTL_SSH");
 	rs->ssh.connect_timeout = 5;
-	rs->sparkctl = remote_sparkctl ? xstrdup(remote_sparkctl) : cmd_self_path();
+	rs->sparkctl = remote_sparkctl ? xstrdup(remote_sparkctl) : proc_self_path_or_name();
 	if (multiplex && ssh_control_dir_make(rs->control_dir) == 0)
 		rs->ssh.control_dir = rs->control_dir;
 }

@@ -3,9 +3,9 @@
 #include <sys/socket.h>
 
 #include "inventory/derive.h"
+#include "lib/host_text.h"
 #include "lib/xalloc.h"
 #include "nv/nccl.h"
-#include "probe/parsers.h"
 #include "view/emit.h"
 #include "view/topo_view.h"
 

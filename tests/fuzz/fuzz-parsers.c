@@ -1,5 +1,5 @@
 /*
- * fuzz-parsers - the pure parsers of probe/parsers.h and parse_bdf().
+ * fuzz-parsers - the pure parsers of lib/host_text.h and parse_bdf().
  *
  * The first byte selects the parser (modulo their number), the rest is
  * the text.  Besides memory errors and leaks, each parser's documented
@@ -13,7 +13,7 @@
 #include "fuzz.h"
 #include "inventory/derive.h"
 #include "inventory/inventory.h"
-#include "probe/parsers.h"
+#include "lib/host_text.h"
 
 /* Selectors: the seed corpus prepends these values, keep them stable. */
 enum parser {

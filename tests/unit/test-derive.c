@@ -6,8 +6,8 @@
 #include "test_util.h"
 
 #include "inventory/derive.h"
+#include "lib/host_text.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 
 static const struct inv_rdma_dev *dev(const struct inventory *inv, const char *name)
 {

@@ -1,6 +1,6 @@
 /*
  * Unit tests of launch/spec.c (the job spec, a unit's environment and
- * command, exit statuses) and proc/procscan.c (parsing /proc text,
+ * command, exit statuses) and probe/procs.c (parsing /proc text,
  * selections from a process table, and a few calls on real processes).
  */
 #include "sparkctl.h"
@@ -16,7 +16,7 @@
 #include "launch/launch.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
-#include "proc/procscan.h"
+#include "probe/procs.h"
 
 /* ---- helpers ---- */
 

@@ -1,10 +1,10 @@
-/* Unit tests of probe/parsers.c on the kernel's exact formats. */
+/* Unit tests of lib/host_text.c on the kernel's exact formats. */
 #include "sparkctl.h"
 
 #include "test_util.h"
 
+#include "lib/host_text.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 
 static void port_state(void **state)
 {

@@ -1,19 +1,21 @@
 /*
- * procscan.h - finding and ending processes through /proc.
+ * procs.h - finding and ending processes through /proc.
  *
  * For 'sparkctl launch': the processes of a job are found by what they
  * cannot shed by double-forking - their ancestry (the agent is a child
  * subreaper, so orphans come back to it), their session id, and the
  * SPARKCTL_JOB_ID variable in every rank's environment - never by
  * matching names.  And the process that holds a TCP port, to say who it
- * is.  These read /proc of the running kernel, not a captured tree: they
- * are about live processes, not about the host's description.  None
- * prints.
+ * is, and this program's own path.  These read /proc of the running
+ * kernel through a root opened on "/" (lib/rootfs.h), never a captured
+ * tree: they are about live processes, not about the host's description.
+ * None prints.
  */
-#ifndef SPARKCTL_PROCSCAN_H
-#define SPARKCTL_PROCSCAN_H
+#ifndef SPARKCTL_PROBE_PROCS_H
+#define SPARKCTL_PROBE_PROCS_H
 
 #include "sparkctl.h"
+#include "lib/strbuf.h"
 
 struct proc_entry {
 	pid_t pid, ppid, pgid, sid;
@@ -96,5 +98,10 @@ int tcp_port_owner(unsigned port, pid_t *ret_pid);
  * gone already is not an error.  Returns the number signalled.
  */
 size_t procs_signal(const struct proc_list *l, int sig);
+
+/* The absolute path of this program (proc/self/exe, symlinks resolved) into out: 0 or -errno. */
+int proc_self_path(struct strbuf *out);
+/* The same, allocated; "sparkctl" (looked up in PATH) where it cannot be read. */
+char *proc_self_path_or_name(void);
 
 #endif

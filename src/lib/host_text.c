@@ -3,9 +3,9 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 
+#include "lib/host_text.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
-#include "probe/parsers.h"
 
 int parse_port_state(const char *s, int *ret_code, char **ret_name)
 {

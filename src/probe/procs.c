@@ -1,50 +1,50 @@
 /*
- * procscan.c - finding and ending processes through /proc.
+ * procs.c - finding and ending processes through /proc.
  */
 #include "sparkctl.h"
 
-#include <dirent.h>
 #include <signal.h>
 
 #include "lib/parse.h"
+#include "lib/rootfs.h"
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
-#include "proc/procscan.h"
+#include "probe/procs.h"
 
 /* /proc/PID/environ and cmdline are bounded by the kernel's ARG_MAX; stat is short. */
 #define PROC_FILE_MAX (4u << 20)
 
-/* Read /proc/<rel> whole into out (reset first).  Returns 0 or -errno. */
-static int read_proc_file(const char *rel, size_t max, struct strbuf *out)
+/* The live kernel's files: processes are about now, never a captured tree. */
+static int open_host(struct rootfs *host)
+{
+	return rootfs_open(host, "/");
+}
+
+/* Read proc/<rel> whole into out (reset first).  Returns 0 or -errno. */
+static int read_proc_file(const struct rootfs *host, const char *rel, size_t max,
+			  struct strbuf *out)
 {
 	char path[64];
-	int fd, ret = 0;
+	int r;
 
 	strbuf_reset(out);
-	if ((size_t)snprintf(path, sizeof(path), "/proc/%s", rel) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "proc/%s", rel) >= sizeof(path))
 		return -ENAMETOOLONG;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-		strbuf_grow(out, 4096);
-		n = read(fd, out->buf + out->len, out->alloc - out->len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		strbuf_setlen(out, out->len + (size_t)n);
-		if (out->len > max) {
-			ret = -EFBIG;
-			break;
-		}
-	}
-	close(fd);
-	return ret;
+	r = rootfs_read_file(host, path, max, out);
+	return r < 0 ? r : 0;
+}
+
+/* read_proc_file() on a root of its own. */
+static int read_live_proc_file(const char *rel, size_t max, struct strbuf *out)
+{
+	struct rootfs host;
+	int r = open_host(&host);
+
+	strbuf_reset(out);
+	if (r == 0)
+		r = read_proc_file(&host, rel, max, out);
+	rootfs_close(&host);
+	return r;
 }
 
 static int parse_pid_field(const char *s, size_t len, pid_t *ret)
@@ -107,28 +107,31 @@ void procs_started_since(const struct proc_table *t, uint64_t start_ticks, struc
 int proc_table_scan(struct proc_table *t)
 {
 	struct strbuf text = STRBUF_INIT;
-	struct dirent *de;
-	DIR *dir;
+	struct strvec names = STRVEC_INIT;
+	struct rootfs host;
+	int r = open_host(&host);
 
 	t->v = NULL;
 	t->nr = 0;
-	if (!(dir = opendir("/proc")))
-		return -errno;
-	while ((de = readdir(dir))) {
+	if (r == 0)
+		r = rootfs_list(&host, "proc", &names);
+	for (size_t i = 0; r >= 0 && i < names.nr; i++) {
 		struct proc_entry e;
 		char rel[32];
 		pid_t pid;
 
-		if (parse_pid_field(de->d_name, strlen(de->d_name), &pid) < 0)
+		if (parse_pid_field(names.v[i], strlen(names.v[i]), &pid) < 0)
 			continue;
 		snprintf(rel, sizeof(rel), "%d/stat", pid);
-		if (read_proc_file(rel, 4096, &text) < 0 || proc_stat_parse(text.buf, &e) < 0)
+		if (read_proc_file(&host, rel, 4096, &text) < 0 ||
+		    proc_stat_parse(text.buf, &e) < 0)
 			continue; /* gone meanwhile */
 		*ARRAY_PUSH(t->v, t->nr) = e;
 	}
-	closedir(dir);
+	rootfs_close(&host);
+	strvec_clear(&names);
 	strbuf_release(&text);
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 void proc_table_release(struct proc_table *t)
@@ -197,11 +200,11 @@ static const char *environ_lookup(const struct strbuf *env, const char *name)
 	return NULL;
 }
 
-static int read_environ(pid_t pid, struct strbuf *out)
+static int read_environ(const struct rootfs *host, pid_t pid, struct strbuf *out)
 {
 	char rel[32];
 	snprintf(rel, sizeof(rel), "%d/environ", pid);
-	return read_proc_file(rel, PROC_FILE_MAX, out);
+	return read_proc_file(host, rel, PROC_FILE_MAX, out);
 }
 
 /* True when the environment block holds every entry ("NAME=VALUE") exactly. */
@@ -228,24 +231,31 @@ static bool environ_has_all(const struct strbuf *env, const char *const *entries
 void procs_with_env(const struct proc_table *t, const char *const *entries, struct proc_list *out)
 {
 	struct strbuf env = STRBUF_INIT;
+	struct rootfs host;
 
+	if (open_host(&host) < 0)
+		return;
 	for (size_t i = 0; i < t->nr; i++) {
-		if (t->v[i].state == 'Z' || read_environ(t->v[i].pid, &env) < 0)
+		if (t->v[i].state == 'Z' || read_environ(&host, t->v[i].pid, &env) < 0)
 			continue;
 		if (environ_has_all(&env, entries))
 			proc_list_add(out, t->v[i].pid);
 	}
+	rootfs_close(&host);
 	strbuf_release(&env);
 }
 
 char *proc_env_value(pid_t pid, const char *name)
 {
 	struct strbuf env = STRBUF_INIT;
+	struct rootfs host;
 	const char *v;
 	char *ret = NULL;
 
-	if (read_environ(pid, &env) == 0 && (v = environ_lookup(&env, name)))
+	if (open_host(&host) == 0 && read_environ(&host, pid, &env) == 0 &&
+	    (v = environ_lookup(&env, name)))
 		ret = xstrdup(v);
+	rootfs_close(&host);
 	strbuf_release(&env);
 	return ret;
 }
@@ -256,7 +266,7 @@ char *proc_cmdline(pid_t pid, size_t max)
 	char rel[32];
 
 	snprintf(rel, sizeof(rel), "%d/cmdline", pid);
-	if (read_proc_file(rel, PROC_FILE_MAX, &text) < 0 || text.len == 0) {
+	if (read_live_proc_file(rel, PROC_FILE_MAX, &text) < 0 || text.len == 0) {
 		strbuf_release(&text);
 		return NULL;
 	}
@@ -296,33 +306,46 @@ int tcp_table_find_listener(const char *text, unsigned port, unsigned long *ret_
 	return 0;
 }
 
+/* True when pid has an open descriptor on the socket want ("socket:[INODE]"). */
+static bool holds_socket(const struct rootfs *host, pid_t pid, const char *want)
+{
+	struct strvec fds = STRVEC_INIT;
+	struct strbuf target = STRBUF_INIT;
+	struct rootfs_dir dir;
+	char rel[64];
+	bool found = false;
+
+	snprintf(rel, sizeof(rel), "proc/%d/fd", pid);
+	if (rootfs_dir_open(host, rel, &dir) < 0)
+		return false;
+	rootfs_dir_list(&dir, &fds);
+	for (size_t i = 0; i < fds.nr && !found; i++)
+		found = rootfs_dir_readlink(&dir, fds.v[i], &target) == 0 &&
+			streq(target.buf, want);
+	rootfs_dir_close(&dir);
+	strvec_clear(&fds);
+	strbuf_release(&target);
+	return found;
+}
+
 /* The process with an open descriptor on socket inode, or 0 if none can be seen. */
 static pid_t socket_owner(unsigned long inode)
 {
-	char want[48], rel[64], target[64];
+	char want[48];
 	struct proc_table t;
+	struct rootfs host;
 	pid_t owner = 0;
 
 	snprintf(want, sizeof(want), "socket:[%lu]", inode);
-	if (proc_table_scan(&t) < 0)
+	if (open_host(&host) < 0)
 		return 0;
-	for (size_t i = 0; i < t.nr && !owner; i++) {
-		struct dirent *de;
-		DIR *dir;
-		snprintf(rel, sizeof(rel), "/proc/%d/fd", t.v[i].pid);
-		if (!(dir = opendir(rel)))
-			continue;
-		while (!owner && (de = readdir(dir))) {
-			ssize_t n = readlinkat(dirfd(dir), de->d_name, target, sizeof(target) - 1);
-			if (n <= 0)
-				continue;
-			target[n] = '\0';
-			if (streq(target, want))
+	if (proc_table_scan(&t) == 0) {
+		for (size_t i = 0; i < t.nr && !owner; i++)
+			if (holds_socket(&host, t.v[i].pid, want))
 				owner = t.v[i].pid;
-		}
-		closedir(dir);
+		proc_table_release(&t);
 	}
-	proc_table_release(&t);
+	rootfs_close(&host);
 	return owner;
 }
 
@@ -334,7 +357,7 @@ int tcp_port_owner(unsigned port, pid_t *ret_pid)
 	int found = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(tables) && found <= 0; i++)
-		if (read_proc_file(tables[i], 64u << 20, &text) == 0)
+		if (read_live_proc_file(tables[i], 64u << 20, &text) == 0)
 			found = tcp_table_find_listener(text.buf, port, &inode);
 	strbuf_release(&text);
 	if (found <= 0)
@@ -352,4 +375,37 @@ size_t procs_signal(const struct proc_list *l, int sig)
 		if (l->pids[i] > 0 && l->pids[i] != self && kill(l->pids[i], sig) == 0)
 			n++;
 	return n;
+}
+
+int proc_self_path(struct strbuf *out)
+{
+	struct strbuf target = STRBUF_INIT;
+	struct rootfs host;
+	char *path = NULL;
+	int r = open_host(&host);
+
+	if (r == 0)
+		r = rootfs_readlink(&host, "proc/self/exe", &target);
+	/* The kernel's path may pass through symlinks of its own mount namespace. */
+	if (r == 0 && !(path = realpath(target.buf, NULL)))
+		r = -errno;
+	if (r == 0) {
+		strbuf_reset(out);
+		strbuf_addstr(out, path);
+	}
+	free(path);
+	rootfs_close(&host);
+	strbuf_release(&target);
+	return r;
+}
+
+char *proc_self_path_or_name(void)
+{
+	struct strbuf path = STRBUF_INIT;
+
+	if (proc_self_path(&path) < 0) {
+		strbuf_reset(&path);
+		strbuf_addstr(&path, "sparkctl");
+	}
+	return strbuf_detach(&path, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * parsers.h - pure parsers for the text of sysfs, procfs and /etc files.
+ * host_text.h - pure parsers for the text of the host's files: sysfs, procfs, /etc.
  *
  * No I/O: each takes the file's text (as read, trailing newline removed
  * for one-value files) and returns 0 with the result, or -EINVAL when the
@@ -7,8 +7,8 @@
  * (tests/fuzz/fuzz-parsers.c) and unit-tested on the exact formats of
  * reference/spark-hardware.md.
  */
-#ifndef SPARKCTL_PARSERS_H
-#define SPARKCTL_PARSERS_H
+#ifndef SPARKCTL_HOST_TEXT_H
+#define SPARKCTL_HOST_TEXT_H
 
 #include "sparkctl.h"
 #include "lib/strbuf.h"

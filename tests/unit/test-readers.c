@@ -1,0 +1,247 @@
+/*
+ * Unit tests of the host readers' common ground (probe/reader.h): which
+ * errors are absence, the root a command reads, what a failure tells,
+ * the cache of open files; and of the readers on a small tree written
+ * here and on this process itself.
+ */
+#include "sparkctl.h"
+
+#include "test_util.h"
+
+#include "lib/rootfs.h"
+#include "probe/meminfo.h"
+#include "probe/netdevs.h"
+#include "probe/procs.h"
+#include "probe/reader.h"
+
+static char tree[] = "/tmp/sparkctl-readers-XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(tree))
+		return -1;
+	char *cmd =
+		xasprintf("cd %s && mkdir -p sys/class/net/eth0/statistics proc && "
+			  "cd sys/class/net/eth0 && echo 9000 > mtu && echo up > operstate && "
+			  "echo 1 > carrier && echo -1 > speed && echo 5 > statistics/rx_bytes "
+			  "&& mkfifo statistics/tx_bytes && cd %s && "
+			  "printf 'MemTotal:  1000 kB\\nMemAvailable:  600 kB\\n' > proc/meminfo",
+			  tree, tree);
+	sh(cmd);
+	free(cmd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	remove_tree(tree);
+	return 0;
+}
+
+/* What fail() was told: "path err" or "path err 'content'", in order. */
+static void record_failure(void *data, const char *path, int err, const char *content)
+{
+	struct strvec *told = data;
+
+	if (content)
+		strvec_pushf(told, "%s %d '%s'", path, err, content);
+	else
+		strvec_pushf(told, "%s %d", path, err);
+}
+
+/* Write the tree's files with the shell command cmd, run in the tree. */
+static void in_tree(const char *cmd)
+{
+	char *full = xasprintf("cd %s && %s", tree, cmd);
+
+	sh(full);
+	free(full);
+}
+
+static void absence(void **state)
+{
+	static const int absent[] = { ENOENT, ENOTDIR,	  ENODEV,  ENXIO,
+				      EINVAL, EOPNOTSUPP, ENODATA, EAGAIN };
+	static const int failures[] = { EACCES, EPERM, EIO, EFBIG, ESPIPE, ELOOP, EISDIR, EMFILE };
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(absent); i++)
+		assert_true(rootfs_absent(-absent[i]));
+	for (size_t i = 0; i < ARRAY_SIZE(failures); i++)
+		assert_false(rootfs_absent(-failures[i]));
+}
+
+static void root_path(void **state)
+{
+	(void)state;
+	unsetenv("SPARKCTL_ROOT");
+	assert_string_equal(rootfs_root_path(NULL), "/");
+	assert_string_equal(rootfs_root_path("/x"), "/x");
+	assert_string_equal(rootfs_root_path(""), "/");
+	setenv("SPARKCTL_ROOT", "/from-env", 1);
+	assert_string_equal(rootfs_root_path(NULL), "/from-env");
+	/* --root wins over the environment. */
+	assert_string_equal(rootfs_root_path("/x"), "/x");
+	setenv("SPARKCTL_ROOT", "", 1);
+	assert_string_equal(rootfs_root_path(NULL), "/");
+	unsetenv("SPARKCTL_ROOT");
+}
+
+static int keep_stat(void *data, const char *name, const char *text)
+{
+	struct strvec *seen = data;
+
+	strvec_pushf(seen, "%s=%s", name, text);
+	return streq(text, "bad") ? -EINVAL : 0;
+}
+
+/* Absence is silent; a file that cannot be read is told, with its path. */
+static void reads(void **state)
+{
+	static const char *const stats[] = { "rx_bytes", "tx_bytes", "rx_packets", NULL };
+	struct strvec told = STRVEC_INIT, seen = STRVEC_INIT;
+	struct rootfs root;
+	struct host_reader rd = { .root = &root, .fail = record_failure, .data = &told };
+	struct netdev_link link;
+	struct meminfo m;
+	char want[128];
+
+	(void)state;
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	assert_int_equal(netdev_read_link(&rd, "eth0", &link), 1);
+	assert_int_equal(link.mtu, 9000);
+	assert_string_equal(link.operstate, "up");
+	assert_int_equal(link.carrier, TRI_YES);
+	assert_int_equal(link.speed_mbps, INV_UNKNOWN);
+	netdev_link_release(&link);
+	assert_int_equal(netdev_read_link(&rd, "eth9", &link), 0);
+	netdev_link_release(&link);
+	assert_int_equal(told.nr, 0);
+
+	/* rx_packets is absent, tx_bytes a FIFO. */
+	assert_int_equal(netdev_read_statistics(&rd, "eth0", stats, keep_stat, &seen), 1);
+	assert_int_equal(seen.nr, 1);
+	assert_string_equal(seen.v[0], "rx_bytes=5");
+	assert_int_equal(told.nr, 1);
+	snprintf(want, sizeof(want), "sys/class/net/eth0/statistics/tx_bytes %d", -ESPIPE);
+	assert_string_equal(told.v[0], want);
+
+	/* Content the caller cannot parse is told with the content. */
+	in_tree("echo bad > sys/class/net/eth0/statistics/rx_bytes");
+	netdev_read_statistics(&rd, "eth0", stats, keep_stat, &seen);
+	assert_int_equal(told.nr, 3);
+	snprintf(want, sizeof(want), "sys/class/net/eth0/statistics/rx_bytes %d 'bad'", -EINVAL);
+	assert_string_equal(told.v[1], want);
+
+	assert_int_equal(meminfo_read(&rd, &m), 1);
+	assert_int_equal(m.mem_total, 1024000);
+	assert_int_equal(m.mem_available, 614400);
+	assert_int_equal(m.cma_total, INV_UNKNOWN);
+	assert_int_equal(told.nr, 3);
+	strvec_clear(&seen);
+	strvec_clear(&told);
+	rootfs_close(&root);
+}
+
+/* A NUL byte in a value, and a meminfo without MemTotal, are content errors. */
+static void bad_content(void **state)
+{
+	struct strvec told = STRVEC_INIT;
+	struct rootfs root;
+	struct host_reader rd = { .root = &root, .fail = record_failure, .data = &told };
+	struct strbuf v = STRBUF_INIT;
+	struct meminfo m;
+	char want[128];
+
+	(void)state;
+	in_tree("printf 'a\\000b' > sys/class/net/eth0/address && "
+		"printf 'MemFree: 1 kB\\nMemAvailable: 2 kB\\n' > proc/meminfo");
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	assert_int_equal(reader_value(&rd, "sys/class/net/eth0/address", &v), -EINVAL);
+	/* What the file has is filled in. */
+	assert_int_equal(meminfo_read(&rd, &m), 1);
+	assert_int_equal(m.mem_total, INV_UNKNOWN);
+	assert_int_equal(m.mem_available, 2048);
+	assert_int_equal(told.nr, 2);
+	snprintf(want, sizeof(want), "sys/class/net/eth0/address %d '(contains a NUL byte)'",
+		 -EINVAL);
+	assert_string_equal(told.v[0], want);
+	assert_true(starts_with(told.v[1], "proc/meminfo "));
+	strbuf_release(&v);
+	strvec_clear(&told);
+	rootfs_close(&root);
+}
+
+/* A cached directory is reread, sees new values, and goes at the sweep after a round without it. */
+static void cache(void **state)
+{
+	static const char *const names[] = { "mtu", "carrier", NULL };
+	struct rootfs root;
+	struct host_reader rd = { .root = &root, .cache = reader_cache_new() };
+	struct reader_dir d;
+	struct strbuf v = STRBUF_INIT;
+	const struct strvec *listed;
+
+	(void)state;
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	assert_int_equal(reader_dir_open(&rd, "sys/class/net/eth0", names, &d), 1);
+	assert_int_equal(reader_dir_value(&d, "mtu", &v), 1);
+	assert_string_equal(v.buf, "9000");
+	/* Only the names it was opened with. */
+	assert_int_equal(reader_dir_value(&d, "operstate", &v), 0);
+	assert_int_equal(reader_dir_list(&d, &listed), 2);
+	reader_dir_close(&d);
+	reader_cache_sweep(rd.cache);
+
+	in_tree("echo 1500 > sys/class/net/eth0/mtu");
+	assert_int_equal(reader_dir_open(&rd, "sys/class/net/eth0", names, &d), 1);
+	assert_int_equal(reader_dir_value(&d, "carrier", &v), 1);
+	assert_string_equal(v.buf, "1");
+	assert_int_equal(reader_dir_value(&d, "mtu", &v), 1);
+	assert_string_equal(v.buf, "1500");
+	reader_dir_close(&d);
+	/* A round that does not read it closes it; the next one opens it again. */
+	reader_cache_sweep(rd.cache);
+	reader_cache_sweep(rd.cache);
+	assert_int_equal(reader_dir_open(&rd, "sys/class/net/eth9", names, &d), 0);
+	reader_dir_close(&d);
+	assert_int_equal(reader_dir_open(&rd, "sys/class/net/eth0", names, &d), 1);
+	assert_int_equal(reader_dir_value(&d, "mtu", &v), 1);
+	assert_string_equal(v.buf, "1500");
+	reader_dir_close(&d);
+	reader_cache_free(rd.cache);
+	strbuf_release(&v);
+	rootfs_close(&root);
+}
+
+/* This process, through /proc of the live kernel. */
+static void procs(void **state)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct proc_table t;
+	char *want = realpath("/proc/self/exe", NULL);
+	bool found = false;
+
+	(void)state;
+	assert_int_equal(proc_self_path(&path), 0);
+	assert_string_equal(path.buf, want);
+	assert_int_equal(proc_table_scan(&t), 0);
+	for (size_t i = 0; i < t.nr; i++)
+		if (t.v[i].pid == getpid())
+			found = t.v[i].ppid == getppid() && t.v[i].sid == getsid(0);
+	assert_true(found);
+	proc_table_release(&t);
+	free(want);
+	strbuf_release(&path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(absence),     cmocka_unit_test(root_path), cmocka_unit_test(reads),
+		cmocka_unit_test(bad_content), cmocka_unit_test(cache),	    cmocka_unit_test(procs),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
