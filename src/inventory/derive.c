@@ -347,3 +347,14 @@ int nccl_gid_pick(const struct inv_port *p, const struct nccl_gid_params *params
 	free(t.slot);
 	return pick;
 }
+
+int pci_link_degraded(const struct inv_pci *p)
+{
+	uint64_t cur, max;
+
+	if (!p->current_link_speed || !p->max_link_speed || p->current_link_width < 0 ||
+	    p->max_link_width < 0 || parse_link_speed(p->current_link_speed, &cur) < 0 ||
+	    parse_link_speed(p->max_link_speed, &max) < 0)
+		return TRI_UNKNOWN;
+	return cur < max || p->current_link_width < p->max_link_width ? TRI_YES : TRI_NO;
+}

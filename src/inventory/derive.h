@@ -95,4 +95,10 @@ int nccl_gid_pick(const struct inv_port *p, const struct nccl_gid_params *params
 /* The GID entry with this index, or NULL (an empty slot). */
 const struct inv_gid *port_gid(const struct inv_port *p, unsigned index);
 
+/*
+ * Whether PCI function p's link trained below what both ends support, in
+ * speed or in width: TRI_UNKNOWN when a speed or width is unknown.
+ */
+int pci_link_degraded(const struct inv_pci *p);
+
 #endif

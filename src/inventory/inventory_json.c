@@ -244,18 +244,6 @@ static json_t *netdev_to_json(const struct inv_netdev *n)
 	return o;
 }
 
-/* Derived: the link trained below what both ends support (speed or width). */
-static int pci_link_degraded(const struct inv_pci *p)
-{
-	uint64_t cur, max;
-
-	if (!p->current_link_speed || !p->max_link_speed || p->current_link_width < 0 ||
-	    p->max_link_width < 0 || parse_link_speed(p->current_link_speed, &cur) < 0 ||
-	    parse_link_speed(p->max_link_speed, &max) < 0)
-		return TRI_UNKNOWN;
-	return cur < max || p->current_link_width < p->max_link_width ? TRI_YES : TRI_NO;
-}
-
 static json_t *pci_to_json(const struct inv_pci *p)
 {
 	json_t *o = json_object();
