@@ -313,11 +313,11 @@ static int check_required(struct reader *rd, const struct inv_field *f, const ch
 }
 
 /* The integer kinds: int64_t, an int, an unsigned within bounds. */
-static int read_number(struct reader *rd, const struct inv_field *f, const json_t *o,
-		       const char *key, void *p)
+static int read_number(struct reader *rd, const struct inv_field *f, const char *key,
+		       const json_t *v, void *p)
 {
 	int64_t n;
-	int r = jget_int(o, rd->path.buf, key, &n, rd->err);
+	int r = jval_int(v, rd->path.buf, key, &n, rd->err);
 
 	if (r < 0)
 		return r;
@@ -339,24 +339,20 @@ static int read_number(struct reader *rd, const struct inv_field *f, const json_
 	return check_required(rd, f, key, n < 0, "expected a non-negative integer");
 }
 
-static int read_limit(struct reader *rd, const json_t *o, const char *key, int64_t *ret)
+static int read_limit(struct reader *rd, const char *key, const json_t *v, int64_t *ret)
 {
-	const json_t *v = json_object_get(o, key);
-
 	if (json_is_string(v) && streq(json_string_value(v), "unlimited")) {
 		*ret = INV_UNLIMITED;
 		return 0;
 	}
 	if (json_is_string(v))
 		return bad(rd, key, "expected a number of bytes, \"unlimited\" or null");
-	return jget_int(o, rd->path.buf, key, ret, rd->err);
+	return jval_int(v, rd->path.buf, key, ret, rd->err);
 }
 
-static int read_enum(struct reader *rd, const struct inv_field *f, const json_t *o, const char *key,
+static int read_enum(struct reader *rd, const struct inv_field *f, const char *key, const json_t *v,
 		     int *ret)
 {
-	const json_t *v = json_object_get(o, key);
-
 	*ret = -1;
 	if (!v || json_is_null(v))
 		return 0;
@@ -369,10 +365,9 @@ static int read_enum(struct reader *rd, const struct inv_field *f, const json_t 
 	return bad_enum(rd, key, f->names);
 }
 
-static int read_gid(struct reader *rd, const struct inv_field *f, const json_t *o, const char *key,
+static int read_gid(struct reader *rd, const struct inv_field *f, const char *key, const json_t *v,
 		    uint8_t *raw)
 {
-	const json_t *v = json_object_get(o, key);
 	const char *text = json_string_value(v);
 
 	if (v && !json_is_null(v) && !text)
@@ -382,10 +377,10 @@ static int read_gid(struct reader *rd, const struct inv_field *f, const json_t *
 	return 0;
 }
 
-static int read_strvec(struct reader *rd, const json_t *o, const char *key, struct strvec *sv)
+static int read_strvec(struct reader *rd, const char *key, const json_t *v, struct strvec *sv)
 {
 	const json_t *a;
-	int r = jget_array(o, rd->path.buf, key, &a, rd->err);
+	int r = jval_array(v, rd->path.buf, key, &a, rd->err);
 
 	for (size_t i = 0; r == 0 && a && i < json_array_size(a); i++) {
 		const char *s = json_string_value(json_array_get(a, i));
@@ -399,18 +394,18 @@ static int read_strvec(struct reader *rd, const json_t *o, const char *key, stru
 static int fields_from_json(struct reader *rd, const struct inv_desc *d, const json_t *o,
 			    void *obj);
 
-static int object_from_json(struct reader *rd, const struct inv_field *f, const json_t *o,
-			    const char *key, void *p)
+static int object_from_json(struct reader *rd, const struct inv_field *f, const char *key,
+			    const json_t *v, void *p)
 {
-	const json_t *v;
+	const json_t *o;
 	size_t mark;
-	int r = jget_object(o, rd->path.buf, key, &v, rd->err);
+	int r = jval_object(v, rd->path.buf, key, &o, rd->err);
 
 	if (r < 0)
 		return r;
 	/* A missing object reads as an empty one: everything in it unknown. */
 	mark = enter(rd, "%s", key);
-	r = fields_from_json(rd, f->desc, v, p);
+	r = fields_from_json(rd, f->desc, o, p);
 	leave(rd, mark);
 	return r;
 }
@@ -426,11 +421,11 @@ static void *push_element(const struct inv_field *f, void *obj)
 	return elem;
 }
 
-static int array_from_json(struct reader *rd, const struct inv_field *f, const json_t *o,
-			   const char *key, void *obj)
+static int array_from_json(struct reader *rd, const struct inv_field *f, const char *key,
+			   const json_t *v, void *obj)
 {
 	const json_t *a;
-	int r = jget_array(o, rd->path.buf, key, &a, rd->err);
+	int r = jval_array(v, rd->path.buf, key, &a, rd->err);
 
 	for (size_t i = 0; r == 0 && a && i < json_array_size(a); i++) {
 		const json_t *e = json_array_get(a, i);
@@ -448,18 +443,18 @@ static int array_from_json(struct reader *rd, const struct inv_field *f, const j
 	return r;
 }
 
-static int value_from_json(struct reader *rd, const struct inv_field *f, const json_t *o,
-			   const char *key, void *obj);
+static int value_from_json(struct reader *rd, const struct inv_field *f, const char *key,
+			   const json_t *v, void *obj);
 
-static int map_from_json(struct reader *rd, const struct inv_field *f, const json_t *o,
-			 const char *key, void *obj)
+static int map_from_json(struct reader *rd, const struct inv_field *f, const char *key,
+			 const json_t *v, void *obj)
 {
 	const struct inv_field *kf = &f->desc->fields[0], *vf = &f->desc->fields[f->value];
 	const json_t *m;
 	const char *name;
 	json_t *val;
 	size_t mark;
-	int r = jget_object(o, rd->path.buf, key, &m, rd->err);
+	int r = jval_object(v, rd->path.buf, key, &m, rd->err);
 
 	if (r < 0)
 		return r;
@@ -471,15 +466,15 @@ static int map_from_json(struct reader *rd, const struct inv_field *f, const jso
 			*(const char **)member(push_element(f, obj), kf->offset) = f->keys[i];
 		for (size_t i = 0; r == 0 && i < *count(f, obj); i++) {
 			void *elem = (char *)*elements(f, obj) + i * f->desc->size;
-			r = value_from_json(rd, vf, m, *(const char **)member(elem, kf->offset),
-					    elem);
+			name = *(const char **)member(elem, kf->offset);
+			r = value_from_json(rd, vf, name, json_object_get(m, name), elem);
 		}
 	} else if (m) {
 		json_object_foreach((json_t *)m, name, val)
 		{
 			void *elem = push_element(f, obj);
 			*(char **)member(elem, kf->offset) = xstrdup(name);
-			if ((r = value_from_json(rd, vf, m, name, elem)) < 0) {
+			if ((r = value_from_json(rd, vf, name, val, elem)) < 0) {
 				/* A bad entry is not added. */
 				inv_fields_release(f->desc, elem);
 				(*count(f, obj))--;
@@ -491,70 +486,76 @@ static int map_from_json(struct reader *rd, const struct inv_field *f, const jso
 	return r;
 }
 
-/* Read o[key] (o may be NULL: nothing known) into the row f of the struct at obj. */
-static int value_from_json(struct reader *rd, const struct inv_field *f, const json_t *o,
-			   const char *key, void *obj)
+/* Read v, the value of key (NULL when missing), into the row f of the struct at obj. */
+static int value_from_json(struct reader *rd, const struct inv_field *f, const char *key,
+			   const json_t *v, void *obj)
 {
 	void *p = member(obj, f->offset);
 	int r;
 
 	switch (f->type) {
 	case INV_STRING:
-		if ((r = jget_str(o, rd->path.buf, key, p, rd->err)) < 0)
+		if ((r = jval_str(v, rd->path.buf, key, p, rd->err)) < 0)
 			return r;
 		return check_required(rd, f, key, !*(char **)p, "expected a string");
 	case INV_INT:
 	case INV_INT32:
 	case INV_UINT:
-		return read_number(rd, f, o, key, p);
+		return read_number(rd, f, key, v, p);
 	case INV_TRI:
-		return jget_tri(o, rd->path.buf, key, p, rd->err);
+		return jval_tri(v, rd->path.buf, key, p, rd->err);
 	case INV_LIMIT:
-		return read_limit(rd, o, key, p);
+		return read_limit(rd, key, v, p);
 	case INV_ENUM:
-		return read_enum(rd, f, o, key, p);
+		return read_enum(rd, f, key, v, p);
 	case INV_GID:
-		return read_gid(rd, f, o, key, p);
+		return read_gid(rd, f, key, v, p);
 	case INV_STRVEC:
-		return read_strvec(rd, o, key, p);
+		return read_strvec(rd, key, v, p);
 	case INV_OBJECT:
-		return object_from_json(rd, f, o, key, p);
+		return object_from_json(rd, f, key, v, p);
 	case INV_ARRAY:
-		return array_from_json(rd, f, o, key, obj);
+		return array_from_json(rd, f, key, v, obj);
 	case INV_MAP:
-		return map_from_json(rd, f, o, key, obj);
-	case INV_INLINE:
+		return map_from_json(rd, f, key, v, obj);
+	default:
+		return 0; /* not read back: see is_read() */
+	}
+}
+
+/* The rows read back: those that are values of this object, and not derived. */
+static bool is_read(const struct inv_field *f)
+{
+	switch (f->type) {
 	case INV_NAME:
 	case INV_TAG:
 	case INV_CONST:
+	case INV_INLINE:
 	case INV_DERIVED_STRING:
 	case INV_DERIVED_INT:
 	case INV_DERIVED_TRI:
 	case INV_DERIVED_BOOL:
-		break;
+		return false;
+	default:
+		return !(f->flags & INV_WRITE_ONLY);
 	}
-	return 0; /* not read: derived, constant or not in the JSON */
 }
 
 static int fields_from_json(struct reader *rd, const struct inv_desc *d, const json_t *o, void *obj)
 {
 	const char *key, *what;
-	int r;
+	int r = 0;
 
-	for (size_t i = 0; i < d->nr_fields; i++) {
+	for (size_t i = 0; r == 0 && i < d->nr_fields; i++) {
 		const struct inv_field *f = &d->fields[i];
 		if (f->type == INV_INLINE)
 			r = fields_from_json(rd, f->desc, o, member(obj, f->offset));
-		else if (f->flags & INV_WRITE_ONLY)
-			r = 0;
-		else
-			r = value_from_json(rd, f, o, f->key, obj);
-		if (r < 0)
-			return r;
+		else if (is_read(f))
+			r = value_from_json(rd, f, f->key, json_object_get(o, f->key), obj);
 	}
-	if (d->check && (key = d->check(obj, &what)))
-		return bad(rd, key, what);
-	return 0;
+	if (r == 0 && d->check && (key = d->check(obj, &what)))
+		r = bad(rd, key, what);
+	return r;
 }
 
 int inv_fields_from_json(const struct inv_desc *d, const json_t *o, void *obj, struct strbuf *err)
