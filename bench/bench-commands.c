@@ -89,7 +89,7 @@ static void bench(const char *label, char *const argv[], int runs)
 
 int main(int argc, char **argv)
 {
-	char root[PATH_MAX];
+	char root[PATH_MAX], saved[PATH_MAX];
 	int runs = 50;
 
 	if (argc < 3) {
@@ -102,12 +102,16 @@ int main(int argc, char **argv)
 			runs = 50;
 	}
 	snprintf(root, sizeof(root), "%s/spark-2cable", argv[2]);
+	/* The saved inventory of that tree: --from reads it, --json writes it again. */
+	snprintf(saved, sizeof(saved), "%s/../golden/topo-spark-2cable.json", argv[2]);
 
 	char *live[] = { argv[1], (char *)"topo", NULL };
 	char *live_json[] = { argv[1], (char *)"topo", (char *)"--json", NULL };
 	char *fixture[] = { argv[1], (char *)"topo", (char *)"--root", root, NULL };
 	char *fixture_json[] = { argv[1], (char *)"topo",   (char *)"--root",
 				 root,	  (char *)"--json", NULL };
+	char *from_json[] = { argv[1], (char *)"topo",	 (char *)"--from",
+			      saved,   (char *)"--json", NULL };
 	char *doctor[] = { argv[1], (char *)"doctor", NULL };
 	char *doctor_fixture[] = { argv[1], (char *)"doctor", (char *)"--root", root, NULL };
 	char *env_fixture[] = { argv[1], (char *)"env",	    (char *)"--root",
@@ -120,6 +124,7 @@ int main(int argc, char **argv)
 	bench("topo --json (live host)", live_json, runs);
 	bench("topo --root spark-2cable", fixture, runs);
 	bench("topo --root spark-2cable --json", fixture_json, runs);
+	bench("topo --from spark-2cable --json", from_json, runs);
 	bench("doctor (live host)", doctor, runs);
 	bench("doctor --root spark-2cable", doctor_fixture, runs);
 	bench("env --root spark-2cable", env_fixture, runs);

@@ -509,14 +509,11 @@ void check_pci_link(struct check_ctx *ctx)
 
 	for (size_t i = 0; i < inv->nr_pci; i++) {
 		const struct inv_pci *p = &inv->pci[i];
-		uint64_t cur, max;
-		if (!is_rdma_function(inv, p->address) || !p->current_link_speed ||
-		    !p->max_link_speed || p->current_link_width < 0 || p->max_link_width < 0 ||
-		    parse_link_speed(p->current_link_speed, &cur) < 0 ||
-		    parse_link_speed(p->max_link_speed, &max) < 0)
+		int degraded = pci_link_degraded(p);
+		if (!is_rdma_function(inv, p->address) || degraded == TRI_UNKNOWN)
 			continue;
 		checked++;
-		if (cur < max || p->current_link_width < p->max_link_width) {
+		if (degraded == TRI_YES) {
 			struct finding *f =
 				report(ctx, CHECK_FAIL,
 				       "update the firmware (sudo fwupdmgr refresh && sudo "

@@ -347,3 +347,84 @@ int nccl_gid_pick(const struct inv_port *p, const struct nccl_gid_params *params
 	free(t.slot);
 	return pick;
 }
+
+int pci_link_degraded(const struct inv_pci *p)
+{
+	uint64_t cur, max;
+
+	if (!p->current_link_speed || !p->max_link_speed || p->current_link_width < 0 ||
+	    p->max_link_width < 0 || parse_link_speed(p->current_link_speed, &cur) < 0 ||
+	    parse_link_speed(p->max_link_speed, &max) < 0)
+		return TRI_UNKNOWN;
+	return cur < max || p->current_link_width < p->max_link_width ? TRI_YES : TRI_NO;
+}
+
+/* ---- the derived values of the JSON form ------------------------------------ */
+
+const char *derived_rdma_twin(const struct inv_scope *s, char buf[INV_DERIVED_TEXT])
+{
+	const struct inv_rdma_dev *twin = rdma_twin(s->inv, s->obj);
+
+	(void)buf;
+	return twin ? twin->name : NULL;
+}
+
+/* A port's scope is held by its RDMA device's. */
+static const struct inv_rdma_dev *port_device(const struct inv_scope *s)
+{
+	return s->outer->obj;
+}
+
+int64_t derived_port_rate_mbps(const struct inv_scope *s)
+{
+	return port_rate_mbps(s->obj);
+}
+
+const char *derived_port_netdev(const struct inv_scope *s, char buf[INV_DERIVED_TEXT])
+{
+	(void)buf;
+	return rdma_port_netdev_name(port_device(s), s->obj);
+}
+
+bool derived_port_fabric(const struct inv_scope *s)
+{
+	return port_is_fabric(s->inv, port_device(s), s->obj);
+}
+
+int64_t derived_port_roce_mtu(const struct inv_scope *s)
+{
+	const struct inv_netdev *nd = rdma_port_netdev(s->inv, port_device(s), s->obj);
+
+	if (port_is_infiniband(s->obj) || !nd)
+		return INV_UNKNOWN;
+	return roce_mtu_for_netdev_mtu(nd->mtu);
+}
+
+/* The index NCCL picks with its defaults: the inventory's environment is not applied. */
+int64_t derived_port_nccl_gid_index(const struct inv_scope *s)
+{
+	struct nccl_gid_params params;
+
+	nccl_gid_params_default(&params);
+	return nccl_gid_pick(s->obj, &params);
+}
+
+int64_t derived_gid_roce_version(const struct inv_scope *s)
+{
+	const struct inv_gid *g = s->obj;
+	int version = gid_type_version(g->type);
+
+	return version ? version : INV_UNKNOWN;
+}
+
+const char *derived_gid_ipv4(const struct inv_scope *s, char buf[INV_DERIVED_TEXT])
+{
+	const struct inv_gid *g = s->obj;
+
+	return gid_ipv4(g->raw, buf) ? buf : NULL;
+}
+
+int derived_pci_link_degraded(const struct inv_scope *s)
+{
+	return pci_link_degraded(s->obj);
+}

@@ -95,4 +95,34 @@ int nccl_gid_pick(const struct inv_port *p, const struct nccl_gid_params *params
 /* The GID entry with this index, or NULL (an empty slot). */
 const struct inv_gid *port_gid(const struct inv_port *p, unsigned index);
 
+/*
+ * Whether PCI function p's link trained below what both ends support, in
+ * speed or in width: TRI_UNKNOWN when a speed or width is unknown.
+ */
+int pci_link_degraded(const struct inv_pci *p);
+
+/*
+ * The derived values of the JSON form, one per derived row of the
+ * descriptors (schema.c): each computes its value for the object of the
+ * scope, from the object and those that hold it.
+ */
+struct inv_scope {
+	const struct inventory *inv;
+	const struct inv_scope *outer; /* the object holding this one; NULL at the top */
+	const void *obj;
+};
+
+/* Room for a derived string that is not stored in the inventory (a GID's IPv4). */
+#define INV_DERIVED_TEXT 64
+
+const char *derived_rdma_twin(const struct inv_scope *s, char buf[INV_DERIVED_TEXT]);
+int64_t derived_port_rate_mbps(const struct inv_scope *s);
+const char *derived_port_netdev(const struct inv_scope *s, char buf[INV_DERIVED_TEXT]);
+bool derived_port_fabric(const struct inv_scope *s);
+int64_t derived_port_roce_mtu(const struct inv_scope *s);
+int64_t derived_port_nccl_gid_index(const struct inv_scope *s);
+int64_t derived_gid_roce_version(const struct inv_scope *s);
+const char *derived_gid_ipv4(const struct inv_scope *s, char buf[INV_DERIVED_TEXT]);
+int derived_pci_link_degraded(const struct inv_scope *s);
+
 #endif

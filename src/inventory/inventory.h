@@ -243,8 +243,4 @@ const char *inventory_env(const struct inventory *inv, const char *key);
 const char *inventory_nccl_setting(const struct inventory *inv, const char *key,
 				   const char **ret_source);
 
-void inv_library_release(struct inv_library *lib);
-void inv_gpu_info_release(struct inv_gpu_info *gi);
-void inv_setting_array_release(struct inv_setting *s, size_t nr);
-
 #endif

@@ -194,10 +194,8 @@ static int type_error(const char *ctx, const char *key, const char *what, struct
 	return -EINVAL;
 }
 
-int jget_str(const json_t *obj, const char *ctx, const char *key, char **ret, struct strbuf *err)
+int jval_str(const json_t *v, const char *ctx, const char *key, char **ret, struct strbuf *err)
 {
-	const json_t *v = json_object_get(obj, key);
-
 	*ret = NULL;
 	if (!v || json_is_null(v))
 		return 0;
@@ -207,10 +205,8 @@ int jget_str(const json_t *obj, const char *ctx, const char *key, char **ret, st
 	return 0;
 }
 
-int jget_int(const json_t *obj, const char *ctx, const char *key, int64_t *ret, struct strbuf *err)
+int jval_int(const json_t *v, const char *ctx, const char *key, int64_t *ret, struct strbuf *err)
 {
-	const json_t *v = json_object_get(obj, key);
-
 	*ret = -1;
 	if (!v || json_is_null(v))
 		return 0;
@@ -220,10 +216,8 @@ int jget_int(const json_t *obj, const char *ctx, const char *key, int64_t *ret, 
 	return 0;
 }
 
-int jget_tri(const json_t *obj, const char *ctx, const char *key, int *ret, struct strbuf *err)
+int jval_tri(const json_t *v, const char *ctx, const char *key, int *ret, struct strbuf *err)
 {
-	const json_t *v = json_object_get(obj, key);
-
 	*ret = -1;
 	if (!v || json_is_null(v))
 		return 0;
@@ -233,11 +227,9 @@ int jget_tri(const json_t *obj, const char *ctx, const char *key, int *ret, stru
 	return 0;
 }
 
-int jget_array(const json_t *obj, const char *ctx, const char *key, const json_t **ret,
+int jval_array(const json_t *v, const char *ctx, const char *key, const json_t **ret,
 	       struct strbuf *err)
 {
-	const json_t *v = json_object_get(obj, key);
-
 	*ret = NULL;
 	if (!v || json_is_null(v))
 		return 0;
@@ -247,11 +239,9 @@ int jget_array(const json_t *obj, const char *ctx, const char *key, const json_t
 	return 0;
 }
 
-int jget_object(const json_t *obj, const char *ctx, const char *key, const json_t **ret,
+int jval_object(const json_t *v, const char *ctx, const char *key, const json_t **ret,
 		struct strbuf *err)
 {
-	const json_t *v = json_object_get(obj, key);
-
 	*ret = NULL;
 	if (!v || json_is_null(v))
 		return 0;
@@ -259,6 +249,33 @@ int jget_object(const json_t *obj, const char *ctx, const char *key, const json_
 		return type_error(ctx, key, "an object", err);
 	*ret = v;
 	return 0;
+}
+
+int jget_str(const json_t *obj, const char *ctx, const char *key, char **ret, struct strbuf *err)
+{
+	return jval_str(json_object_get(obj, key), ctx, key, ret, err);
+}
+
+int jget_int(const json_t *obj, const char *ctx, const char *key, int64_t *ret, struct strbuf *err)
+{
+	return jval_int(json_object_get(obj, key), ctx, key, ret, err);
+}
+
+int jget_tri(const json_t *obj, const char *ctx, const char *key, int *ret, struct strbuf *err)
+{
+	return jval_tri(json_object_get(obj, key), ctx, key, ret, err);
+}
+
+int jget_array(const json_t *obj, const char *ctx, const char *key, const json_t **ret,
+	       struct strbuf *err)
+{
+	return jval_array(json_object_get(obj, key), ctx, key, ret, err);
+}
+
+int jget_object(const json_t *obj, const char *ctx, const char *key, const json_t **ret,
+		struct strbuf *err)
+{
+	return jval_object(json_object_get(obj, key), ctx, key, ret, err);
 }
 
 int json_save(const json_t *j, const char *path, struct strbuf *err)

@@ -73,5 +73,13 @@ int jget_array(const json_t *obj, const char *ctx, const char *key, const json_t
 	       struct strbuf *err);
 int jget_object(const json_t *obj, const char *ctx, const char *key, const json_t **ret,
 		struct strbuf *err);
+/* The same checks on a value already at hand (v: obj's member key, NULL when missing). */
+int jval_str(const json_t *v, const char *ctx, const char *key, char **ret, struct strbuf *err);
+int jval_int(const json_t *v, const char *ctx, const char *key, int64_t *ret, struct strbuf *err);
+int jval_tri(const json_t *v, const char *ctx, const char *key, int *ret, struct strbuf *err);
+int jval_array(const json_t *v, const char *ctx, const char *key, const json_t **ret,
+	       struct strbuf *err);
+int jval_object(const json_t *v, const char *ctx, const char *key, const json_t **ret,
+		struct strbuf *err);
 
 #endif

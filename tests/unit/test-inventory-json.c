@@ -162,6 +162,41 @@ static void host_facts(void **state)
 	strbuf_release(&err);
 }
 
+/*
+ * host.json that fails to load: the probe keeps what was read before the
+ * fault; a map entry that is bad is not added, and what an entry did not
+ * get to read stays unknown.
+ */
+static void host_facts_partial(void **state)
+{
+	struct inventory inv;
+	struct strbuf err = STRBUF_INIT;
+	const char *env = "{\"environment\": {\"NCCL_A\": \"1\", \"NCCL_B\": 2}}";
+	const char *gpu = "{\"gpu\": {\"devices\": [{\"index\": 3, \"name\": 5}]}}";
+	json_t *doc;
+
+	(void)state;
+	inventory_init(&inv);
+	assert_int_equal(json_load_buffer(env, strlen(env), "x", &doc, &err), 0);
+	assert_int_equal(host_facts_from_json(&inv, doc, &err), -EINVAL);
+	assert_string_equal(err.buf, "environment.NCCL_B: expected a string");
+	assert_int_equal(inv.sys.nr_environment, 1);
+	assert_string_equal(inv.sys.environment[0].value, "1");
+	json_decref(doc);
+	strbuf_reset(&err);
+	assert_int_equal(json_load_buffer(gpu, strlen(gpu), "x", &doc, &err), 0);
+	assert_int_equal(host_facts_from_json(&inv, doc, &err), -EINVAL);
+	assert_string_equal(err.buf, "gpu.devices[0].name: expected a string");
+	assert_int_equal(inv.gpu.nr_gpus, 1);
+	assert_int_equal(inv.gpu.gpus[0].index, 3);
+	assert_int_equal(inv.gpu.gpus[0].memory_total_bytes, INV_UNKNOWN);
+	assert_int_equal(inv.gpu.gpus[0].unified_memory, TRI_UNKNOWN);
+	assert_int_equal(inv.gpu.gpus[0].cc_major, -1);
+	json_decref(doc);
+	inventory_release(&inv);
+	strbuf_release(&err);
+}
+
 /* Invalid UTF-8 in a probed string is written as U+FFFD, never as invalid JSON. */
 static void invalid_utf8(void **state)
 {
@@ -182,7 +217,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(identity),	    cmocka_unit_test(schema_errors),
 		cmocka_unit_test(minimal_document), cmocka_unit_test(unknown_values),
-		cmocka_unit_test(host_facts),	    cmocka_unit_test(invalid_utf8),
+		cmocka_unit_test(host_facts),	    cmocka_unit_test(host_facts_partial),
+		cmocka_unit_test(invalid_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
