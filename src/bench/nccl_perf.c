@@ -3,7 +3,6 @@
 #include <math.h>
 
 #include "bench/nccl_perf.h"
-#include "lib/json.h"
 
 static const struct perf_coll_info colls[PERF_NR_COLLS] = {
 	[PERF_ALL_REDUCE] = { "all_reduce", "all_reduce_perf", true, false },
@@ -223,54 +222,6 @@ void perf_format_number(char *buf, size_t size, double value, int width)
 	snprintf(buf, size, "%*.*e", width, width >= 7 ? 1 : 0, value);
 }
 
-void perf_table_header(struct strbuf *out, bool cputime)
-{
-	const char *time = cputime ? "cputime" : "time";
-
-	strbuf_addf(out,
-		    "# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
-		    "in-place          \n",
-		    "", "", "", "", "");
-	strbuf_addf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n",
-		    "size", "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong",
-		    time, "algbw", "busbw", "#wrong");
-	strbuf_addf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n",
-		    "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
-		    "(GB/s)", "(GB/s)", "");
-}
-
-static void row_half(struct strbuf *out, const struct perf_result *r, bool cputime)
-{
-	char time[16], algbw[16], busbw[16];
-
-	perf_format_number(time, 8, cputime ? r->cpu_time_us : r->time_us, 7);
-	perf_format_number(algbw, 7, r->algbw, 6);
-	perf_format_number(busbw, 7, r->busbw, 6);
-	if (r->wrong < 0)
-		strbuf_addf(out, "  %7s  %6s  %6s    N/A", time, algbw, busbw);
-	else
-		strbuf_addf(out, "  %7s  %6s  %6s  %6g", time, algbw, busbw, (double)r->wrong);
-}
-
-void perf_table_row(struct strbuf *out, const struct perf_row *row)
-{
-	strbuf_addf(out, "%12" PRIu64 "  %12" PRIu64 "  %8s  %6s  %6i", row->size, row->count,
-		    row->type, row->redop, row->root);
-	row_half(out, &row->out_of_place, row->cputime);
-	row_half(out, &row->in_place, row->cputime);
-	strbuf_addch(out, '\n');
-}
-
-void perf_table_footer(struct strbuf *out, const char *test_name, unsigned bad_tests,
-		       double avg_busbw)
-{
-	strbuf_addf(out, "# %-20s : %u %s\n", "Out of bounds values", bad_tests,
-		    bad_tests ? "FAILED" : "OK");
-	strbuf_addf(out, "# %-20s : %g \n", "Avg bus bandwidth", avg_busbw);
-	strbuf_addstr(out, "#\n");
-	strbuf_addf(out, "# Collective test concluded: %s\n", test_name);
-}
-
 void perf_bandwidth(enum perf_coll coll, uint64_t size_bytes, int nranks, double time_us,
 		    double *algbw, double *busbw)
 {
@@ -278,33 +229,6 @@ void perf_bandwidth(enum perf_coll coll, uint64_t size_bytes, int nranks, double
 
 	*algbw = sec > 0 ? (double)size_bytes / 1e9 / sec : 0;
 	*busbw = *algbw * perf_busbw_factor(coll, nranks);
-}
-
-static json_t *result_json(const struct perf_result *r)
-{
-	json_t *o = json_object();
-
-	jset(o, "time_us", jreal(r->time_us));
-	jset(o, "cpu_time_us", jreal(r->cpu_time_us));
-	jset(o, "algbw_gbs", jreal(r->algbw));
-	jset(o, "busbw_gbs", jreal(r->busbw));
-	jset(o, "wrong", jint_known(r->wrong));
-	jset(o, "iterations", jint(r->iters));
-	return o;
-}
-
-json_t *perf_row_json(const struct perf_row *row)
-{
-	json_t *o = json_object();
-
-	jset(o, "size", jint((int64_t)row->size));
-	jset(o, "count", jint((int64_t)row->count));
-	jset(o, "type", jstr(row->type));
-	jset(o, "redop", jstr(row->redop));
-	jset(o, "root", jint(row->root));
-	jset(o, "out_of_place", result_json(&row->out_of_place));
-	jset(o, "in_place", result_json(&row->in_place));
-	return o;
 }
 
 /* Largest integer each type holds exactly (signed int8: 127). */

@@ -1,9 +1,9 @@
 /*
- * nccl_perf.h - what 'sparkctl bench nccl' computes and prints, apart from
- * running it: the collectives and their buffer sizes, bus-bandwidth
- * factors, the size sweep, and the nccl-tests table (v2.19 format, byte
- * for byte, so that tools which parse nccl-tests output parse ours).
- * Pure functions; the run itself is in nccl_run.c.
+ * nccl_perf.h - what 'sparkctl bench nccl' computes, apart from running
+ * it: the collectives and their buffer sizes, bus-bandwidth factors, the
+ * size sweep, nccl-tests' number cells, the check data, the CPU binding's
+ * choice and the path in NCCL's log.  Pure functions; the run is in
+ * nccl_run.c, the table and the JSON in view/nccl_view.c.
  */
 #ifndef SPARKCTL_NCCL_PERF_H
 #define SPARKCTL_NCCL_PERF_H
@@ -12,9 +12,6 @@
 
 #include <sched.h>
 #include "lib/strbuf.h"
-
-/* jansson's document type (the header is needed only where one is built). */
-typedef struct json_t json_t;
 
 enum perf_coll {
 	PERF_ALL_REDUCE,
@@ -124,20 +121,9 @@ struct perf_row {
 	bool cputime; /* the time columns show cpu_time_us (nccl-tests' -C 1) */
 };
 
-/* The three header lines of the table; cputime: "cputime" heads the time columns. */
-void perf_table_header(struct strbuf *out, bool cputime);
-void perf_table_row(struct strbuf *out, const struct perf_row *row);
-/*
- * The footer: tests with wrong values (sizes x placements) and the mean
- * busbw over every half-row, as nccl-tests computes it.
- */
-void perf_table_footer(struct strbuf *out, const char *test_name, unsigned bad_tests,
-		       double avg_busbw);
 /* algbw and busbw of one result from its time. */
 void perf_bandwidth(enum perf_coll coll, uint64_t size_bytes, int nranks, double time_us,
 		    double *algbw, double *busbw);
-
-json_t *perf_row_json(const struct perf_row *row);
 
 /*
  * Check data.  The value rank contributes at element i: small integers

@@ -40,6 +40,14 @@ struct nccl_bench_rank {
 	const char *rendezvous; /* "HOST:PORT" */
 };
 
+/* What every rank tells rank 0 about itself, fixed-size for rdv_gather(). */
+struct nccl_rank_info {
+	int32_t pid, device, pci_domain, pci_bus, pci_device;
+	char name[96];	/* the GPU's */
+	char path[480]; /* the path NCCL took, in words (perf_nccl_path_describe()) */
+	char cpus[128]; /* the CPUs it runs on, a kernel CPU list */
+};
+
 enum nccl_bench_status {
 	NCCL_BENCH_OK,
 	NCCL_BENCH_ERROR,

@@ -10,6 +10,7 @@
 #include "test_util.h"
 
 #include "bench/nccl_perf.h"
+#include "view/nccl_view.h"
 #include "lib/json.h"
 
 static void test_busbw_factors(void **state)
@@ -165,29 +166,33 @@ static void test_table_golden(void **state)
 			   "#\n"
 			   "# Collective test concluded: all_reduce_perf\n";
 
-	perf_table_header(&out, false);
-	perf_table_row(&out, &row);
+	struct emitter e;
+
+	emit_init(&e, EMIT_TEXT, &out, false);
+	nccl_table_header(&e, false);
+	nccl_table_row(&e, &row);
 	row.size = 8589934592ULL;
 	row.count = 2147483648ULL;
 	row.out_of_place =
 		(struct perf_result){ .time_us = 31234.5, .algbw = 275.02, .busbw = 481.29 };
 	row.in_place = (struct perf_result){ .time_us = 31000.0, .algbw = 277.1, .busbw = 484.9 };
-	perf_table_row(&out, &row);
+	nccl_table_row(&e, &row);
 	row = (struct perf_row){
 		.size = 1024, .count = 256, .type = "float", .redop = "none", .root = -1
 	};
 	row.out_of_place = (struct perf_result){ .time_us = 10, .algbw = 0.1024, .busbw = 0.1024 };
 	row.in_place = row.out_of_place;
 	row.in_place.wrong = -1;
-	perf_table_row(&out, &row);
-	perf_table_footer(&out, "all_reduce_perf", 0, 123.4567);
+	nccl_table_row(&e, &row);
+	nccl_table_footer(&e, "all_reduce_perf", 0, 123.4567);
 	if (!streq(out.buf, want))
 		fail_msg("table:\n%s\nexpected:\n%s", out.buf, want);
 	strbuf_reset(&out);
-	perf_table_footer(&out, "all_gather_perf", 3, 0);
+	nccl_table_footer(&e, "all_gather_perf", 3, 0);
 	assert_string_equal(out.buf, "# Out of bounds values : 3 FAILED\n"
 				     "# Avg bus bandwidth    : 0 \n#\n"
 				     "# Collective test concluded: all_gather_perf\n");
+	emit_release(&e);
 	strbuf_release(&out);
 }
 
@@ -215,10 +220,14 @@ static void test_table_cputime(void **state)
 			   "           8             2     float     sum      -1     5.50    0.00  "
 			   "  0.00       0     5.25    0.00    0.00       0\n";
 
-	perf_table_header(&out, true);
-	perf_table_row(&out, &row);
+	struct emitter e;
+
+	emit_init(&e, EMIT_TEXT, &out, false);
+	nccl_table_header(&e, true);
+	nccl_table_row(&e, &row);
 	if (!streq(out.buf, want))
 		fail_msg("table:\n%s\nexpected:\n%s", out.buf, want);
+	emit_release(&e);
 	strbuf_release(&out);
 }
 
@@ -239,8 +248,16 @@ static void test_row_json(void **state)
 				  .iters = 20 },
 		.in_place = { .time_us = 11, .algbw = 0.1, .busbw = 0.2, .wrong = -1, .iters = 20 },
 	};
-	json_t *j = perf_row_json(&row);
 	struct strbuf s = STRBUF_INIT;
+	struct emitter e;
+	json_t *doc, *j;
+
+	/* The same call as the table's row, in JSON: one entry of "results". */
+	emit_init(&e, EMIT_JSON, NULL, false);
+	nccl_table_row(&e, &row);
+	doc = emit_document(&e);
+	emit_release(&e);
+	j = json_array_get(json_object_get(doc, "results"), 0);
 
 	json_to_line(j, &s);
 	assert_non_null(strstr(s.buf, "\"size\":1024"));
@@ -252,7 +269,7 @@ static void test_row_json(void **state)
 		    11.0);
 	assert_true(json_real_value(json_object_get(json_object_get(j, "out_of_place"),
 						    "cpu_time_us")) == 4.5);
-	json_decref(j);
+	json_decref(doc);
 	strbuf_release(&s);
 }
 
