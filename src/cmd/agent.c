@@ -186,23 +186,95 @@ static int agent_hold(int argc, char **argv)
 	return r;
 }
 
-int cmd_agent(int argc, char **argv)
+static int run_ping(const struct cmd *cmd, int argc, char **argv)
 {
-	if (argc >= 2 && streq(argv[1], "status"))
-		return status_agent(argc - 1, argv + 1);
-	if (argc >= 2 && streq(argv[1], "ping"))
-		return agent_ping(argc - 2, argv + 2);
-	if (argc == 2 && streq(argv[1], "launch"))
-		return launch_agent_main(STDIN_FILENO, STDOUT_FILENO);
-	if (argc == 5 && streq(argv[1], "reap")) {
-		uint32_t node, grace;
-		if (parse_u32(argv[3], &node) < 0 || parse_u32(argv[4], &grace) < 0 ||
-		    strlen(argv[2]) != 16 || strspn(argv[2], "0123456789abcdef") != 16)
-			return cmd_usage_error("agent", "reap takes JOB NODE GRACE_MS");
-		return launch_agent_reap(argv[2], node, grace);
-	}
-	if (argc >= 2 && streq(argv[1], "hold"))
-		return agent_hold(argc - 2, argv + 2);
-	return cmd_usage_error("agent",
-			       "sparkctl runs this on other nodes; it is not for use by hand");
+	(void)cmd;
+	return agent_ping(argc - 1, argv + 1);
 }
+
+static int run_launch(const struct cmd *cmd, int argc, char **argv)
+{
+	(void)cmd;
+	(void)argv;
+	if (argc != 1)
+		return cmd_usage_error("agent", "launch takes no arguments");
+	return launch_agent_main(STDIN_FILENO, STDOUT_FILENO);
+}
+
+static int run_reap(const struct cmd *cmd, int argc, char **argv)
+{
+	uint32_t node, grace;
+
+	(void)cmd;
+	if (argc != 4 || parse_u32(argv[2], &node) < 0 || parse_u32(argv[3], &grace) < 0 ||
+	    strlen(argv[1]) != 16 || strspn(argv[1], "0123456789abcdef") != 16)
+		return cmd_usage_error("agent", "reap takes JOB NODE GRACE_MS");
+	return launch_agent_reap(argv[1], node, grace);
+}
+
+static int run_hold(const struct cmd *cmd, int argc, char **argv)
+{
+	(void)cmd;
+	return agent_hold(argc - 1, argv + 1);
+}
+
+static const char *const ping_usage[] = { "sparkctl agent ping IF ADDR SIZE [IF ADDR SIZE]...",
+					  NULL };
+static const char *const launch_usage[] = { "sparkctl agent launch", NULL };
+static const char *const reap_usage[] = { "sparkctl agent reap JOB NODE GRACE_MS", NULL };
+static const char *const hold_usage_lines[] = {
+	"sparkctl agent hold [--ready-port PORT] [--ready-timeout MS] -- CMD [ARG]...", NULL
+};
+
+static const struct cmd agent_ping_cmd = {
+	.name = "ping",
+	.title = "agent ping",
+	.fn = run_ping,
+	.summary = "don't-fragment pings, all at once; a JSON array of results",
+	.usage = ping_usage,
+	.max_operands = CMD_OPERANDS_ANY,
+};
+
+static const struct cmd agent_launch_cmd = {
+	.name = "launch",
+	.title = "agent launch",
+	.fn = run_launch,
+	.summary = "this node's part of 'sparkctl launch' (src/launch/launch.h)",
+	.usage = launch_usage,
+	.max_operands = CMD_OPERANDS_ANY,
+};
+
+static const struct cmd agent_reap_cmd = {
+	.name = "reap",
+	.title = "agent reap",
+	.fn = run_reap,
+	.summary = "end what is left of a node's part of a launch whose agent died",
+	.usage = reap_usage,
+	.max_operands = CMD_OPERANDS_ANY,
+};
+
+static const struct cmd agent_hold_cmd = {
+	.name = "hold",
+	.title = "agent hold",
+	.fn = run_hold,
+	.summary = "run a command until it exits or the caller is gone (src/proc/hold.h)",
+	.usage = hold_usage_lines,
+	.max_operands = CMD_OPERANDS_ANY,
+};
+
+static const struct cmd *const agent_verbs[] = {
+	&cmd_agent_status, &agent_ping_cmd, &agent_launch_cmd,
+	&agent_reap_cmd,   &agent_hold_cmd, NULL,
+};
+
+static const char *const agent_usage[] = { "sparkctl agent COMMAND [ARGS]", NULL };
+
+const struct cmd cmd_agent = {
+	.name = "agent",
+	.summary = "what sparkctl runs on other nodes for a command on this one",
+	.usage = agent_usage,
+	.description = "Run by sparkctl over SSH, for sparkctl; not for use by hand.",
+	.flags = CMD_HIDDEN,
+	.verbs = agent_verbs,
+	.verb_noun = "command",
+};

@@ -69,7 +69,7 @@ struct nccl_args {
 	const char *ops, *min, *max, *step, *dtype, *redop, *precision, *json, *rendezvous, *bind;
 	const char *rank, *world_size, *device;
 	unsigned factor, iters, warmup, root, check, cputime, gpus, timeout;
-	bool force, help;
+	bool force;
 };
 
 /* "all_reduce,all_gather" or "all". */
@@ -430,7 +430,7 @@ static bool under_launch(void)
 	       getenv("MASTER_PORT");
 }
 
-static int bench_nccl(int argc, char **argv)
+static int bench_nccl(const struct cmd *cmd, int argc, char **argv)
 {
 	struct nccl_args a = {
 		.ops = "all_reduce",
@@ -474,17 +474,15 @@ static int bench_nccl(int argc, char **argv)
 		OPT_STRING(0, "rendezvous", &a.rendezvous, "HOST:PORT",
 			   "where rank 0 listens for the others"),
 		OPT_STRING(0, "device", &a.device, "N", "CUDA device (the rank's local rank)"),
-		OPT_HELP(&a.help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct nccl_bench_opts o;
 	int n, ret;
 
-	n = cmd_parse_options(opts, nccl_usage, nccl_description, &a.help, argc, argv);
+	n = cmd_parse(cmd, opts, argc, argv);
 	if (n < 0)
 		return cmd_parse_exit(n);
-	if (n > 0)
-		return cmd_usage_error("bench nccl", "unexpected argument '%s'", argv[1]);
 	ret = nccl_options(&a, &o);
 	if (ret != SPARKCTL_EXIT_OK)
 		return ret;
@@ -501,32 +499,26 @@ static int bench_nccl(int argc, char **argv)
 	return run_local(&a, &o);
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-} bench_commands[] = {
-	{ "nccl", bench_nccl, "time NCCL collectives (nccl-tests' table, no MPI)" },
-	{ "link", cmd_bench_link, "measure RDMA and TCP between two nodes, with a verdict" },
+const struct cmd cmd_bench_nccl = {
+	.name = "nccl",
+	.title = "bench nccl",
+	.fn = bench_nccl,
+	.summary = "time NCCL collectives (nccl-tests' table, no MPI)",
+	.usage = nccl_usage,
+	.description = nccl_description,
 };
 
-int cmd_bench(int argc, char **argv)
-{
-	if (argc >= 2) {
-		for (size_t i = 0; i < ARRAY_SIZE(bench_commands); i++)
-			if (streq(argv[1], bench_commands[i].name)) {
-				/* Messages and help name the whole command. */
-				char name[32];
-				snprintf(name, sizeof(name), "bench %s", bench_commands[i].name);
-				argv[1] = name;
-				return bench_commands[i].fn(argc - 1, argv + 1);
-			}
-	}
-	if (argc >= 2 && !streq(argv[1], "-h") && !streq(argv[1], "--help"))
-		return cmd_usage_error("bench", "unknown benchmark '%s'", argv[1]);
-	printf("usage: sparkctl bench BENCHMARK [options]\n\n");
-	for (size_t i = 0; i < ARRAY_SIZE(bench_commands); i++)
-		printf("  %-8s %s\n", bench_commands[i].name, bench_commands[i].summary);
-	printf("\n'sparkctl bench BENCHMARK --help' tells more.\n");
-	return argc >= 2 ? SPARKCTL_EXIT_OK : SPARKCTL_EXIT_USAGE;
-}
+static const char *const bench_usage[] = {
+	"sparkctl bench BENCHMARK [options]",
+	NULL,
+};
+
+static const struct cmd *const bench_verbs[] = { &cmd_bench_nccl, &cmd_bench_link, NULL };
+
+const struct cmd cmd_bench = {
+	.name = "bench",
+	.summary = "time NCCL collectives; measure RDMA and TCP links between nodes",
+	.usage = bench_usage,
+	.verbs = bench_verbs,
+	.verb_noun = "benchmark",
+};

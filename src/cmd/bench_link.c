@@ -40,7 +40,7 @@ static const char link_description[] =
 struct link_args {
 	const char *hosts, *remote_sparkctl, *json, *size, *expect;
 	unsigned duration, qps, streams, rdma_port, tcp_port;
-	bool rdma, tcp, all, help;
+	bool rdma, tcp, all;
 };
 
 /* The options into what the run needs; a usage error's exit status, or OK. */
@@ -163,7 +163,7 @@ static int run(const struct link_args *a, struct link_run_options *o)
 	return ret;
 }
 
-int cmd_bench_link(int argc, char **argv)
+static int run_bench_link(const struct cmd *cmd, int argc, char **argv)
 {
 	struct link_args a = { .duration = 5,
 			       .qps = 4,
@@ -190,16 +190,24 @@ int cmd_bench_link(int argc, char **argv)
 			   "also write the report as JSON ('-': only JSON)"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path)"),
-		OPT_HELP(&a.help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct link_run_options o = { .tool = { .size = 65536 } };
-	int n = cmd_parse_options(opts, link_usage, link_description, &a.help, argc, argv);
+	int n = cmd_parse(cmd, opts, argc, argv);
 
 	if (n < 0)
 		return cmd_parse_exit(n);
-	if (n > 0)
-		return cmd_usage_error("bench link", "unexpected argument '%s'", argv[1]);
 	n = check_args(&a, &o);
 	return n != SPARKCTL_EXIT_OK ? n : run(&a, &o);
 }
+
+const struct cmd cmd_bench_link = {
+	.name = "link",
+	.title = "bench link",
+	.fn = run_bench_link,
+	.summary = "measure RDMA and TCP between two nodes, with a verdict",
+	.usage = link_usage,
+	.description = link_description,
+	.max_operands = 0,
+};

@@ -284,14 +284,13 @@ static const char capture_description[] =
 	"OUTDIR must not exist (or be an empty directory); it is written completely\n"
 	"or not at all.";
 
-int cmd_capture(int argc, char **argv)
+static int run_capture(const struct cmd *cmd, int argc, char **argv)
 {
 	const char *root = "/";
-	bool help = false;
 	const struct opt opts[] = {
 		OPT_STRING(0, "root", &root, "DIR",
 			   "capture the tree below DIR instead of this host"),
-		OPT_HELP(&help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct rootfs_recorder rec = { 0 };
@@ -302,7 +301,7 @@ int cmd_capture(int argc, char **argv)
 	int n, r, ret = SPARKCTL_EXIT_ERROR;
 	const char *out;
 
-	n = cmd_parse_options(opts, capture_usage, capture_description, &help, argc, argv);
+	n = cmd_parse(cmd, opts, argc, argv);
 	if (n < 0)
 		return cmd_parse_exit(n);
 	if (n == 0)
@@ -373,3 +372,12 @@ out:
 	strbuf_release(&outdir);
 	return ret;
 }
+
+const struct cmd cmd_capture = {
+	.name = "capture",
+	.fn = run_capture,
+	.summary = "write a replayable copy of the files sparkctl reads here",
+	.usage = capture_usage,
+	.description = capture_description,
+	.max_operands = CMD_OPERANDS_ANY,
+};

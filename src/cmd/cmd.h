@@ -1,12 +1,19 @@
 /*
  * cmd.h - the commands of sparkctl and what they share.
  *
- * To add a command: write src/cmd/NAME.c with
- *     int cmd_NAME(int argc, char **argv);
- * that parses its own options (lib/options.h), prints its --help, and
- * returns an exit status of exitcode.h; declare it below; add it to the
- * commands[] table of src/main.c; list the file in meson.build.  Only
- * commands print: the code they call returns -errno and a message.
+ * A command is one file in src/cmd/ that defines a `const struct cmd`:
+ * its name, what it does in one line, its usage and description for
+ * --help, how many operands it takes, and the function that runs it.  The
+ * function declares its options as a table (lib/options.h) and starts with
+ * cmd_parse(), which handles --help, bad options and operands beyond the
+ * bound, so the command body sees only valid input.  Commands with
+ * sub-verbs (bench, agent) list them in `verbs` instead of having a
+ * function; each verb is a struct cmd of its own.
+ *
+ * To add a command: src/cmd/NAME.c defining `const struct cmd cmd_NAME`,
+ * its declaration below, one row in the table of src/cmd/commands.c, the
+ * file in meson.build.  Only commands print: what they call returns
+ * -errno and a message.
  */
 #ifndef SPARKCTL_CMD_H
 #define SPARKCTL_CMD_H
@@ -16,46 +23,65 @@
 #include "inventory/inventory.h"
 #include "lib/options.h"
 #include "lib/strbuf.h"
-#include "remote/ssh.h"
 
-struct cmd {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary; /* one line for 'sparkctl --help'; NULL keeps it out of the help */
+/* max_operands: no bound (the command checks its operands itself). */
+#define CMD_OPERANDS_ANY (-1)
+
+enum cmd_flags {
+	CMD_HIDDEN = 1 << 0, /* run by sparkctl itself (agent): not listed by the help */
 };
 
-/* The command table (main.c), in the order 'sparkctl --help' lists it. */
-extern const struct cmd sparkctl_commands[];
-extern const size_t sparkctl_nr_commands;
-const struct cmd *cmd_lookup(const char *name);
+struct cmd {
+	const char *name;  /* as typed: "topo", "nccl" */
+	const char *title; /* in messages and help, "bench nccl"; NULL: the name */
+	/* Runs the command: argv[0] is its name, argv[1..] what follows; an exit status. */
+	int (*fn)(const struct cmd *cmd, int argc, char **argv);
+	const char *summary; /* one line for the list of commands */
+	const char *const *usage;
+	const char *description;
+	unsigned flags;			/* enum cmd_flags */
+	int max_operands;		/* after the options; CMD_OPERANDS_ANY */
+	const struct cmd *const *verbs; /* sub-verbs (NULL-terminated), with fn NULL */
+	const char *verb_noun;		/* what a verb is called: "benchmark" */
+};
 
-int cmd_topo(int argc, char **argv);
-int cmd_capture(int argc, char **argv);
-int cmd_env(int argc, char **argv);
-int cmd_doctor(int argc, char **argv);
-int cmd_agent(int argc, char **argv);
-int cmd_launch(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_bench_link(int argc, char **argv); /* bench link, in cmd/bench_link.c */
-int cmd_exporter(int argc, char **argv);
-int cmd_top(int argc, char **argv);
-int cmd_netplan(int argc, char **argv);
-int cmd_status(int argc, char **argv);
+/* The commands, in the order 'sparkctl --help' lists them (NULL-terminated). */
+extern const struct cmd *const sparkctl_commands[];
+
+extern const struct cmd cmd_topo, cmd_capture, cmd_env, cmd_netplan, cmd_doctor, cmd_launch,
+	cmd_bench, cmd_bench_nccl, cmd_bench_link, cmd_exporter, cmd_top, cmd_status, cmd_help,
+	cmd_version, cmd_agent;
 /* sparkctl agent status: this node's answer to status (cmd/status.c). */
-int status_agent(int argc, char **argv);
-int cmd_help(int argc, char **argv);
-int cmd_version(int argc, char **argv);
+extern const struct cmd cmd_agent_status;
 
-/* The command overview of 'sparkctl --help'. */
+/* sparkctl itself: the global options, then the command.  An exit status. */
+int cmd_main(int argc, char **argv);
+/* The command (or verb) of table called name, exactly; NULL if none. */
+const struct cmd *cmd_find(const struct cmd *const *table, const char *name);
+/* The closest name of table to a mistyped one, or NULL (hidden ones are not offered). */
+const char *cmd_nearest(const struct cmd *const *table, const char *name);
+/* Run cmd with argv[0] its name: its function, or the verb argv[1] names. */
+int cmd_run(const struct cmd *cmd, int argc, char **argv);
+/* "bench nccl": how messages and the help name cmd. */
+const char *cmd_title(const struct cmd *cmd);
+/* The list of commands of 'sparkctl --help'. */
 void cmd_help_overview(FILE *f);
+/* cmd's --help: usage, description, options (opts may be NULL), or its verbs. */
+void cmd_help_text(const struct cmd *cmd, const struct opt *opts, struct strbuf *out);
 
 /*
- * name in sparkctl's state directory, where a command keeps what a later
- * one shows (doctor's last report, for status): $SPARKCTL_STATE_DIR, else
- * $XDG_STATE_HOME/sparkctl, else ~/.local/state/sparkctl.  create: make
- * the directory (0700) first.  -ENOENT without any of them, or -errno.
+ * Parse argv against opts for cmd.  On a bad option, or more operands
+ * than cmd takes, prints the error and returns -1 (the caller returns
+ * SPARKCTL_EXIT_USAGE); for -h/--help prints the help to stdout and
+ * returns -2 (the caller returns 0); otherwise returns the number of
+ * operands (now argv[1..]).
  */
-int cmd_state_path(const char *name, bool create, struct strbuf *path);
+int cmd_parse(const struct cmd *cmd, const struct opt *opts, int argc, char **argv);
+/* Map the result of cmd_parse() to an exit status when it is negative. */
+static inline int cmd_parse_exit(int r)
+{
+	return r == -2 ? SPARKCTL_EXIT_OK : SPARKCTL_EXIT_USAGE;
+}
 
 /* "sparkctl CMD: message" on stderr. */
 void cmd_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
@@ -64,19 +90,14 @@ void cmd_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
  * Returns SPARKCTL_EXIT_USAGE.
  */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
+
 /*
- * Parse argv against opts.  On a bad option prints the error and returns
- * -1 (the caller returns SPARKCTL_EXIT_USAGE); when --help was given
- * prints the help to stdout and returns -2 (the caller returns 0);
- * otherwise returns the number of operands (now argv[1..]).
+ * name in sparkctl's state directory, where a command keeps what a later
+ * one shows (doctor's last report, for status): $SPARKCTL_STATE_DIR, else
+ * $XDG_STATE_HOME/sparkctl, else ~/.local/state/sparkctl.  create: make
+ * the directory (0700) first.  -ENOENT without any of them, or -errno.
  */
-int cmd_parse_options(const struct opt *opts, const char *const *usage, const char *description,
-		      bool *help, int argc, char **argv);
-/* Map the result of cmd_parse_options() to an exit status when it is negative. */
-static inline int cmd_parse_exit(int r)
-{
-	return r == -2 ? SPARKCTL_EXIT_OK : SPARKCTL_EXIT_USAGE;
-}
+int cmd_state_path(const char *name, bool create, struct strbuf *path);
 
 /*
  * Where a command's inventory comes from: --root DIR (or $SPARKCTL_ROOT),

@@ -36,27 +36,6 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...)
 	return SPARKCTL_EXIT_USAGE;
 }
 
-int cmd_parse_options(const struct opt *opts, const char *const *usage, const char *description,
-		      bool *help, int argc, char **argv)
-{
-	struct strbuf err = STRBUF_INIT;
-	int n = options_parse(opts, argc, argv, &err);
-
-	if (n < 0) {
-		cmd_usage_error(argv[0], "%s", err.buf);
-		strbuf_release(&err);
-		return -1;
-	}
-	if (*help) {
-		struct strbuf out = STRBUF_INIT;
-		options_help(&out, usage, description, opts);
-		fputs(out.buf, stdout);
-		strbuf_release(&out);
-		return -2;
-	}
-	return n;
-}
-
 int inventory_source_load(const char *cmd, const struct inventory_source *src,
 			  struct inventory *inv)
 {

@@ -62,7 +62,7 @@ struct doctor_args {
 	const char *hosts, *hostfile, *root, *remote_sparkctl;
 	struct strvec from, only, skip;
 	unsigned nodes, fanout;
-	bool json, quiet, list, markdown, help;
+	bool json, quiet, list, markdown;
 };
 
 /*
@@ -283,7 +283,7 @@ static bool use_color(void)
 	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && !streq(term, "dumb");
 }
 
-int cmd_doctor(int argc, char **argv)
+static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 {
 	struct doctor_args a = {
 		.from = STRVEC_INIT, .only = STRVEC_INIT, .skip = STRVEC_INIT, .fanout = 16
@@ -303,7 +303,7 @@ int cmd_doctor(int argc, char **argv)
 		OPT_BOOL(0, "json", &a.json, "print the report as JSON"),
 		OPT_BOOL(0, "list", &a.list, "list the checks"),
 		OPT_BOOL(0, "markdown", &a.markdown, "with --list: as docs/checks.md"),
-		OPT_HELP(&a.help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct doctor_cluster c = { 0 };
@@ -313,16 +313,12 @@ int cmd_doctor(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
 	int n, ret;
 
-	n = cmd_parse_options(opts, doctor_usage, doctor_description, &a.help, argc, argv);
+	n = cmd_parse(cmd, opts, argc, argv);
 	if (n < 0) {
 		ret = cmd_parse_exit(n);
 		goto out;
 	}
 	ret = SPARKCTL_EXIT_USAGE;
-	if (n > 0) {
-		cmd_usage_error("doctor", "unexpected argument '%s'", argv[1]);
-		goto out;
-	}
 	if (a.list) {
 		ret = print_list(a.markdown);
 		goto out;
@@ -384,3 +380,12 @@ out:
 	strbuf_release(&out);
 	return ret;
 }
+
+const struct cmd cmd_doctor = {
+	.name = "doctor",
+	.fn = run_doctor,
+	.summary = "check this node or the cluster; every finding with its fix",
+	.usage = doctor_usage,
+	.description = doctor_description,
+	.max_operands = 0,
+};

@@ -33,7 +33,7 @@ static const char env_description[] =
 struct env_args {
 	const char *topology, *mode, *format, *socket_if, *root;
 	unsigned nodes;
-	bool pin_gid, force, explain, help;
+	bool pin_gid, force, explain;
 	struct strvec from, sets;
 };
 
@@ -72,7 +72,7 @@ static int load_nodes(const struct env_args *a, struct inventory **ret, size_t *
 	return ret_code;
 }
 
-int cmd_env(int argc, char **argv)
+static int run_env(const struct cmd *cmd, int argc, char **argv)
 {
 	struct env_args a = { .from = STRVEC_INIT, .sets = STRVEC_INIT };
 	const struct opt opts[] = {
@@ -92,7 +92,7 @@ int cmd_env(int argc, char **argv)
 			   "read the host below DIR, e.g. a 'sparkctl capture' tree"),
 		OPT_LIST(0, "from", &a.from, "FILE",
 			 "a saved inventory ('sparkctl topo --json'); repeat for each node"),
-		OPT_HELP(&a.help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct env_options o = { 0 };
@@ -103,13 +103,9 @@ int cmd_env(int argc, char **argv)
 	size_t nr = 0, made = 0;
 	int n, ret;
 
-	n = cmd_parse_options(opts, env_usage, env_description, &a.help, argc, argv);
+	n = cmd_parse(cmd, opts, argc, argv);
 	if (n < 0) {
 		ret = cmd_parse_exit(n);
-		goto out;
-	}
-	if (n > 0) {
-		ret = cmd_usage_error("env", "unexpected argument '%s'", argv[1]);
 		goto out;
 	}
 	if ((ret = parse_choices(&a, &o, &fmt)) != SPARKCTL_EXIT_OK)
@@ -175,3 +171,12 @@ out:
 	strbuf_release(&err);
 	return ret;
 }
+
+const struct cmd cmd_env = {
+	.name = "env",
+	.fn = run_env,
+	.summary = "print the NCCL/UCX/Gloo/MPI environment for this node",
+	.usage = env_usage,
+	.description = env_description,
+	.max_operands = 0,
+};

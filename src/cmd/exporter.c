@@ -79,10 +79,10 @@ static int serve(const struct exporter_source *src, const char *listen_text,
 	return SPARKCTL_EXIT_OK;
 }
 
-int cmd_exporter(int argc, char **argv)
+static int run_exporter(const struct cmd *cmd, int argc, char **argv)
 {
 	const char *listen_text = EXPORTER_DEFAULT_LISTEN, *root_path = NULL;
-	bool help = false, once = false, no_gpu = false;
+	bool once = false, no_gpu = false;
 	unsigned max_conn = 32, max_per_ip = 8, timeout_s = 10;
 	const struct opt opts[] = {
 		OPT_STRING(0, "listen", &listen_text, "ADDR:PORT",
@@ -98,7 +98,7 @@ int cmd_exporter(int argc, char **argv)
 			 "connections from one address (default 8)"),
 		OPT_UINT(0, "timeout", &timeout_s, "SECONDS",
 			 "close a connection idle this long (default 10)"),
-		OPT_HELP(&help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct exporter_source src = { .gpu_disabled = false };
@@ -108,11 +108,9 @@ int cmd_exporter(int argc, char **argv)
 	sigset_t stop;
 	int n, r, ret = SPARKCTL_EXIT_OK;
 
-	n = cmd_parse_options(opts, exporter_usage, exporter_description, &help, argc, argv);
+	n = cmd_parse(cmd, opts, argc, argv);
 	if (n < 0)
 		return cmd_parse_exit(n);
-	if (n > 0)
-		return cmd_usage_error("exporter", "unexpected argument '%s'", argv[1]);
 	if (max_conn == 0 || max_per_ip == 0 || timeout_s == 0)
 		return cmd_usage_error("exporter",
 				       "--max-connections, --max-per-ip and --timeout must be > 0");
@@ -171,3 +169,12 @@ int cmd_exporter(int argc, char **argv)
 	rootfs_close(&root);
 	return ret;
 }
+
+const struct cmd cmd_exporter = {
+	.name = "exporter",
+	.fn = run_exporter,
+	.summary = "serve GPU, RDMA and thermal metrics to Prometheus",
+	.usage = exporter_usage,
+	.description = exporter_description,
+	.max_operands = 0,
+};

@@ -1,41 +1,39 @@
 /*
- * sparkctl help [COMMAND] - the list of commands, or one command's help.
+ * sparkctl help [COMMAND [VERB]] - the list of commands, or one command's help.
  */
 #include "sparkctl.h"
 
 #include "cmd/cmd.h"
-#include "lib/suggest.h"
 
 static const char *const help_usage[] = {
-	"sparkctl help [COMMAND]",
+	"sparkctl help [COMMAND [VERB]]",
 	NULL,
 };
 
-void cmd_help_overview(FILE *f)
+/* The help of name among table (a command, or a verb of one): what --help prints. */
+static int show(const struct cmd *const *table, const char *name)
 {
-	fprintf(f, "usage: sparkctl [--version] [--help] COMMAND [ARGS]\n\n"
-		   "sparkctl turns DGX Spark machines (and any GPU nodes joined by RoCE or\n"
-		   "InfiniBand) into a working cluster: it reads the fabric, checks it and\n"
-		   "says how to fix what is wrong.\n\n"
-		   "commands:\n");
-	for (size_t i = 0; i < sparkctl_nr_commands; i++)
-		if (sparkctl_commands[i].summary)
-			fprintf(f, "  %-10s %s\n", sparkctl_commands[i].name,
-				sparkctl_commands[i].summary);
-	fprintf(f, "\n'sparkctl help COMMAND' or 'sparkctl COMMAND --help' shows a command's "
-		   "options.\n"
-		   "Exit statuses are listed in docs/exit-codes.md.\n");
+	const struct cmd *c = cmd_find(table, name);
+	char help_flag[] = "--help";
+	char *argv[] = { (char *)name, help_flag, NULL };
+	const char *near;
+
+	if (c)
+		return cmd_run(c, 2, argv);
+	near = cmd_nearest(table, name);
+	if (near)
+		return cmd_usage_error("help", "no command '%s'; did you mean '%s'?", name, near);
+	return cmd_usage_error("help", "no command '%s'", name);
 }
 
-int cmd_help(int argc, char **argv)
+static int run_help(const struct cmd *cmd, int argc, char **argv)
 {
-	bool help = false;
 	const struct opt opts[] = {
-		OPT_HELP(&help),
+		OPT_HELP(),
 		OPT_END(),
 	};
-	int n = cmd_parse_options(opts, help_usage, "Show the commands, or the help of COMMAND.",
-				  &help, argc, argv);
+	const struct cmd *c;
+	int n = cmd_parse(cmd, opts, argc, argv);
 
 	if (n < 0)
 		return cmd_parse_exit(n);
@@ -43,20 +41,20 @@ int cmd_help(int argc, char **argv)
 		cmd_help_overview(stdout);
 		return SPARKCTL_EXIT_OK;
 	}
+	c = cmd_find(sparkctl_commands, argv[1]);
+	if (n == 2 && c && c->verbs)
+		return show(c->verbs, argv[2]);
 	if (n > 1)
-		return cmd_usage_error("help", "expected one command name");
-	const struct cmd *c = cmd_lookup(argv[1]);
-	if (!c) {
-		const char *names[64];
-		size_t k;
-		for (k = 0; k < sparkctl_nr_commands && k < ARRAY_SIZE(names); k++)
-			names[k] = sparkctl_commands[k].summary ? sparkctl_commands[k].name : NULL;
-		const char *near = suggest_nearest(argv[1], names, k);
-		if (near)
-			return cmd_usage_error("help", "no command '%s'; did you mean '%s'?",
-					       argv[1], near);
-		return cmd_usage_error("help", "no command '%s'", argv[1]);
-	}
-	char *sub_argv[] = { (char *)c->name, (char *)"--help", NULL };
-	return c->fn(2, sub_argv);
+		return cmd_usage_error("help", "expected a command name, and a verb of a command "
+					       "that has verbs");
+	return show(sparkctl_commands, argv[1]);
 }
+
+const struct cmd cmd_help = {
+	.name = "help",
+	.fn = run_help,
+	.summary = "show the commands, or one command's help",
+	.usage = help_usage,
+	.description = "Show the commands, or the help of COMMAND (and of its VERB).",
+	.max_operands = 2,
+};

@@ -47,7 +47,7 @@ static const char launch_description[] =
 struct launch_args {
 	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl;
 	unsigned nproc, port, grace, stall, timeout, connect_timeout;
-	bool torchrun, kill_stale, no_env, tag_output, quiet, ssh_close, help;
+	bool torchrun, kill_stale, no_env, tag_output, quiet, ssh_close;
 	struct strvec envs, exports, torchrun_opts;
 };
 
@@ -283,7 +283,7 @@ static int check_args(const struct launch_args *a, int n, char **argv)
 	return SPARKCTL_EXIT_OK;
 }
 
-int cmd_launch(int argc, char **argv)
+static int run_launch(const struct cmd *cmd, int argc, char **argv)
 {
 	struct launch_args a = { .grace = LAUNCH_GRACE_DEFAULT,
 				 .connect_timeout = 5,
@@ -331,7 +331,7 @@ int cmd_launch(int argc, char **argv)
 			   "sparkctl on the other nodes (default: this one's path)"),
 		OPT_BOOL('q', "quiet", &a.quiet,
 			 "no summary at the end (a failure still gets its line)"),
-		OPT_HELP(&a.help),
+		OPT_HELP(),
 		OPT_OPERANDS_STOP(), /* the command's own options are the command's */
 		OPT_END(),
 	};
@@ -350,7 +350,7 @@ int cmd_launch(int argc, char **argv)
 	int n, ret;
 
 	launch_spec_init(&job);
-	n = cmd_parse_options(opts, launch_usage, launch_description, &a.help, argc, argv);
+	n = cmd_parse(cmd, opts, argc, argv);
 	if (n < 0) {
 		ret = cmd_parse_exit(n);
 		goto out;
@@ -454,3 +454,12 @@ out:
 	strbuf_release(&err);
 	return ret;
 }
+
+const struct cmd cmd_launch = {
+	.name = "launch",
+	.fn = run_launch,
+	.summary = "run a job on every node; nothing of it outlives it",
+	.usage = launch_usage,
+	.description = launch_description,
+	.max_operands = CMD_OPERANDS_ANY,
+};

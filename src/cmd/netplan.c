@@ -155,7 +155,7 @@ static const struct inv_netdev *ssh_netdev(const struct inventory *inv)
 	return NULL;
 }
 
-static int run_netplan(const char *verb)
+static int netplan_tool(const char *verb)
 {
 	int status = child_run_command((const char *const[]){ "netplan", verb, NULL });
 
@@ -183,12 +183,12 @@ static void split_names(const char *list, struct strvec *out)
 	}
 }
 
-int cmd_netplan(int argc, char **argv)
+static int run_netplan(const struct cmd *cmd, int argc, char **argv)
 {
 	struct inventory_source src = { 0 };
 	const char *plan = NULL, *base = NETPLAN_DEFAULT_BASE, *names = NULL;
 	unsigned node = UINT_MAX, nodes = 0;
-	bool write = false, apply = false, force = false, hosts = false, help = false;
+	bool write = false, apply = false, force = false, hosts = false;
 	const struct opt opts[] = {
 		OPT_STRING(0, "plan", &plan, "PLAN", "pair, switch or ring"),
 		OPT_UINT(0, "node", &node, "I", "this node's index, 0 to N-1"),
@@ -203,7 +203,7 @@ int cmd_netplan(int argc, char **argv)
 		OPT_STRING(0, "names", &names, "A,B,...",
 			   "node names for --hosts (default node0, ...)"),
 		OPT_INVENTORY_SOURCE(&src),
-		OPT_HELP(&help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct netplan_options o = { 0 };
@@ -213,11 +213,9 @@ int cmd_netplan(int argc, char **argv)
 	struct strvec name_list = STRVEC_INIT;
 	int n, ret;
 
-	n = cmd_parse_options(opts, netplan_usage, netplan_description, &help, argc, argv);
+	n = cmd_parse(cmd, opts, argc, argv);
 	if (n < 0)
 		return cmd_parse_exit(n);
-	if (n > 0)
-		return cmd_usage_error("netplan", "unexpected argument '%s'", argv[1]);
 	if (!plan)
 		return cmd_usage_error("netplan", "--plan is required (pair, switch or ring)");
 	if (netplan_parse_plan(plan, &o.plan) < 0)
@@ -285,9 +283,9 @@ int cmd_netplan(int argc, char **argv)
 	}
 	ret = write_plan(src.root ? src.root : "/", &p, out.buf, force);
 	if (ret == SPARKCTL_EXIT_OK && apply) {
-		ret = run_netplan("generate");
+		ret = netplan_tool("generate");
 		if (ret == SPARKCTL_EXIT_OK)
-			ret = run_netplan("apply");
+			ret = netplan_tool("apply");
 	}
 out:
 	netplan_release(&p);
@@ -297,3 +295,12 @@ out:
 	strbuf_release(&err);
 	return ret;
 }
+
+const struct cmd cmd_netplan = {
+	.name = "netplan",
+	.fn = run_netplan,
+	.summary = "generate (and --write) the fabric addresses of a plan",
+	.usage = netplan_usage,
+	.description = netplan_description,
+	.max_operands = 0,
+};

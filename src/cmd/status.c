@@ -134,7 +134,7 @@ static json_t *doctor_json_kept(void)
 	return doc ? doc : json_null();
 }
 
-int status_agent(int argc, char **argv)
+static int run_agent_status(const struct cmd *cmd, int argc, char **argv)
 {
 	/* NVML is opened once, for the figures; the probe needs none of the libraries. */
 	struct inventory_source src = { .no_nvidia_libraries = true };
@@ -143,6 +143,7 @@ int status_agent(int argc, char **argv)
 	json_t *doc;
 	int r;
 
+	(void)cmd;
 	(void)argv;
 	if (argc > 1)
 		return cmd_usage_error("agent", "status takes no arguments");
@@ -173,12 +174,23 @@ int status_agent(int argc, char **argv)
 	return r;
 }
 
+static const char *const agent_status_usage[] = { "sparkctl agent status", NULL };
+
+const struct cmd cmd_agent_status = {
+	.name = "status",
+	.title = "agent status",
+	.fn = run_agent_status,
+	.summary = "this node's answer to 'sparkctl status', as JSON",
+	.usage = agent_status_usage,
+	.max_operands = CMD_OPERANDS_ANY,
+};
+
 /* ---- the command ---- */
 
 struct status_args {
 	const char *hosts, *hostfile, *remote_sparkctl;
 	unsigned fanout;
-	bool json, help;
+	bool json;
 };
 
 static int load_hosts(const struct status_args *a, struct host_list *hosts)
@@ -240,7 +252,7 @@ static bool use_color(void)
 	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && !streq(term, "dumb");
 }
 
-int cmd_status(int argc, char **argv)
+static int run_status(const struct cmd *cmd, int argc, char **argv)
 {
 	struct status_args a = { .fanout = 16 };
 	const struct opt opts[] = {
@@ -250,7 +262,7 @@ int cmd_status(int argc, char **argv)
 		OPT_UINT(0, "fanout", &a.fanout, "N", "nodes asked at once (default 16)"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path)"),
-		OPT_HELP(&a.help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct host_list hosts = { 0 };
@@ -260,11 +272,9 @@ int cmd_status(int argc, char **argv)
 	size_t unreachable = 0;
 	int n, ret;
 
-	n = cmd_parse_options(opts, status_usage, status_description, &a.help, argc, argv);
+	n = cmd_parse(cmd, opts, argc, argv);
 	if (n < 0)
 		return cmd_parse_exit(n);
-	if (n > 0)
-		return cmd_usage_error("status", "unexpected argument '%s'", argv[1]);
 	if (a.hosts && a.hostfile)
 		return cmd_usage_error("status", "-H and --hostfile cannot be combined");
 	if (a.fanout == 0)
@@ -307,3 +317,12 @@ int cmd_status(int argc, char **argv)
 	strbuf_release(&out);
 	return ret;
 }
+
+const struct cmd cmd_status = {
+	.name = "status",
+	.fn = run_status,
+	.summary = "one screen for the cluster: nodes, GPUs, links, last doctor",
+	.usage = status_usage,
+	.description = status_description,
+	.max_operands = 0,
+};

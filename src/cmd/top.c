@@ -391,11 +391,11 @@ static int open_root(const char *path, struct rootfs *root)
 	return r;
 }
 
-int cmd_top(int argc, char **argv)
+static int run_top(const struct cmd *cmd, int argc, char **argv)
 {
 	const char *root_path = NULL, *then_path = NULL, *hosts_spec = NULL;
 	const char *remote_sparkctl = NULL, *interval_text = "1", *sort_text = "name";
-	bool help = false, once = false, no_gpu = false, json = false;
+	bool once = false, no_gpu = false, json = false;
 	unsigned count = 0;
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &hosts_spec, "HOSTS",
@@ -414,7 +414,7 @@ int cmd_top(int argc, char **argv)
 		OPT_BOOL(0, "no-gpu", &no_gpu, "leave NVML alone: no GPU figures"),
 		OPT_STRING(0, "remote-sparkctl", &remote_sparkctl, "PATH",
 			   "the sparkctl the nodes run (default: this one's path)"),
-		OPT_HELP(&help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct top t = { .no_gpu = no_gpu };
@@ -427,11 +427,9 @@ int cmd_top(int argc, char **argv)
 	bool plain;
 	int n, ret = SPARKCTL_EXIT_OK;
 
-	n = cmd_parse_options(opts, top_usage, top_description, &help, argc, argv);
+	n = cmd_parse(cmd, opts, argc, argv);
 	if (n < 0)
 		return cmd_parse_exit(n);
-	if (n > 0)
-		return cmd_usage_error("top", "unexpected argument '%s'", argv[1]);
 	if (parse_milli(interval_text, &interval_ms) < 0 || interval_ms < 100 ||
 	    interval_ms > 3600000)
 		return cmd_usage_error("top",
@@ -526,3 +524,12 @@ out:
 	strbuf_release(&err);
 	return ret;
 }
+
+const struct cmd cmd_top = {
+	.name = "top",
+	.fn = run_top,
+	.summary = "live view of GPUs and fabric ports, of this node or several",
+	.usage = top_usage,
+	.description = top_description,
+	.max_operands = 0,
+};

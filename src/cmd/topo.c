@@ -20,24 +20,22 @@ static const char topo_description[] =
 	"driver, CUDA, NCCL and kernel facts.  --json prints the whole inventory\n"
 	"(schema: docs/inventory.md), which --from loads back on any machine.";
 
-int cmd_topo(int argc, char **argv)
+static int run_topo(const struct cmd *cmd, int argc, char **argv)
 {
 	struct inventory_source src = { 0 };
-	bool json = false, help = false;
+	bool json = false;
 	const struct opt opts[] = {
 		OPT_BOOL(0, "json", &json, "print the inventory as JSON"),
 		OPT_INVENTORY_SOURCE(&src),
-		OPT_HELP(&help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct inventory inv;
 	int n, ret;
 
-	n = cmd_parse_options(opts, topo_usage, topo_description, &help, argc, argv);
+	n = cmd_parse(cmd, opts, argc, argv);
 	if (n < 0)
 		return cmd_parse_exit(n);
-	if (n > 0)
-		return cmd_usage_error("topo", "unexpected argument '%s'", argv[1]);
 
 	inventory_init(&inv);
 	ret = inventory_source_load("topo", &src, &inv);
@@ -57,3 +55,12 @@ int cmd_topo(int argc, char **argv)
 	inventory_release(&inv);
 	return ret;
 }
+
+const struct cmd cmd_topo = {
+	.name = "topo",
+	.fn = run_topo,
+	.summary = "show this node's RDMA ports, twins, netdevs, GPUs and software",
+	.usage = topo_usage,
+	.description = topo_description,
+	.max_operands = 0,
+};

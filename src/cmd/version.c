@@ -11,20 +11,25 @@ static const char *const version_usage[] = {
 	NULL,
 };
 
-int cmd_version(int argc, char **argv)
+static int run_version(const struct cmd *cmd, int argc, char **argv)
 {
-	bool help = false;
 	const struct opt opts[] = {
-		OPT_HELP(&help),
+		OPT_HELP(),
 		OPT_END(),
 	};
-	int n = cmd_parse_options(opts, version_usage, "Print the version of sparkctl.", &help,
-				  argc, argv);
+	int n = cmd_parse(cmd, opts, argc, argv);
 
 	if (n < 0)
 		return cmd_parse_exit(n);
-	if (n > 0)
-		return cmd_usage_error("version", "unexpected argument '%s'", argv[1]);
 	printf("sparkctl %s (git %s)\n", SPARKCTL_VERSION, SPARKCTL_GIT_REVISION);
 	return SPARKCTL_EXIT_OK;
 }
+
+const struct cmd cmd_version = {
+	.name = "version",
+	.fn = run_version,
+	.summary = "print the version of sparkctl",
+	.usage = version_usage,
+	.description = "Print the version of sparkctl.",
+	.max_operands = 0,
+};

@@ -23,9 +23,10 @@ static int opt_apply(const struct opt *o, const char *arg, struct strbuf *err)
 {
 	switch (o->type) {
 	case OPT_TYPE_BOOL:
-	case OPT_TYPE_HELP:
 		*(bool *)o->value = true;
 		return 0;
+	case OPT_TYPE_HELP:
+		return OPTIONS_HELP;
 	case OPT_TYPE_STRING:
 		*(const char **)o->value = arg;
 		return 0;
@@ -146,7 +147,7 @@ int options_parse(const struct opt *opts, int argc, char **argv, struct strbuf *
 {
 	int nr_operands = 0;
 	char **operands = xcalloc((size_t)argc + 1, sizeof(*operands));
-	bool stop_at_operand = false;
+	bool stop_at_operand = false, help = false;
 	int r = 0;
 
 	for (const struct opt *o = opts; o->type != OPT_TYPE_END; o++)
@@ -169,12 +170,17 @@ int options_parse(const struct opt *opts, int argc, char **argv, struct strbuf *
 			break;
 		} else
 			operands[nr_operands++] = argv[i];
+		/* -h: the rest is still checked, so that a bad option is said first. */
+		if (r == OPTIONS_HELP) {
+			help = true;
+			r = 0;
+		}
 		if (r < 0)
 			goto out;
 	}
 	for (int k = 0; k < nr_operands; k++)
 		argv[1 + k] = operands[k];
-	r = nr_operands;
+	r = help ? OPTIONS_HELP : nr_operands;
 out:
 	free(operands);
 	return r;

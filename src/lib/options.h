@@ -21,7 +21,7 @@ enum opt_type {
 	OPT_TYPE_STRING, /* value: const char **, the argument */
 	OPT_TYPE_UINT,	 /* value: unsigned *, a decimal argument */
 	OPT_TYPE_LIST,	 /* value: struct strvec *, one entry per use */
-	OPT_TYPE_HELP,	 /* value: bool *, -h/--help */
+	OPT_TYPE_HELP,	 /* -h/--help: options_parse() returns OPTIONS_HELP */
 	/*
 	 * Not an option: the first operand ends the options, and everything
 	 * after it is an operand (for commands that run a command: 'launch
@@ -55,9 +55,9 @@ struct opt {
 	{                                                                                          \
 		OPT_TYPE_LIST, (s), (l), (v), (a), (h)                                             \
 	}
-#define OPT_HELP(v)                                                                                \
+#define OPT_HELP()                                                                                 \
 	{                                                                                          \
-		OPT_TYPE_HELP, 'h', "help", (v), NULL, "show this help"                            \
+		OPT_TYPE_HELP, 'h', "help", NULL, NULL, "show this help"                           \
 	}
 #define OPT_OPERANDS_STOP()                                                                        \
 	{                                                                                          \
@@ -72,8 +72,10 @@ struct opt {
  * Parse argv[1..argc) against opts (argv[0] is the command's name).
  * Operands are moved, in order, to argv[1..]; the number of operands is
  * returned.  On a bad option returns -EINVAL with a one-line message
- * (no trailing newline) in err.
+ * (no trailing newline) in err.  When -h or --help was given (and nothing
+ * was wrong) returns OPTIONS_HELP: the caller shows the help.
  */
+#define OPTIONS_HELP (-ECANCELED)
 int options_parse(const struct opt *opts, int argc, char **argv, struct strbuf *err);
 
 /*

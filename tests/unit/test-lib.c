@@ -149,7 +149,7 @@ static char **make_argv(struct strvec *sv, int *argc, ...)
 
 static void options(void **state)
 {
-	bool json = false, help = false, verbose = false;
+	bool json = false, verbose = false;
 	const char *root = NULL;
 	unsigned count = 0;
 	struct strvec envs = STRVEC_INIT;
@@ -159,7 +159,7 @@ static void options(void **state)
 		OPT_STRING(0, "root", &root, "DIR", "root"),
 		OPT_UINT('n', "count", &count, "N", "count"),
 		OPT_LIST('e', "env", &envs, "K=V", "env"),
-		OPT_HELP(&help),
+		OPT_HELP(),
 		OPT_END(),
 	};
 	struct strbuf err = STRBUF_INIT;
@@ -201,6 +201,12 @@ static void options(void **state)
 	argv = make_argv(&sv, &argc, "cmd", "-z", NULL);
 	assert_int_equal(options_parse(opts, argc, argv, &err), -EINVAL);
 	strbuf_reset(&err);
+	/* -h asks for the help, unless something else is wrong. */
+	argv = make_argv(&sv, &argc, "cmd", "a", "-vh", NULL);
+	assert_int_equal(options_parse(opts, argc, argv, &err), OPTIONS_HELP);
+	argv = make_argv(&sv, &argc, "cmd", "--help", "--jsn", NULL);
+	assert_int_equal(options_parse(opts, argc, argv, &err), -EINVAL);
+	strbuf_reset(&err);
 
 	struct strbuf help_text = STRBUF_INIT;
 	const char *const usage[] = { "cmd [--json]", NULL };
@@ -219,12 +225,12 @@ static void options(void **state)
 /* With OPT_OPERANDS_STOP the first operand ends the options: the rest is the command's. */
 static void options_operands_stop(void **state)
 {
-	bool verbose = false, help = false;
+	bool verbose = false;
 	unsigned count = 0;
 	const struct opt opts[] = {
 		OPT_BOOL('v', "verbose", &verbose, "more"),
 		OPT_UINT('n', "count", &count, "N", "count"),
-		OPT_HELP(&help),
+		OPT_HELP(),
 		OPT_OPERANDS_STOP(),
 		OPT_END(),
 	};

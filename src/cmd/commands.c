@@ -1,0 +1,190 @@
+/*
+ * commands.c - the command table, and finding and running a command: the
+ * global options, exact-match lookup with a suggestion for a mistyped
+ * name, sub-verbs, --help, and the checks every command starts with.
+ */
+#include "sparkctl.h"
+
+#include "cmd/cmd.h"
+#include "lib/suggest.h"
+#include "lib/xalloc.h"
+
+const struct cmd *const sparkctl_commands[] = {
+	&cmd_topo,   &cmd_capture, &cmd_env,	  &cmd_netplan, &cmd_doctor,
+	&cmd_launch, &cmd_bench,   &cmd_exporter, &cmd_top,	&cmd_status,
+	&cmd_help,   &cmd_version, &cmd_agent,	  NULL,
+};
+
+const char *cmd_title(const struct cmd *cmd)
+{
+	return cmd->title ? cmd->title : cmd->name;
+}
+
+const struct cmd *cmd_find(const struct cmd *const *table, const char *name)
+{
+	for (; *table; table++)
+		if (streq((*table)->name, name))
+			return *table;
+	return NULL;
+}
+
+const char *cmd_nearest(const struct cmd *const *table, const char *name)
+{
+	const char **names;
+	const char *near;
+	size_t n = 0;
+
+	while (table[n])
+		n++;
+	names = xcalloc(n + 1, sizeof(*names));
+	for (size_t i = 0; i < n; i++)
+		names[i] = table[i]->flags & CMD_HIDDEN ? NULL : table[i]->name;
+	near = suggest_nearest(name, names, n);
+	free(names);
+	return near;
+}
+
+/* "  NAME   summary" for each listed command of table. */
+static void list_commands(const struct cmd *const *table, int width, struct strbuf *out)
+{
+	for (; *table; table++)
+		if (!((*table)->flags & CMD_HIDDEN))
+			strbuf_addf(out, "  %-*s %s\n", width, (*table)->name, (*table)->summary);
+}
+
+void cmd_help_overview(FILE *f)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	strbuf_addstr(&out,
+		      "usage: sparkctl [--version] [--help] COMMAND [ARGS]\n\n"
+		      "sparkctl turns DGX Spark machines (and any GPU nodes joined by RoCE or\n"
+		      "InfiniBand) into a working cluster: it reads the fabric, checks it and\n"
+		      "says how to fix what is wrong.\n\n"
+		      "commands:\n");
+	list_commands(sparkctl_commands, 10, &out);
+	strbuf_addstr(&out, "\n'sparkctl help COMMAND' or 'sparkctl COMMAND --help' shows a "
+			    "command's options.\n"
+			    "Exit statuses are listed in docs/exit-codes.md.\n");
+	fputs(out.buf, f);
+	strbuf_release(&out);
+}
+
+void cmd_help_text(const struct cmd *cmd, const struct opt *opts, struct strbuf *out)
+{
+	char *noun;
+
+	if (!cmd->verbs) {
+		options_help(out, cmd->usage, cmd->description, opts);
+		return;
+	}
+	options_help(out, cmd->usage, cmd->description, NULL);
+	strbuf_addch(out, '\n');
+	list_commands(cmd->verbs, 8, out);
+	noun = xstrdup(cmd->verb_noun);
+	for (char *p = noun; *p; p++)
+		*p = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+	strbuf_addf(out, "\n'sparkctl %s %s --help' tells more.\n", cmd_title(cmd), noun);
+	free(noun);
+}
+
+int cmd_parse(const struct cmd *cmd, const struct opt *opts, int argc, char **argv)
+{
+	struct strbuf err = STRBUF_INIT;
+	int n = options_parse(opts, argc, argv, &err);
+
+	if (n == OPTIONS_HELP) {
+		struct strbuf out = STRBUF_INIT;
+		cmd_help_text(cmd, opts, &out);
+		fputs(out.buf, stdout);
+		strbuf_release(&out);
+		n = -2;
+	} else if (n < 0) {
+		cmd_usage_error(cmd_title(cmd), "%s", err.buf);
+		n = -1;
+	} else if (cmd->max_operands != CMD_OPERANDS_ANY && n > cmd->max_operands) {
+		cmd_usage_error(cmd_title(cmd), "unexpected argument '%s'",
+				argv[1 + cmd->max_operands]);
+		n = -1;
+	}
+	strbuf_release(&err);
+	return n;
+}
+
+/* A command with verbs: the verb argv[1] names, or the list of verbs. */
+static int run_verb(const struct cmd *cmd, int argc, char **argv)
+{
+	const struct cmd *verb = argc >= 2 ? cmd_find(cmd->verbs, argv[1]) : NULL;
+	struct strbuf out = STRBUF_INIT;
+	bool asked = argc >= 2 && (streq(argv[1], "-h") || streq(argv[1], "--help"));
+
+	if (verb)
+		return cmd_run(verb, argc - 1, argv + 1);
+	if (argc >= 2 && !asked) {
+		const char *near = cmd_nearest(cmd->verbs, argv[1]);
+		if (near)
+			return cmd_usage_error(cmd_title(cmd),
+					       "unknown %s '%s'; did you mean '%s'?",
+					       cmd->verb_noun, argv[1], near);
+		return cmd_usage_error(cmd_title(cmd), "unknown %s '%s'", cmd->verb_noun, argv[1]);
+	}
+	/* Asked for: the list on stdout; missing: the same, and a usage error. */
+	cmd_help_text(cmd, NULL, &out);
+	fputs(out.buf, stdout);
+	strbuf_release(&out);
+	return asked ? SPARKCTL_EXIT_OK : SPARKCTL_EXIT_USAGE;
+}
+
+int cmd_run(const struct cmd *cmd, int argc, char **argv)
+{
+	return cmd->verbs ? run_verb(cmd, argc, argv) : cmd->fn(cmd, argc, argv);
+}
+
+static int unknown_command(const char *name)
+{
+	const char *near = cmd_nearest(sparkctl_commands, name);
+
+	fprintf(stderr, "sparkctl: '%s' is not a sparkctl command.", name);
+	if (near)
+		fprintf(stderr, " The most similar command is '%s'.", near);
+	fprintf(stderr, "\nSee 'sparkctl --help'.\n");
+	return SPARKCTL_EXIT_USAGE;
+}
+
+/* Output that did not reach its file (a full disk, a closed pipe) is an error. */
+static int check_stdout(int ret)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "sparkctl: write error on standard output: %s\n", strerror(errno));
+		return SPARKCTL_EXIT_ERROR;
+	}
+	return ret;
+}
+
+int cmd_main(int argc, char **argv)
+{
+	char help_name[] = "help", version_name[] = "version";
+	char *alias_argv[] = { NULL, NULL };
+	const struct cmd *c;
+
+	if (argc < 2) {
+		cmd_help_overview(stderr);
+		return SPARKCTL_EXIT_USAGE;
+	}
+	if (streq(argv[1], "--help") || streq(argv[1], "-h")) {
+		alias_argv[0] = help_name;
+		return check_stdout(cmd_run(&cmd_help, 1, alias_argv));
+	}
+	if (streq(argv[1], "--version")) {
+		alias_argv[0] = version_name;
+		return check_stdout(cmd_run(&cmd_version, 1, alias_argv));
+	}
+	if (argv[1][0] == '-') {
+		fprintf(stderr, "sparkctl: unknown option '%s'\nSee 'sparkctl --help'.\n", argv[1]);
+		return SPARKCTL_EXIT_USAGE;
+	}
+	c = cmd_find(sparkctl_commands, argv[1]);
+	if (!c)
+		return unknown_command(argv[1]);
+	return check_stdout(cmd_run(c, argc - 1, argv + 1));
+}
