@@ -284,46 +284,19 @@ static const char capture_description[] =
 	"OUTDIR must not exist (or be an empty directory); it is written completely\n"
 	"or not at all.";
 
-static int run_capture(const struct cmd *cmd, int argc, char **argv)
+/*
+ * Write what the probe read (rec) and the facts that are not files (inv)
+ * as a tree at out, which appears whole or not at all: built beside it as
+ * out.partial-XXXXXX, then renamed.
+ */
+static int write_capture(const char *root, const struct rootfs_recorder *rec,
+			 const struct inventory *inv, const char *out)
 {
-	const char *root = "/";
-	const struct opt opts[] = {
-		OPT_STRING(0, "root", &root, "DIR",
-			   "capture the tree below DIR instead of this host"),
-		OPT_HELP(),
-		OPT_END(),
-	};
-	struct rootfs_recorder rec = { 0 };
-	struct probe_options popts = { .recorder = &rec };
-	struct strbuf err = STRBUF_INIT, tmp = STRBUF_INIT, outdir = STRBUF_INIT;
-	struct inventory inv;
+	struct strbuf tmp = STRBUF_INIT;
 	struct mirror m = { -1, -1 };
-	int n, r, ret = SPARKCTL_EXIT_ERROR;
-	const char *out;
+	mode_t mask;
+	int r, ret = SPARKCTL_EXIT_ERROR;
 
-	n = cmd_parse(cmd, opts, argc, argv);
-	if (n < 0)
-		return cmd_parse_exit(n);
-	if (n == 0)
-		return cmd_usage_error("capture", "missing the output directory");
-	if (n > 1)
-		return cmd_usage_error("capture", "expected one output directory, not %d", n);
-	/* "DIR/" names DIR: the temporary tree goes beside it, not inside. */
-	strbuf_addstr(&outdir, argv[1]);
-	while (outdir.len > 1 && outdir.buf[outdir.len - 1] == '/')
-		strbuf_setlen(&outdir, outdir.len - 1);
-	out = outdir.buf;
-	inventory_init(&inv);
-	if (access(out, F_OK) == 0 && !is_empty_dir(out)) {
-		cmd_error("capture", "'%s' already exists; choose a new directory", out);
-		goto out;
-	}
-
-	popts.root = root;
-	if (probe_inventory(&popts, &inv, &err) < 0) {
-		cmd_error("capture", "%s", err.buf);
-		goto out;
-	}
 	strbuf_addf(&tmp, "%s.partial-XXXXXX", out);
 	if (!mkdtemp(tmp.buf)) {
 		cmd_error("capture", "cannot create '%s': %s", tmp.buf, strerror(errno));
@@ -336,26 +309,26 @@ static int run_capture(const struct cmd *cmd, int argc, char **argv)
 			  strerror(errno));
 		goto fail;
 	}
-	for (size_t i = 0; i < rec.nr; i++) {
-		if ((r = mirror_record(&m, &rec.records[i])) < 0) {
-			cmd_error("capture", "cannot write '%s': %s", rec.records[i].path,
+	for (size_t i = 0; i < rec->nr; i++) {
+		if ((r = mirror_record(&m, &rec->records[i])) < 0) {
+			cmd_error("capture", "cannot write '%s': %s", rec->records[i].path,
 				  strerror(-r));
 			goto fail;
 		}
 	}
-	if ((r = write_meta(m.dst, &inv)) < 0) {
+	if ((r = write_meta(m.dst, inv)) < 0) {
 		cmd_error("capture", "cannot write %s: %s", CAPTURE_META_DIR, strerror(-r));
 		goto fail;
 	}
 	/* mkdtemp() made it 0700; the tree is as readable as its files. */
-	mode_t mask = umask(0);
+	mask = umask(0);
 	umask(mask);
 	/* rename() also replaces an empty directory, atomically. */
 	if (fchmod(m.dst, 0755 & ~mask) < 0 || fsync(m.dst) < 0 || rename(tmp.buf, out) < 0) {
 		cmd_error("capture", "cannot move the capture to '%s': %s", out, strerror(errno));
 		goto fail;
 	}
-	fprintf(stderr, "sparkctl capture: wrote %zu entries to %s\n", rec.nr, out);
+	fprintf(stderr, "sparkctl capture: wrote %zu entries to %s\n", rec->nr, out);
 	ret = SPARKCTL_EXIT_OK;
 	goto out;
 fail:
@@ -365,10 +338,47 @@ out:
 		close(m.src);
 	if (m.dst >= 0)
 		close(m.dst);
+	strbuf_release(&tmp);
+	return ret;
+}
+
+static int run_capture(const struct cmd *cmd, int argc, char **argv)
+{
+	const char *root = "/";
+	const struct opt opts[] = {
+		OPT_STRING(0, "root", &root, "DIR",
+			   "capture the tree below DIR instead of this host"),
+		OPT_HELP(),
+		OPT_END(),
+	};
+	struct rootfs_recorder rec = { 0 };
+	struct probe_options popts = { .recorder = &rec };
+	struct strbuf err = STRBUF_INIT, outdir = STRBUF_INIT;
+	struct inventory inv;
+	int n, ret = SPARKCTL_EXIT_ERROR;
+
+	n = cmd_parse(cmd, opts, argc, argv);
+	if (n < 0)
+		return cmd_parse_exit(n);
+	if (n == 0)
+		return cmd_usage_error("capture", "missing the output directory");
+	if (n > 1)
+		return cmd_usage_error("capture", "expected one output directory, not %d", n);
+	/* "DIR/" names DIR: the temporary tree goes beside it, not inside. */
+	strbuf_addstr(&outdir, argv[1]);
+	while (outdir.len > 1 && outdir.buf[outdir.len - 1] == '/')
+		strbuf_setlen(&outdir, outdir.len - 1);
+	inventory_init(&inv);
+	popts.root = root;
+	if (access(outdir.buf, F_OK) == 0 && !is_empty_dir(outdir.buf))
+		cmd_error("capture", "'%s' already exists; choose a new directory", outdir.buf);
+	else if (probe_inventory(&popts, &inv, &err) < 0)
+		cmd_error("capture", "%s", err.buf);
+	else
+		ret = write_capture(root, &rec, &inv, outdir.buf);
 	inventory_release(&inv);
 	rootfs_recorder_release(&rec);
 	strbuf_release(&err);
-	strbuf_release(&tmp);
 	strbuf_release(&outdir);
 	return ret;
 }

@@ -283,91 +283,105 @@ static bool use_color(void)
 	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && !streq(term, "dumb");
 }
 
-static int run_doctor(const struct cmd *cmd, int argc, char **argv)
+/*
+ * The command line into a and the checks it selects into sel; -1 when the
+ * command ends here with *ret (--help, --list, a usage error).
+ */
+static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct check_selection *sel,
+			int argc, char **argv, int *ret)
 {
-	struct doctor_args a = {
-		.from = STRVEC_INIT, .only = STRVEC_INIT, .skip = STRVEC_INIT, .fanout = 16
-	};
 	const struct opt opts[] = {
-		OPT_STRING('H', "hosts", &a.hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
-		OPT_STRING(0, "hostfile", &a.hostfile, "FILE", "the nodes, one per line"),
-		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
+		OPT_STRING('H', "hosts", &a->hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
+		OPT_STRING(0, "hostfile", &a->hostfile, "FILE", "the nodes, one per line"),
+		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path)"),
-		OPT_UINT(0, "fanout", &a.fanout, "N", "nodes contacted at once (default 16)"),
-		OPT_STRING(0, "root", &a.root, "DIR", "check the host below DIR (a capture)"),
-		OPT_LIST(0, "from", &a.from, "FILE", "check saved inventories; repeat per node"),
-		OPT_UINT(0, "nodes", &a.nodes, "N", "cluster size, when checking one node"),
-		OPT_LIST(0, "only", &a.only, "ID,...", "run only these checks or groups"),
-		OPT_LIST(0, "skip", &a.skip, "ID,...", "skip these checks or groups"),
-		OPT_BOOL('q', "quiet", &a.quiet, "show only failures and warnings"),
-		OPT_BOOL(0, "json", &a.json, "print the report as JSON"),
-		OPT_BOOL(0, "list", &a.list, "list the checks"),
-		OPT_BOOL(0, "markdown", &a.markdown, "with --list: as docs/checks.md"),
+		OPT_UINT(0, "fanout", &a->fanout, "N", "nodes contacted at once (default 16)"),
+		OPT_STRING(0, "root", &a->root, "DIR", "check the host below DIR (a capture)"),
+		OPT_LIST(0, "from", &a->from, "FILE", "check saved inventories; repeat per node"),
+		OPT_UINT(0, "nodes", &a->nodes, "N", "cluster size, when checking one node"),
+		OPT_LIST(0, "only", &a->only, "ID,...", "run only these checks or groups"),
+		OPT_LIST(0, "skip", &a->skip, "ID,...", "skip these checks or groups"),
+		OPT_BOOL('q', "quiet", &a->quiet, "show only failures and warnings"),
+		OPT_BOOL(0, "json", &a->json, "print the report as JSON"),
+		OPT_BOOL(0, "list", &a->list, "list the checks"),
+		OPT_BOOL(0, "markdown", &a->markdown, "with --list: as docs/checks.md"),
 		OPT_HELP(),
 		OPT_END(),
 	};
-	struct doctor_cluster c = { 0 };
-	struct check_selection sel = { 0 };
-	struct findings f = { 0 };
-	struct remote_session rm = { 0 };
-	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
-	int n, ret;
+	struct strbuf err = STRBUF_INIT;
+	int n = cmd_parse(cmd, opts, argc, argv);
 
-	n = cmd_parse(cmd, opts, argc, argv);
-	if (n < 0) {
-		ret = cmd_parse_exit(n);
-		goto out;
-	}
-	ret = SPARKCTL_EXIT_USAGE;
-	if (a.list) {
-		ret = print_list(a.markdown);
-		goto out;
-	}
-	if ((a.hosts || a.hostfile) + (a.from.nr > 0) + (a.root != NULL) > 1) {
+	*ret = SPARKCTL_EXIT_USAGE;
+	if (n < 0)
+		*ret = cmd_parse_exit(n);
+	else if (a->list)
+		*ret = print_list(a->markdown);
+	else if ((a->hosts || a->hostfile) + (a->from.nr > 0) + (a->root != NULL) > 1)
 		cmd_usage_error("doctor", "-H/--hostfile, --from and --root cannot be combined");
-		goto out;
-	}
-	if (a.fanout == 0) {
+	else if (a->fanout == 0)
 		cmd_usage_error("doctor", "--fanout must be at least 1");
-		goto out;
-	}
-	if (check_select(&sel, &a.only, &a.skip, &err) < 0) {
+	else if (check_select(sel, &a->only, &a->skip, &err) < 0)
 		cmd_usage_error("doctor", "%s", err.buf);
-		goto out;
-	}
+	else
+		*ret = SPARKCTL_EXIT_OK;
+	strbuf_release(&err);
+	/* --list is done once listed. */
+	return n >= 0 && *ret == SPARKCTL_EXIT_OK && !a->list ? n : -1;
+}
 
-	remote_session_init(&rm, a.remote_sparkctl, a.hosts || a.hostfile);
-	ret = collect(&a, &c, &rm);
-	if (ret != SPARKCTL_EXIT_OK)
-		goto out;
+/* The report as text or JSON; the exit status it makes. */
+static int print_report(const struct doctor_args *a, const struct doctor_cluster *c,
+			const struct findings *f)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct doctor_summary s;
 
-	unsigned cluster_size = c.nr_nodes > 1 ? (unsigned)c.nr_nodes : a.nodes;
-	for (size_t i = 0; i < c.nr_nodes; i++)
-		if (c.nodes[i].inspected)
-			run_local_checks(&sel, &c.nodes[i].inv, c.nodes[i].host, cluster_size, &f);
-	if (c.nr_nodes > 1)
-		run_cluster_checks(&sel, &c, &f);
-
-	/* A live run is what 'sparkctl status' shows as the last doctor. */
-	if (!a.root && !a.from.nr)
-		save_report(&c, &f);
-	if (a.json) {
-		json_t *doc = report_json(&c, &f);
+	if (a->json) {
+		json_t *doc = report_json(c, f);
 		json_to_strbuf(doc, &out);
 		json_decref(doc);
 	} else {
 		struct emitter e;
 		emit_init(&e, EMIT_TEXT, &out, use_color());
-		doctor_emit(&c, &f, a.quiet, &e);
+		doctor_emit(c, f, a->quiet, &e);
 		emit_release(&e);
 	}
 	fputs(out.buf, stdout);
+	strbuf_release(&out);
+	doctor_summarize(c, f, &s);
+	return s.uninspected	      ? DOCTOR_EXIT_UNINSPECTED
+	       : s.counts[CHECK_FAIL] ? DOCTOR_EXIT_FAIL
+				      : DOCTOR_EXIT_OK;
+}
 
-	struct doctor_summary s;
-	doctor_summarize(&c, &f, &s);
-	ret = s.uninspected	     ? DOCTOR_EXIT_UNINSPECTED
-	      : s.counts[CHECK_FAIL] ? DOCTOR_EXIT_FAIL
-				     : DOCTOR_EXIT_OK;
+static int run_doctor(const struct cmd *cmd, int argc, char **argv)
+{
+	struct doctor_args a = {
+		.from = STRVEC_INIT, .only = STRVEC_INIT, .skip = STRVEC_INIT, .fanout = 16
+	};
+	struct doctor_cluster c = { 0 };
+	struct check_selection sel = { 0 };
+	struct findings f = { 0 };
+	struct remote_session rm = { 0 };
+	unsigned cluster_size;
+	int ret;
+
+	if (parse_doctor(cmd, &a, &sel, argc, argv, &ret) < 0)
+		goto out;
+	remote_session_init(&rm, a.remote_sparkctl, a.hosts || a.hostfile);
+	ret = collect(&a, &c, &rm);
+	if (ret != SPARKCTL_EXIT_OK)
+		goto out;
+	cluster_size = c.nr_nodes > 1 ? (unsigned)c.nr_nodes : a.nodes;
+	for (size_t i = 0; i < c.nr_nodes; i++)
+		if (c.nodes[i].inspected)
+			run_local_checks(&sel, &c.nodes[i].inv, c.nodes[i].host, cluster_size, &f);
+	if (c.nr_nodes > 1)
+		run_cluster_checks(&sel, &c, &f);
+	/* A live run is what 'sparkctl status' shows as the last doctor. */
+	if (!a.root && !a.from.nr)
+		save_report(&c, &f);
+	ret = print_report(&a, &c, &f);
 out:
 	remote_session_close(&rm);
 	findings_release(&f);
@@ -376,8 +390,6 @@ out:
 	strvec_clear(&a.from);
 	strvec_clear(&a.only);
 	strvec_clear(&a.skip);
-	strbuf_release(&err);
-	strbuf_release(&out);
 	return ret;
 }
 

@@ -72,57 +72,98 @@ static int load_nodes(const struct env_args *a, struct inventory **ret, size_t *
 	return ret_code;
 }
 
-static int run_env(const struct cmd *cmd, int argc, char **argv)
+/* The command line into a, o and fmt; -1 when the command ends here with *ret. */
+static int parse_env(const struct cmd *cmd, struct env_args *a, struct env_options *o,
+		     enum env_format *fmt, int argc, char **argv, int *ret)
 {
-	struct env_args a = { .from = STRVEC_INIT, .sets = STRVEC_INIT };
 	const struct opt opts[] = {
-		OPT_STRING(0, "topology", &a.topology, "TOPOLOGY",
+		OPT_STRING(0, "topology", &a->topology, "TOPOLOGY",
 			   "auto (default), pair, switch or ring"),
-		OPT_UINT(0, "nodes", &a.nodes, "N", "number of nodes in the cluster, when known"),
-		OPT_STRING(0, "socket-if", &a.socket_if, "IF", "bootstrap interface to use"),
-		OPT_BOOL(0, "pin-gid", &a.pin_gid,
+		OPT_UINT(0, "nodes", &a->nodes, "N", "number of nodes in the cluster, when known"),
+		OPT_STRING(0, "socket-if", &a->socket_if, "IF", "bootstrap interface to use"),
+		OPT_BOOL(0, "pin-gid", &a->pin_gid,
 			 "emit NCCL_IB_GID_INDEX (only if it is the same on every device)"),
-		OPT_STRING(0, "mode", &a.mode, "MODE",
+		OPT_STRING(0, "mode", &a->mode, "MODE",
 			   "GPUDirect: auto (default, from the GPU), safe or dmabuf"),
-		OPT_BOOL(0, "force", &a.force, "allow --mode dmabuf where the GPU lacks DMA-BUF"),
-		OPT_LIST(0, "set", &a.sets, "KEY=VALUE", "add or override a variable"),
-		OPT_STRING(0, "format", &a.format, "FORMAT", "sh (default), env, docker or json"),
-		OPT_BOOL(0, "explain", &a.explain, "say for every variable the fact it came from"),
-		OPT_STRING(0, "root", &a.root, "DIR",
+		OPT_BOOL(0, "force", &a->force, "allow --mode dmabuf where the GPU lacks DMA-BUF"),
+		OPT_LIST(0, "set", &a->sets, "KEY=VALUE", "add or override a variable"),
+		OPT_STRING(0, "format", &a->format, "FORMAT", "sh (default), env, docker or json"),
+		OPT_BOOL(0, "explain", &a->explain, "say for every variable the fact it came from"),
+		OPT_STRING(0, "root", &a->root, "DIR",
 			   "read the host below DIR, e.g. a 'sparkctl capture' tree"),
-		OPT_LIST(0, "from", &a.from, "FILE",
+		OPT_LIST(0, "from", &a->from, "FILE",
 			 "a saved inventory ('sparkctl topo --json'); repeat for each node"),
 		OPT_HELP(),
 		OPT_END(),
 	};
+	int n = cmd_parse(cmd, opts, argc, argv);
+
+	*ret = n < 0 ? cmd_parse_exit(n) : parse_choices(a, o, fmt);
+	if (*ret != SPARKCTL_EXIT_OK || n < 0)
+		return -1;
+	o->nodes = a->nodes;
+	o->socket_if = a->socket_if;
+	o->pin_gid = a->pin_gid;
+	o->force = a->force;
+	o->sets = &a->sets;
+	return n;
+}
+
+/* Each node's environment in the format; with several, whether they work together. */
+static int print_envs(const struct env_args *a, const struct node_env *envs, size_t nr,
+		      enum env_format fmt)
+{
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	int ret = SPARKCTL_EXIT_OK;
+
+	if (fmt == ENV_FORMAT_JSON && nr > 1) {
+		env_format_json_nodes(envs, nr, a->explain, &out);
+	} else {
+		for (size_t i = 0; i < nr; i++) {
+			if (i)
+				strbuf_addch(&out, '\n');
+			if (env_format(&envs[i], fmt, a->explain, &out, &err) < 0) {
+				cmd_error("env", "%s", err.buf);
+				ret = SPARKCTL_EXIT_ERROR;
+				break;
+			}
+		}
+	}
+	if (ret == SPARKCTL_EXIT_OK)
+		fputs(out.buf, stdout);
+	if (ret == SPARKCTL_EXIT_OK && nr > 1 && env_check_cluster(envs, nr, &err) < 0) {
+		for (char *line = err.buf; line && *line;) {
+			char *nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			cmd_error("env", "%s", line);
+			line = nl ? nl + 1 : NULL;
+		}
+		ret = SPARKCTL_EXIT_PROBLEMS;
+	}
+	strbuf_release(&out);
+	strbuf_release(&err);
+	return ret;
+}
+
+static int run_env(const struct cmd *cmd, int argc, char **argv)
+{
+	struct env_args a = { .from = STRVEC_INIT, .sets = STRVEC_INIT };
 	struct env_options o = { 0 };
 	enum env_format fmt = ENV_FORMAT_SH;
 	struct inventory *invs = NULL;
 	struct node_env *envs = NULL;
-	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
 	size_t nr = 0, made = 0;
-	int n, ret;
+	int ret;
 
-	n = cmd_parse(cmd, opts, argc, argv);
-	if (n < 0) {
-		ret = cmd_parse_exit(n);
-		goto out;
-	}
-	if ((ret = parse_choices(&a, &o, &fmt)) != SPARKCTL_EXIT_OK)
-		goto out;
-	o.nodes = a.nodes;
-	o.socket_if = a.socket_if;
-	o.pin_gid = a.pin_gid;
-	o.force = a.force;
-	o.sets = &a.sets;
-	if ((ret = load_nodes(&a, &invs, &nr)) != SPARKCTL_EXIT_OK)
+	if (parse_env(cmd, &a, &o, &fmt, argc, argv, &ret) < 0 ||
+	    (ret = load_nodes(&a, &invs, &nr)) != SPARKCTL_EXIT_OK)
 		goto out;
 	/* Several inventories say how many nodes there are. */
 	if (nr > 1 && o.nodes < nr)
 		o.nodes = (unsigned)nr;
-
 	envs = xcalloc(nr, sizeof(*envs));
-	ret = SPARKCTL_EXIT_OK;
 	for (size_t i = 0; i < nr; i++, made++) {
 		int r = env_generate(&invs[i], &o, &envs[i], &err);
 		for (size_t k = 0; k < envs[i].notes.nr; k++)
@@ -134,30 +175,7 @@ static int run_env(const struct cmd *cmd, int argc, char **argv)
 			goto out;
 		}
 	}
-	if (fmt == ENV_FORMAT_JSON && nr > 1) {
-		env_format_json_nodes(envs, nr, a.explain, &out);
-	} else {
-		for (size_t i = 0; i < nr; i++) {
-			if (i)
-				strbuf_addch(&out, '\n');
-			if (env_format(&envs[i], fmt, a.explain, &out, &err) < 0) {
-				cmd_error("env", "%s", err.buf);
-				ret = SPARKCTL_EXIT_ERROR;
-				goto out;
-			}
-		}
-	}
-	fputs(out.buf, stdout);
-	if (nr > 1 && env_check_cluster(envs, nr, &err) < 0) {
-		for (char *line = err.buf; line && *line;) {
-			char *nl = strchr(line, '\n');
-			if (nl)
-				*nl = '\0';
-			cmd_error("env", "%s", line);
-			line = nl ? nl + 1 : NULL;
-		}
-		ret = SPARKCTL_EXIT_PROBLEMS;
-	}
+	ret = print_envs(&a, envs, nr, fmt);
 out:
 	for (size_t i = 0; i < made; i++)
 		node_env_release(&envs[i]);
@@ -167,7 +185,6 @@ out:
 	free(invs);
 	strvec_clear(&a.from);
 	strvec_clear(&a.sets);
-	strbuf_release(&out);
 	strbuf_release(&err);
 	return ret;
 }

@@ -12,6 +12,8 @@
 #include "exporter/gpu.h"
 #include "exporter/http.h"
 #include "lib/rootfs.h"
+#include "probe/reader.h"
+#include "proc/loop.h"
 
 #define EXPORTER_DEFAULT_LISTEN "127.0.0.1:9877"
 
@@ -40,130 +42,156 @@ static int scrape(void *data, struct strbuf *out)
 	return 0;
 }
 
-/* Wait for SIGINT or SIGTERM (blocked by the caller before any thread started). */
-static void wait_for_stop(const sigset_t *stop)
+struct exporter_args {
+	const char *listen, *root;
+	bool once, no_gpu;
+	unsigned max_conn, max_per_ip, timeout_s;
+};
+
+/* The command line into a; -1 when the command ends here with *ret. */
+static int parse_exporter(const struct cmd *cmd, struct exporter_args *a, int argc, char **argv,
+			  int *ret)
 {
-	int sig;
-
-	while (sigwait(stop, &sig) != 0)
-		;
-}
-
-/* Serve until SIGINT or SIGTERM. */
-static int serve(const struct exporter_source *src, const char *listen_text,
-		 const struct http_limits *limits, const sigset_t *stop)
-{
-	struct sockaddr_storage ss;
-	socklen_t len;
-	struct http_server *server = NULL;
-	struct strbuf err = STRBUF_INIT, addr = STRBUF_INIT;
-	int r;
-
-	r = http_parse_listen(listen_text, &ss, &len);
-	if (r < 0)
-		return cmd_usage_error("exporter", "invalid --listen '%s': expected ADDR:PORT",
-				       listen_text);
-	r = http_server_start(&server, (struct sockaddr *)&ss, len, limits, scrape, (void *)src,
-			      &err);
-	if (r < 0) {
-		cmd_error("exporter", "%s", err.buf);
-		strbuf_release(&err);
-		return SPARKCTL_EXIT_ERROR;
-	}
-	http_server_address(server, &addr);
-	fprintf(stderr, "sparkctl exporter: serving http://%s/metrics\n", addr.buf);
-	fflush(stderr);
-	strbuf_release(&addr);
-	wait_for_stop(stop);
-	http_server_stop(server);
-	return SPARKCTL_EXIT_OK;
-}
-
-static int run_exporter(const struct cmd *cmd, int argc, char **argv)
-{
-	const char *listen_text = EXPORTER_DEFAULT_LISTEN, *root_path = NULL;
-	bool once = false, no_gpu = false;
-	unsigned max_conn = 32, max_per_ip = 8, timeout_s = 10;
 	const struct opt opts[] = {
-		OPT_STRING(0, "listen", &listen_text, "ADDR:PORT",
+		OPT_STRING(0, "listen", &a->listen, "ADDR:PORT",
 			   "where to serve (default " EXPORTER_DEFAULT_LISTEN
 			   "; port 0: any free)"),
-		OPT_STRING(0, "root", &root_path, "DIR",
+		OPT_STRING(0, "root", &a->root, "DIR",
 			   "read sysfs and procfs below DIR, e.g. a 'sparkctl capture' tree"),
-		OPT_BOOL(0, "once", &once, "print one scrape to stdout and exit"),
-		OPT_BOOL(0, "no-gpu", &no_gpu, "leave NVML alone: no GPU metrics"),
-		OPT_UINT(0, "max-connections", &max_conn, "N",
+		OPT_BOOL(0, "once", &a->once, "print one scrape to stdout and exit"),
+		OPT_BOOL(0, "no-gpu", &a->no_gpu, "leave NVML alone: no GPU metrics"),
+		OPT_UINT(0, "max-connections", &a->max_conn, "N",
 			 "connections served at once (default 32)"),
-		OPT_UINT(0, "max-per-ip", &max_per_ip, "N",
+		OPT_UINT(0, "max-per-ip", &a->max_per_ip, "N",
 			 "connections from one address (default 8)"),
-		OPT_UINT(0, "timeout", &timeout_s, "SECONDS",
+		OPT_UINT(0, "timeout", &a->timeout_s, "SECONDS",
 			 "close a connection idle this long (default 10)"),
 		OPT_HELP(),
 		OPT_END(),
 	};
-	struct exporter_source src = { .gpu_disabled = false };
-	struct http_limits limits;
-	struct rootfs root = { .dirfd = -1 };
-	struct strbuf err = STRBUF_INIT;
-	sigset_t stop;
-	int n, r, ret = SPARKCTL_EXIT_OK;
+	int n = cmd_parse(cmd, opts, argc, argv);
 
-	n = cmd_parse(cmd, opts, argc, argv);
-	if (n < 0)
-		return cmd_parse_exit(n);
-	if (max_conn == 0 || max_per_ip == 0 || timeout_s == 0)
-		return cmd_usage_error("exporter",
+	if (n < 0) {
+		*ret = cmd_parse_exit(n);
+		return -1;
+	}
+	if (a->max_conn == 0 || a->max_per_ip == 0 || a->timeout_s == 0) {
+		*ret = cmd_usage_error("exporter",
 				       "--max-connections, --max-per-ip and --timeout must be > 0");
-	root_path = rootfs_root_path(root_path);
+		return -1;
+	}
+	return n;
+}
+
+/* NVML for the GPU metrics, unless --no-gpu; none is a node without them, not an error. */
+static void open_gpu(const struct exporter_args *a, struct exporter_source *src)
+{
+	struct strbuf err = STRBUF_INIT;
+
+	src->gpu_disabled = a->no_gpu;
+	if (!a->no_gpu && exporter_gpu_open(&src->gpu, !a->once, &err) < 0) {
+		if (!a->once)
+			fprintf(stderr, "sparkctl exporter: no GPU metrics: %s\n", err.buf);
+		src->gpu = NULL;
+	}
+	strbuf_release(&err);
+}
+
+static void stop_serving(struct loop *loop, const struct signalfd_siginfo *si, void *data)
+{
+	(void)si;
+	(void)data;
+	loop_stop(loop);
+}
+
+/* Serve until SIGINT or SIGTERM. */
+static int serve(const struct exporter_args *a, struct exporter_source *src)
+{
+	const struct http_limits limits = {
+		.max_connections = a->max_conn,
+		.max_per_ip = a->max_per_ip,
+		.timeout_s = a->timeout_s,
+		/* Request line and headers: a scrape needs well under 1 KiB. */
+		.memory = 16 * 1024,
+	};
+	struct http_server *server = NULL;
+	struct strbuf err = STRBUF_INIT, addr = STRBUF_INIT;
+	struct sockaddr_storage ss;
+	struct rlimit nofile;
+	struct loop loop;
+	sigset_t stop;
+	socklen_t len;
+	int r, ret = SPARKCTL_EXIT_ERROR;
+
+	if (http_parse_listen(a->listen, &ss, &len) < 0)
+		return cmd_usage_error("exporter", "invalid --listen '%s': expected ADDR:PORT",
+				       a->listen);
+	/* Blocked before any thread starts (NVML's, the server's), so that all inherit it. */
+	loop_init(&loop);
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	if ((r = loop_watch_signals(&loop, &stop, stop_serving, NULL)) < 0) {
+		cmd_error("exporter", "cannot watch for SIGTERM: %s", strerror(-r));
+		goto out;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	open_gpu(a, src);
+	/* The counter files stay open: a node with many HCAs needs more than 1024. */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+	src->cache = reader_cache_new();
+	if (http_server_start(&server, (struct sockaddr *)&ss, len, &limits, scrape, src, &err) <
+	    0) {
+		cmd_error("exporter", "%s", err.buf);
+		goto out;
+	}
+	http_server_address(server, &addr);
+	fprintf(stderr, "sparkctl exporter: serving http://%s/metrics\n", addr.buf);
+	fflush(stderr);
+	/* Only the signals are watched: the server runs in its own thread. */
+	while (!loop.stopped && loop_run_once(&loop, -1) == 0)
+		;
+	http_server_stop(server);
+	ret = SPARKCTL_EXIT_OK;
+out:
+	reader_cache_free(src->cache);
+	loop_release(&loop);
+	strbuf_release(&err);
+	strbuf_release(&addr);
+	return ret;
+}
+
+static int run_exporter(const struct cmd *cmd, int argc, char **argv)
+{
+	struct exporter_args a = {
+		.listen = EXPORTER_DEFAULT_LISTEN, .max_conn = 32, .max_per_ip = 8, .timeout_s = 10
+	};
+	struct exporter_source src = { .gpu_disabled = false };
+	struct rootfs root = { .dirfd = -1 };
+	const char *root_path;
+	int r, ret;
+
+	if (parse_exporter(cmd, &a, argc, argv, &ret) < 0)
+		return ret;
+	root_path = rootfs_root_path(a.root);
 	r = rootfs_open(&root, root_path);
 	if (r < 0) {
 		cmd_error("exporter", "cannot use '%s' as the root: %s", root_path, strerror(-r));
 		return SPARKCTL_EXIT_ERROR;
 	}
 	src.root = &root;
-	src.gpu_disabled = no_gpu;
-
-	/* Before any thread starts, so that every thread inherits the mask. */
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	if (!once) {
-		pthread_sigmask(SIG_BLOCK, &stop, NULL);
-		signal(SIGPIPE, SIG_IGN);
-	}
-	if (!no_gpu) {
-		r = exporter_gpu_open(&src.gpu, !once, &err);
-		/* No NVML is a node without GPU metrics, not a reason to stop. */
-		if (r < 0 && !once)
-			fprintf(stderr, "sparkctl exporter: no GPU metrics: %s\n", err.buf);
-		if (r < 0)
-			src.gpu = NULL;
-		strbuf_release(&err);
-	}
-
-	if (once) {
+	if (a.once) {
 		struct strbuf out = STRBUF_INIT;
-
+		open_gpu(&a, &src);
 		scrape(&src, &out);
 		fwrite(out.buf, 1, out.len, stdout);
 		strbuf_release(&out);
+		ret = SPARKCTL_EXIT_OK;
 	} else {
-		limits = (struct http_limits){
-			.max_connections = max_conn,
-			.max_per_ip = max_per_ip,
-			.timeout_s = timeout_s,
-			/* Request line and headers: a scrape needs well under 1 KiB. */
-			.memory = 16 * 1024,
-		};
-		/* The counter files stay open: a node with many HCAs needs more than 1024. */
-		struct rlimit nofile;
-		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-			nofile.rlim_cur = nofile.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &nofile);
-		}
-		src.cache = reader_cache_new();
-		ret = serve(&src, listen_text, &limits, &stop);
-		reader_cache_free(src.cache);
+		ret = serve(&a, &src);
 	}
 	exporter_gpu_close(src.gpu);
 	rootfs_close(&root);

@@ -283,143 +283,151 @@ static int check_args(const struct launch_args *a, int n, char **argv)
 	return SPARKCTL_EXIT_OK;
 }
 
-static int run_launch(const struct cmd *cmd, int argc, char **argv)
+/*
+ * The command line into a; the job's command stays in argv[1..n].  Returns
+ * n, or -1 when the command ends here with the exit status *ret (--help,
+ * a usage error).
+ */
+static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, char **argv,
+			int *ret)
 {
-	struct launch_args a = { .grace = LAUNCH_GRACE_DEFAULT,
-				 .connect_timeout = 5,
-				 .nproc = NPROC_FROM_HOSTS,
-				 .envs = STRVEC_INIT,
-				 .exports = STRVEC_INIT,
-				 .torchrun_opts = STRVEC_INIT };
 	const struct opt opts[] = {
-		OPT_STRING('H', "hosts", &a.hosts, "HOSTS",
+		OPT_STRING('H', "hosts", &a->hosts, "HOSTS",
 			   "nodes: spark1,spark2 or spark[1-4] (default localhost)"),
-		OPT_STRING(0, "hostfile", &a.hostfile, "FILE",
+		OPT_STRING(0, "hostfile", &a->hostfile, "FILE",
 			   "nodes from a hostfile ('host slots=N')"),
-		OPT_UINT('n', "nproc-per-node", &a.nproc, "N",
+		OPT_UINT('n', "nproc-per-node", &a->nproc, "N",
 			 "ranks on each node (default: the hostfile's slots, else 1)"),
-		OPT_BOOL(0, "torchrun", &a.torchrun,
+		OPT_BOOL(0, "torchrun", &a->torchrun,
 			 "run one torchrun per node, which starts the node's ranks"),
-		OPT_LIST(0, "torchrun-opt", &a.torchrun_opts, "OPTION",
+		OPT_LIST(0, "torchrun-opt", &a->torchrun_opts, "OPTION",
 			 "pass an option to torchrun, e.g. --torchrun-opt=--max_restarts=0"),
-		OPT_STRING(0, "master-addr", &a.master_addr, "ADDR",
+		OPT_STRING(0, "master-addr", &a->master_addr, "ADDR",
 			   "MASTER_ADDR (default: node 0's fabric address)"),
-		OPT_UINT(0, "port", &a.port, "PORT",
+		OPT_UINT(0, "port", &a->port, "PORT",
 			 "MASTER_PORT (default: a free port on node 0)"),
-		OPT_BOOL(0, "kill-stale", &a.kill_stale,
+		OPT_BOOL(0, "kill-stale", &a->kill_stale,
 			 "end an earlier sparkctl job that holds --port"),
-		OPT_LIST(0, "env", &a.envs, "NAME=VALUE", "set a variable for every rank"),
-		OPT_LIST('x', NULL, &a.exports, "NAME", "pass this variable's value from here"),
-		OPT_STRING(0, "chdir", &a.chdir, "DIR",
+		OPT_LIST(0, "env", &a->envs, "NAME=VALUE", "set a variable for every rank"),
+		OPT_LIST('x', NULL, &a->exports, "NAME", "pass this variable's value from here"),
+		OPT_STRING(0, "chdir", &a->chdir, "DIR",
 			   "working directory of the ranks (default: the current one)"),
-		OPT_BOOL(0, "no-env", &a.no_env, "do not add the node's 'sparkctl env'"),
-		OPT_BOOL(0, "tag-output", &a.tag_output, "prefix lines with [host:rank]"),
-		OPT_STRING(0, "log-dir", &a.log_dir, "DIR",
+		OPT_BOOL(0, "no-env", &a->no_env, "do not add the node's 'sparkctl env'"),
+		OPT_BOOL(0, "tag-output", &a->tag_output, "prefix lines with [host:rank]"),
+		OPT_STRING(0, "log-dir", &a->log_dir, "DIR",
 			   "also write each rank's output to DIR/rank-N.log, and DIR/summary.json"),
-		OPT_UINT(0, "grace", &a.grace, "SECONDS",
+		OPT_UINT(0, "grace", &a->grace, "SECONDS",
 			 "from SIGTERM to SIGKILL when the job ends (default 10)"),
-		OPT_UINT(0, "stall", &a.stall, "SECONDS",
+		OPT_UINT(0, "stall", &a->stall, "SECONDS",
 			 "say what hangs a job when it prints nothing for this long"),
-		OPT_UINT(0, "timeout", &a.timeout, "SECONDS",
+		OPT_UINT(0, "timeout", &a->timeout, "SECONDS",
 			 "end the job after this long (exit 124)"),
-		OPT_UINT(0, "connect-timeout", &a.connect_timeout, "SECONDS",
+		OPT_UINT(0, "connect-timeout", &a->connect_timeout, "SECONDS",
 			 "ssh connect timeout (default 5)"),
-		OPT_BOOL(0, "ssh-close", &a.ssh_close,
+		OPT_BOOL(0, "ssh-close", &a->ssh_close,
 			 "close the ssh connections at the end (default: kept 60 s for the next "
 			 "run)"),
-		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
+		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "sparkctl on the other nodes (default: this one's path)"),
-		OPT_BOOL('q', "quiet", &a.quiet,
+		OPT_BOOL('q', "quiet", &a->quiet,
 			 "no summary at the end (a failure still gets its line)"),
 		OPT_HELP(),
 		OPT_OPERANDS_STOP(), /* the command's own options are the command's */
 		OPT_END(),
 	};
-	struct host_list hosts = { 0 };
-	struct launch_spec job;
-	struct launch_node *nodes = NULL;
-	struct ssh_options ssh = { .connect_timeout = 0 };
-	struct strvec ssh_extra = STRVEC_INIT;
-	struct launch_options o = { 0 };
-	struct launch_result res = { 0 };
-	struct strbuf err = STRBUF_INIT;
-	char shared_dir[SSH_CONTROL_DIR_MAX + 1];
-	char *self = NULL, *cwd = NULL;
-	size_t total = 0;
-	bool any_remote = false, ran = false;
-	int n, ret;
+	int n = cmd_parse(cmd, opts, argc, argv);
 
-	launch_spec_init(&job);
-	n = cmd_parse(cmd, opts, argc, argv);
-	if (n < 0) {
-		ret = cmd_parse_exit(n);
-		goto out;
-	}
-	if ((ret = check_args(&a, n, argv)) != SPARKCTL_EXIT_OK ||
-	    (ret = load_hosts(&a, &hosts)) != SPARKCTL_EXIT_OK ||
-	    (ret = make_nodes(&a, &hosts, &nodes, &total)) != SPARKCTL_EXIT_OK ||
-	    (ret = collect_env(&a, &job.env)) != SPARKCTL_EXIT_OK)
-		goto out;
+	*ret = n < 0 ? cmd_parse_exit(n) : check_args(a, n, argv);
+	return *ret == SPARKCTL_EXIT_OK && n >= 0 ? n : -1;
+}
+
+/* The job every node shares, from the options, the nodes and the command argv[1..n]. */
+static int make_job(const struct launch_args *a, const struct launch_node *nodes, size_t nr,
+		    size_t total, int n, char **argv, struct launch_spec *job)
+{
+	int ret = collect_env(a, &job->env);
+	char *cwd = NULL;
+
+	if (ret != SPARKCTL_EXIT_OK)
+		return ret;
 	for (int i = 1; i <= n; i++)
-		strvec_push(&job.argv, argv[i]);
-	for (size_t i = 0; i < a.torchrun_opts.nr; i++)
-		strvec_push(&job.torchrun_opts, a.torchrun_opts.v[i]);
-	if (make_job_id(&job.job_id) < 0) {
+		strvec_push(&job->argv, argv[i]);
+	for (size_t i = 0; i < a->torchrun_opts.nr; i++)
+		strvec_push(&job->torchrun_opts, a->torchrun_opts.v[i]);
+	if (make_job_id(&job->job_id) < 0) {
 		cmd_error("launch", "cannot make a job id: %s", strerror(errno));
-		ret = SPARKCTL_EXIT_ERROR;
-		goto out;
+		return SPARKCTL_EXIT_ERROR;
 	}
-	if (!a.chdir && !(cwd = getcwd(NULL, 0))) {
+	if (!a->chdir && !(cwd = getcwd(NULL, 0))) {
 		cmd_error("launch", "cannot tell the current directory: %s; give --chdir",
 			  strerror(errno));
-		ret = SPARKCTL_EXIT_ERROR;
-		goto out;
+		return SPARKCTL_EXIT_ERROR;
 	}
-	job.chdir = xstrdup(a.chdir ? a.chdir : cwd);
-	job.master_addr = xstrdup_or_null(a.master_addr);
-	job.port = a.port;
-	job.kill_stale = a.kill_stale;
-	job.torchrun = a.torchrun;
-	job.use_env = !a.no_env;
-	job.grace_ms = a.grace * 1000;
-	job.world_size = (unsigned)total;
-	job.all_local = true;
-	for (size_t i = 0; i < hosts.nr; i++) {
-		any_remote |= !nodes[i].local;
-		job.all_local &= nodes[i].local;
-	}
+	job->chdir = xstrdup(a->chdir ? a->chdir : cwd);
+	free(cwd);
+	job->master_addr = xstrdup_or_null(a->master_addr);
+	job->port = a->port;
+	job->kill_stale = a->kill_stale;
+	job->torchrun = a->torchrun;
+	job->use_env = !a->no_env;
+	job->grace_ms = a->grace * 1000;
+	job->world_size = (unsigned)total;
+	job->all_local = true;
+	for (size_t i = 0; i < nr; i++)
+		job->all_local &= nodes[i].local;
+	return SPARKCTL_EXIT_OK;
+}
 
-	self = proc_self_path_or_name();
-	ssh.program = getenv("SPARKCTL_SSH");
-	ssh.connect_timeout = a.connect_timeout ? a.connect_timeout : 5;
+/*
+ * How the nodes are reached: one ssh connection per node, kept for 60 s
+ * (ControlPersist) in a private directory, so that the next launch skips
+ * the handshake, which is most of a launch's time.  With --ssh-close, or
+ * where that directory cannot be used, plain connections that end with
+ * the launch (a master of their own would serve no second session).
+ */
+static void ssh_setup(const struct launch_args *a, bool any_remote, struct ssh_options *ssh,
+		      struct strvec *extra, char shared_dir[SSH_CONTROL_DIR_MAX + 1])
+{
+	ssh->program = getenv("SPARKCTL_SSH");
+	ssh->connect_timeout = a->connect_timeout ? a->connect_timeout : 5;
 	/* A node that dies is noticed in 15 s, not at the next TCP timeout. */
-	strvec_push(&ssh_extra, "ServerAliveInterval=5");
-	strvec_push(&ssh_extra, "ServerAliveCountMax=3");
-	ssh.extra_options = &ssh_extra;
-	/*
-	 * One ssh connection per node, kept for 60 s (ControlPersist) in a
-	 * private directory: the next launch skips the handshake, which is
-	 * most of a launch's time.  With --ssh-close, or where that directory
-	 * cannot be used, plain connections that end with the launch (a
-	 * master of their own would serve no second session).
-	 */
-	if (any_remote && !a.ssh_close && ssh_control_dir_shared(shared_dir) == 0)
-		ssh.control_dir = shared_dir;
+	strvec_push(extra, "ServerAliveInterval=5");
+	strvec_push(extra, "ServerAliveCountMax=3");
+	ssh->extra_options = extra;
+	if (any_remote && !a->ssh_close && ssh_control_dir_shared(shared_dir) == 0)
+		ssh->control_dir = shared_dir;
+}
 
-	o = (struct launch_options){
-		.job = &job,
+/* Run the job on the nodes and say how it ended; the exit status. */
+static int launch_and_report(const struct launch_args *a, const struct launch_spec *job,
+			     const struct launch_node *nodes, size_t nr)
+{
+	char shared_dir[SSH_CONTROL_DIR_MAX + 1];
+	struct ssh_options ssh = { .connect_timeout = 0 };
+	struct strvec ssh_extra = STRVEC_INIT;
+	struct launch_result res = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	char *self = proc_self_path_or_name();
+	bool any_remote = false;
+	int ret;
+
+	for (size_t i = 0; i < nr; i++)
+		any_remote |= !nodes[i].local;
+	ssh_setup(a, any_remote, &ssh, &ssh_extra, shared_dir);
+	const struct launch_options o = {
+		.job = job,
 		.nodes = nodes,
-		.nr_nodes = hosts.nr,
+		.nr_nodes = nr,
 		.local_sparkctl = self,
-		.remote_sparkctl = a.remote_sparkctl ? a.remote_sparkctl : self,
+		.remote_sparkctl = a->remote_sparkctl ? a->remote_sparkctl : self,
 		.ssh = &ssh,
-		.stall_s = a.stall,
-		.timeout_s = a.timeout,
-		.tag_output = a.tag_output,
-		.log_dir = a.log_dir,
-		.hosts_arg = a.hostfile ? a.hostfile
-			     : a.hosts	? a.hosts
-					: "localhost",
+		.stall_s = a->stall,
+		.timeout_s = a->timeout,
+		.tag_output = a->tag_output,
+		.log_dir = a->log_dir,
+		.hosts_arg = a->hostfile ? a->hostfile
+			     : a->hosts	 ? a->hosts
+					 : "localhost",
 		.out_fd = STDOUT_FILENO,
 		.err_fd = STDERR_FILENO,
 	};
@@ -428,30 +436,49 @@ static int run_launch(const struct cmd *cmd, int argc, char **argv)
 		/* Nothing started; 255 as for a node that could not be set up (1 is a rank's). */
 		cmd_error("launch", "%s", err.buf);
 		ret = LAUNCH_EXIT_NODE_FAILED;
-		goto out;
-	}
-	ran = true;
-	/* -q drops the table, never the reason a job failed. */
-	if (!a.quiet || res.end != LAUNCH_END_OK)
-		print_outcome(&o, &res);
-	if (!a.quiet && (res.end != LAUNCH_END_OK || res.nr_units <= 64))
-		print_summary(&o, &res);
-	if (a.log_dir)
-		write_summary_json(a.log_dir, &o, &res);
-	ret = res.exit_status;
-out:
-	if (ran)
+	} else {
+		/* -q drops the table, never the reason a job failed. */
+		if (!a->quiet || res.end != LAUNCH_END_OK)
+			print_outcome(&o, &res);
+		if (!a->quiet && (res.end != LAUNCH_END_OK || res.nr_units <= 64))
+			print_summary(&o, &res);
+		if (a->log_dir)
+			write_summary_json(a->log_dir, &o, &res);
+		ret = res.exit_status;
 		launch_result_release(&res);
+	}
+	free(self);
+	strvec_clear(&ssh_extra);
+	strbuf_release(&err);
+	return ret;
+}
+
+static int run_launch(const struct cmd *cmd, int argc, char **argv)
+{
+	struct launch_args a = { .grace = LAUNCH_GRACE_DEFAULT,
+				 .connect_timeout = 5,
+				 .nproc = NPROC_FROM_HOSTS,
+				 .envs = STRVEC_INIT,
+				 .exports = STRVEC_INIT,
+				 .torchrun_opts = STRVEC_INIT };
+	struct host_list hosts = { 0 };
+	struct launch_spec job;
+	struct launch_node *nodes = NULL;
+	size_t total = 0;
+	int n, ret;
+
+	launch_spec_init(&job);
+	n = parse_launch(cmd, &a, argc, argv, &ret);
+	if (n >= 0 && (ret = load_hosts(&a, &hosts)) == SPARKCTL_EXIT_OK &&
+	    (ret = make_nodes(&a, &hosts, &nodes, &total)) == SPARKCTL_EXIT_OK &&
+	    (ret = make_job(&a, nodes, hosts.nr, total, n, argv, &job)) == SPARKCTL_EXIT_OK)
+		ret = launch_and_report(&a, &job, nodes, hosts.nr);
 	launch_spec_release(&job);
 	host_list_release(&hosts);
 	free(nodes);
-	free(self);
-	free(cwd);
-	strvec_clear(&ssh_extra);
 	strvec_clear(&a.envs);
 	strvec_clear(&a.exports);
 	strvec_clear(&a.torchrun_opts);
-	strbuf_release(&err);
 	return ret;
 }
 

@@ -183,115 +183,152 @@ static void split_names(const char *list, struct strvec *out)
 	}
 }
 
-static int run_netplan(const struct cmd *cmd, int argc, char **argv)
+struct netplan_args {
+	struct inventory_source src;
+	const char *plan, *base, *names;
+	unsigned node, nodes;
+	bool write, apply, force, hosts;
+};
+
+/* The options' consistency, and the plan they describe into o. */
+static int check_args(const struct netplan_args *a, struct netplan_options *o)
 {
-	struct inventory_source src = { 0 };
-	const char *plan = NULL, *base = NETPLAN_DEFAULT_BASE, *names = NULL;
-	unsigned node = UINT_MAX, nodes = 0;
-	bool write = false, apply = false, force = false, hosts = false;
+	if (!a->plan)
+		return cmd_usage_error("netplan", "--plan is required (pair, switch or ring)");
+	if (netplan_parse_plan(a->plan, &o->plan) < 0)
+		return cmd_usage_error("netplan", "unknown plan '%s' (pair, switch or ring)",
+				       a->plan);
+	if (a->node == UINT_MAX)
+		return cmd_usage_error("netplan", "--node is required (this node's index, from 0)");
+	if (!a->nodes && o->plan == PLAN_SWITCH)
+		return cmd_usage_error("netplan", "--nodes is required for the switch plan");
+	o->node = a->node;
+	o->nodes = a->nodes ? a->nodes : o->plan == PLAN_PAIR ? 2 : 3;
+	if (cidr_parse(a->base, &o->base) < 0)
+		return cmd_usage_error(
+			"netplan", "--base '%s' is not an IPv4 CIDR like 10.20.0.0/16", a->base);
+	if (a->hosts && (a->write || a->apply))
+		return cmd_usage_error("netplan",
+				       "--hosts prints; it cannot be combined with --write");
+	if (a->names && !a->hosts)
+		return cmd_usage_error("netplan", "--names only applies to --hosts");
+	if ((a->write || a->apply) && a->src.from)
+		return cmd_usage_error("netplan",
+				       "--write and --apply change a host; they cannot use --from");
+	return SPARKCTL_EXIT_OK;
+}
+
+/* The command line into a and o; -1 when the command ends here with *ret. */
+static int parse_netplan(const struct cmd *cmd, struct netplan_args *a, struct netplan_options *o,
+			 int argc, char **argv, int *ret)
+{
 	const struct opt opts[] = {
-		OPT_STRING(0, "plan", &plan, "PLAN", "pair, switch or ring"),
-		OPT_UINT(0, "node", &node, "I", "this node's index, 0 to N-1"),
-		OPT_UINT(0, "nodes", &nodes, "N", "number of nodes (pair: 2, ring: 3)"),
-		OPT_STRING(0, "base", &base, "CIDR",
+		OPT_STRING(0, "plan", &a->plan, "PLAN", "pair, switch or ring"),
+		OPT_UINT(0, "node", &a->node, "I", "this node's index, 0 to N-1"),
+		OPT_UINT(0, "nodes", &a->nodes, "N", "number of nodes (pair: 2, ring: 3)"),
+		OPT_STRING(0, "base", &a->base, "CIDR",
 			   "where the plan's /24 subnets are carved from"),
-		OPT_BOOL(0, "write", &write, "install as /etc/netplan/" NETPLAN_FILE),
-		OPT_BOOL(0, "apply", &apply,
+		OPT_BOOL(0, "write", &a->write, "install as /etc/netplan/" NETPLAN_FILE),
+		OPT_BOOL(0, "apply", &a->apply,
 			 "--write, then 'netplan generate' and 'netplan apply'"),
-		OPT_BOOL(0, "force", &force, "replace a foreign file; apply over this SSH session"),
-		OPT_BOOL(0, "hosts", &hosts, "print /etc/hosts lines for every node instead"),
-		OPT_STRING(0, "names", &names, "A,B,...",
+		OPT_BOOL(0, "force", &a->force,
+			 "replace a foreign file; apply over this SSH session"),
+		OPT_BOOL(0, "hosts", &a->hosts, "print /etc/hosts lines for every node instead"),
+		OPT_STRING(0, "names", &a->names, "A,B,...",
 			   "node names for --hosts (default node0, ...)"),
-		OPT_INVENTORY_SOURCE(&src),
+		OPT_INVENTORY_SOURCE(&a->src),
 		OPT_HELP(),
 		OPT_END(),
 	};
-	struct netplan_options o = { 0 };
-	struct netplan p = { 0 };
-	struct inventory inv;
-	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	int n = cmd_parse(cmd, opts, argc, argv);
+
+	*ret = n < 0 ? cmd_parse_exit(n) : check_args(a, o);
+	return *ret == SPARKCTL_EXIT_OK && n >= 0 ? n : -1;
+}
+
+/* --hosts: the /etc/hosts lines of every node's fabric addresses. */
+static int print_hosts(const struct netplan_args *a, const struct netplan *p)
+{
 	struct strvec name_list = STRVEC_INIT;
-	int n, ret;
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	int ret = SPARKCTL_EXIT_OK;
 
-	n = cmd_parse(cmd, opts, argc, argv);
-	if (n < 0)
-		return cmd_parse_exit(n);
-	if (!plan)
-		return cmd_usage_error("netplan", "--plan is required (pair, switch or ring)");
-	if (netplan_parse_plan(plan, &o.plan) < 0)
-		return cmd_usage_error("netplan", "unknown plan '%s' (pair, switch or ring)", plan);
-	if (node == UINT_MAX)
-		return cmd_usage_error("netplan", "--node is required (this node's index, from 0)");
-	if (!nodes && o.plan == PLAN_SWITCH)
-		return cmd_usage_error("netplan", "--nodes is required for the switch plan");
-	o.node = node;
-	o.nodes = nodes ? nodes : o.plan == PLAN_PAIR ? 2 : 3;
-	if (cidr_parse(base, &o.base) < 0)
-		return cmd_usage_error("netplan",
-				       "--base '%s' is not an IPv4 CIDR like 10.20.0.0/16", base);
-	if (hosts && (write || apply))
-		return cmd_usage_error("netplan",
-				       "--hosts prints; it cannot be combined with --write");
-	if (names && !hosts)
-		return cmd_usage_error("netplan", "--names only applies to --hosts");
-	if ((write || apply) && src.from)
-		return cmd_usage_error("netplan",
-				       "--write and --apply change a host; they cannot use --from");
-
-	inventory_init(&inv);
-	ret = inventory_source_load("netplan", &src, &inv);
-	if (ret != SPARKCTL_EXIT_OK)
-		goto out;
-	ret = SPARKCTL_EXIT_ERROR;
-	if (netplan_build(&inv, &o, &p, &err) < 0) {
-		cmd_error("netplan", "%s", err.buf);
-		goto out;
-	}
-	if (hosts) {
-		split_names(names, &name_list);
-		if (netplan_hosts(&p, &name_list, &out, &err) < 0) {
-			ret = cmd_usage_error("netplan", "%s", err.buf);
-			goto out;
-		}
+	split_names(a->names, &name_list);
+	if (netplan_hosts(p, &name_list, &out, &err) < 0)
+		ret = cmd_usage_error("netplan", "%s", err.buf);
+	else
 		fputs(out.buf, stdout);
-		ret = SPARKCTL_EXIT_OK;
-		goto out;
-	}
-	netplan_yaml(&p, &out);
-	if (apply && !force) {
-		const struct inv_netdev *via = ssh_netdev(&inv);
-		if (via && netplan_changes(&p, via->name)) {
-			cmd_error("netplan",
-				  "refusing --apply: this SSH session arrives over %s, which the "
-				  "plan "
-				  "changes; run it from the console or over another interface, or "
-				  "add "
-				  "--force",
-				  via->name);
+	strvec_clear(&name_list);
+	strbuf_release(&out);
+	strbuf_release(&err);
+	return ret;
+}
+
+/* The plan's YAML: printed, or written (--write) and applied (--apply). */
+static int install(const struct netplan_args *a, const struct inventory *inv,
+		   const struct netplan *p)
+{
+	struct strbuf out = STRBUF_INIT;
+	int ret = SPARKCTL_EXIT_ERROR;
+
+	netplan_yaml(p, &out);
+	if (a->apply && !a->force) {
+		const struct inv_netdev *via = ssh_netdev(inv);
+		if (via && netplan_changes(p, via->name)) {
+			cmd_error(
+				"netplan",
+				"refusing --apply: this SSH session arrives over %s, which the "
+				"plan changes; run it from the console or over another interface, "
+				"or add --force",
+				via->name);
 			goto out;
 		}
 	}
-	if (apply && src.root) {
+	if (a->apply && a->src.root) {
 		ret = cmd_usage_error("netplan", "--apply changes this running host; it cannot be "
 						 "combined with --root (use --write)");
 		goto out;
 	}
-	if (!write && !apply) {
+	if (!a->write && !a->apply) {
 		fputs(out.buf, stdout);
 		ret = SPARKCTL_EXIT_OK;
 		goto out;
 	}
-	ret = write_plan(src.root ? src.root : "/", &p, out.buf, force);
-	if (ret == SPARKCTL_EXIT_OK && apply) {
+	ret = write_plan(a->src.root ? a->src.root : "/", p, out.buf, a->force);
+	if (ret == SPARKCTL_EXIT_OK && a->apply) {
 		ret = netplan_tool("generate");
 		if (ret == SPARKCTL_EXIT_OK)
 			ret = netplan_tool("apply");
 	}
 out:
+	strbuf_release(&out);
+	return ret;
+}
+
+static int run_netplan(const struct cmd *cmd, int argc, char **argv)
+{
+	struct netplan_args a = { .base = NETPLAN_DEFAULT_BASE, .node = UINT_MAX };
+	struct netplan_options o = { 0 };
+	struct netplan p = { 0 };
+	struct inventory inv;
+	struct strbuf err = STRBUF_INIT;
+	int ret;
+
+	if (parse_netplan(cmd, &a, &o, argc, argv, &ret) < 0)
+		return ret;
+	inventory_init(&inv);
+	ret = inventory_source_load("netplan", &a.src, &inv);
+	if (ret != SPARKCTL_EXIT_OK)
+		goto out;
+	if (netplan_build(&inv, &o, &p, &err) < 0) {
+		cmd_error("netplan", "%s", err.buf);
+		ret = SPARKCTL_EXIT_ERROR;
+	} else {
+		ret = a.hosts ? print_hosts(&a, &p) : install(&a, &inv, &p);
+	}
+out:
 	netplan_release(&p);
 	inventory_release(&inv);
-	strvec_clear(&name_list);
-	strbuf_release(&out);
 	strbuf_release(&err);
 	return ret;
 }

@@ -391,137 +391,161 @@ static int open_root(const char *path, struct rootfs *root)
 	return r;
 }
 
-static int run_top(const struct cmd *cmd, int argc, char **argv)
+struct top_args {
+	const char *root, *then, *hosts, *remote_sparkctl, *interval, *sort;
+	bool once, no_gpu, json;
+	unsigned count;
+	uint64_t interval_ms;
+	bool plain; /* lines, not the terminal view */
+};
+
+/* The command line into a and o; -1 when the command ends here with *ret. */
+static int parse_top(const struct cmd *cmd, struct top_args *a, struct top_view_opts *o, int argc,
+		     char **argv, int *ret)
 {
-	const char *root_path = NULL, *then_path = NULL, *hosts_spec = NULL;
-	const char *remote_sparkctl = NULL, *interval_text = "1", *sort_text = "name";
-	bool once = false, no_gpu = false, json = false;
-	unsigned count = 0;
 	const struct opt opts[] = {
-		OPT_STRING('H', "hosts", &hosts_spec, "HOSTS",
+		OPT_STRING('H', "hosts", &a->hosts, "HOSTS",
 			   "the nodes to show, e.g. spark[1-4] (over SSH)"),
-		OPT_STRING(0, "interval", &interval_text, "S",
+		OPT_STRING(0, "interval", &a->interval, "S",
 			   "seconds between samples (default 1; at least 0.1)"),
-		OPT_BOOL(0, "once", &once, "print one view as plain lines and exit"),
-		OPT_UINT('n', "count", &count, "COUNT",
+		OPT_BOOL(0, "once", &a->once, "print one view as plain lines and exit"),
+		OPT_UINT('n', "count", &a->count, "COUNT",
 			 "print COUNT views, an interval apart, and exit"),
-		OPT_STRING(0, "sort", &sort_text, "KEY", "name, traffic, util or temp"),
-		OPT_BOOL(0, "json", &json, "print the figures as JSON (-n: one line per view)"),
-		OPT_STRING(0, "root", &root_path, "DIR",
+		OPT_STRING(0, "sort", &a->sort, "KEY", "name, traffic, util or temp"),
+		OPT_BOOL(0, "json", &a->json, "print the figures as JSON (-n: one line per view)"),
+		OPT_STRING(0, "root", &a->root, "DIR",
 			   "read sysfs and procfs below DIR, e.g. a 'sparkctl capture' tree"),
-		OPT_STRING(0, "then", &then_path, "DIR",
+		OPT_STRING(0, "then", &a->then, "DIR",
 			   "with --once --root: the second sample is DIR, an interval later"),
-		OPT_BOOL(0, "no-gpu", &no_gpu, "leave NVML alone: no GPU figures"),
-		OPT_STRING(0, "remote-sparkctl", &remote_sparkctl, "PATH",
+		OPT_BOOL(0, "no-gpu", &a->no_gpu, "leave NVML alone: no GPU figures"),
+		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "the sparkctl the nodes run (default: this one's path)"),
 		OPT_HELP(),
 		OPT_END(),
 	};
-	struct top t = { .no_gpu = no_gpu };
+	int n = cmd_parse(cmd, opts, argc, argv);
+
+	*ret = SPARKCTL_EXIT_USAGE;
+	if (n < 0)
+		*ret = cmd_parse_exit(n);
+	else if (parse_milli(a->interval, &a->interval_ms) < 0 || a->interval_ms < 100 ||
+		 a->interval_ms > 3600000)
+		cmd_usage_error("top", "invalid --interval '%s': expected 0.1 to 3600 seconds",
+				a->interval);
+	else if (top_sort_parse(a->sort, &o->sort) < 0)
+		cmd_usage_error("top", "invalid --sort '%s': expected name, traffic, util or temp",
+				a->sort);
+	else if (a->hosts && (a->root || a->then))
+		cmd_usage_error("top", "--root and --then are for this node, not with -H");
+	else if (a->then && (!a->root || !a->once || a->count > 1))
+		cmd_usage_error("top", "--then needs --root and --once");
+	else if (!a->hosts && a->remote_sparkctl)
+		cmd_usage_error("top", "--remote-sparkctl needs -H");
+	else if (a->once && a->count > 1)
+		cmd_usage_error("top", "--once prints one view: use -n COUNT alone");
+	else
+		*ret = SPARKCTL_EXIT_OK;
+	if (*ret != SPARKCTL_EXIT_OK || n < 0)
+		return -1;
+	a->plain = a->once || a->json || a->count > 0 || !isatty(STDOUT_FILENO);
+	if (a->count == 0)
+		a->count = 1;
+	o->interval = (double)a->interval_ms / 1000;
+	return n;
+}
+
+/* -H: one block per node, sampled over SSH. */
+static int set_up_remote(struct top *t, const struct top_args *a, struct host_list *hosts)
+{
+	struct strbuf err = STRBUF_INIT;
+	int ret = SPARKCTL_EXIT_OK;
+
+	if (host_list_parse(a->hosts, hosts, &err) < 0) {
+		ret = cmd_usage_error("top", "invalid -H: %s", err.buf);
+		strbuf_release(&err);
+		return ret;
+	}
+	t->remote = true;
+	t->nr = hosts->nr;
+	t->nodes = xcalloc(t->nr, sizeof(*t->nodes));
+	for (size_t i = 0; i < t->nr; i++)
+		t->nodes[i].host = xstrdup(hosts->hosts[i].name);
+	remote_session_init(&t->rm, a->remote_sparkctl, true);
+	strbuf_release(&err);
+	return ret;
+}
+
+/* This node, or the tree below --root (and --then): one block, named as the tree says. */
+static int set_up_local(struct top *t, const struct top_args *a, struct rootfs *root,
+			struct rootfs *then)
+{
+	struct strbuf name = STRBUF_INIT, err = STRBUF_INIT;
+
+	if (open_root(rootfs_root_path(a->root), root) < 0 ||
+	    (a->then && open_root(a->then, then) < 0))
+		return SPARKCTL_EXIT_ERROR;
+	/* The name of the node the root describes: a capture's own, not ours. */
+	if (hostname_read(&(struct host_reader){ .root = root }, &name) <= 0 || !name.len) {
+		char self[256] = "";
+		strbuf_reset(&name);
+		if (gethostname(self, sizeof(self) - 1) == 0)
+			strbuf_addstr(&name, self);
+	}
+	if (!name.len)
+		strbuf_addstr(&name, "localhost");
+	t->nr = 1;
+	t->nodes = xcalloc(1, sizeof(*t->nodes));
+	t->nodes[0].host = strbuf_detach(&name, NULL);
+	t->src.gpu_disabled = a->no_gpu;
+	/* No NVML is a node without GPU figures, which the view says. */
+	if (!a->no_gpu && exporter_gpu_open(&t->src.gpu, false, &err) < 0)
+		t->src.gpu = NULL;
+	strbuf_release(&err);
+	return SPARKCTL_EXIT_OK;
+}
+
+static int run_top(const struct cmd *cmd, int argc, char **argv)
+{
+	struct top_args a = { .interval = "1", .sort = "name" };
+	struct top t = { 0 };
 	struct top_view_opts o = { .sort = TOP_SORT_NAME };
 	struct host_list hosts = { 0 };
 	struct rootfs root = { .dirfd = -1 }, then = { .dirfd = -1 };
-	struct strbuf err = STRBUF_INIT;
 	struct sigaction sa;
-	uint64_t interval_ms;
-	bool plain;
-	int n, ret = SPARKCTL_EXIT_OK;
+	int ret;
 
-	n = cmd_parse(cmd, opts, argc, argv);
-	if (n < 0)
-		return cmd_parse_exit(n);
-	if (parse_milli(interval_text, &interval_ms) < 0 || interval_ms < 100 ||
-	    interval_ms > 3600000)
-		return cmd_usage_error("top",
-				       "invalid --interval '%s': expected 0.1 to 3600 seconds",
-				       interval_text);
-	if (top_sort_parse(sort_text, &o.sort) < 0)
-		return cmd_usage_error("top",
-				       "invalid --sort '%s': expected name, traffic, util or temp",
-				       sort_text);
-	if (hosts_spec && (root_path || then_path))
-		return cmd_usage_error("top", "--root and --then are for this node, not with -H");
-	if (then_path && (!root_path || !once || count > 1))
-		return cmd_usage_error("top", "--then needs --root and --once");
-	if (!hosts_spec && remote_sparkctl)
-		return cmd_usage_error("top", "--remote-sparkctl needs -H");
-	if (once && count > 1)
-		return cmd_usage_error("top", "--once prints one view: use -n COUNT alone");
-	plain = once || json || count > 0 || !isatty(STDOUT_FILENO);
-	if (count == 0)
-		count = 1;
-	o.interval = (double)interval_ms / 1000;
-	t.no_gpu = no_gpu;
-
-	if (hosts_spec) {
-		if (host_list_parse(hosts_spec, &hosts, &err) < 0) {
-			ret = cmd_usage_error("top", "invalid -H: %s", err.buf);
-			goto out;
-		}
-		t.remote = true;
-		t.nr = hosts.nr;
-		t.nodes = xcalloc(t.nr, sizeof(*t.nodes));
-		for (size_t i = 0; i < t.nr; i++)
-			t.nodes[i].host = xstrdup(hosts.hosts[i].name);
-		remote_session_init(&t.rm, remote_sparkctl, true);
-	} else {
-		struct strbuf name = STRBUF_INIT;
-
-		root_path = rootfs_root_path(root_path);
-		if (open_root(root_path, &root) < 0 ||
-		    (then_path && open_root(then_path, &then) < 0)) {
-			ret = SPARKCTL_EXIT_ERROR;
-			goto out;
-		}
-		/* The name of the node the root describes: a capture's own, not ours. */
-		if (hostname_read(&(struct host_reader){ .root = &root }, &name) <= 0 ||
-		    !name.len) {
-			char self[256] = "";
-			strbuf_reset(&name);
-			if (gethostname(self, sizeof(self) - 1) == 0)
-				strbuf_addstr(&name, self);
-		}
-		t.nr = 1;
-		t.nodes = xcalloc(1, sizeof(*t.nodes));
-		t.nodes[0].host = strbuf_detach(&name, NULL);
-		if (!*t.nodes[0].host) {
-			free(t.nodes[0].host);
-			t.nodes[0].host = xstrdup("localhost");
-		}
-		t.src.gpu_disabled = no_gpu;
-		/* No NVML is a node without GPU figures, which the view says. */
-		if (!no_gpu && exporter_gpu_open(&t.src.gpu, false, &err) < 0)
-			t.src.gpu = NULL;
-	}
-
+	if (parse_top(cmd, &a, &o, argc, argv, &ret) < 0)
+		return ret;
+	t.no_gpu = a.no_gpu;
+	ret = a.hosts ? set_up_remote(&t, &a, &hosts) : set_up_local(&t, &a, &root, &then);
+	if (ret != SPARKCTL_EXIT_OK)
+		goto out;
 	/* Before curses starts, which then leaves these handlers alone. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-
-	if (plain) {
-		ret = run_plain(&t, &o, count, interval_ms, &root, then_path ? &then : NULL, json);
+	if (a.plain) {
+		ret = run_plain(&t, &o, a.count, a.interval_ms, &root, a.then ? &then : NULL,
+				a.json);
 	} else {
 		o.keys = true;
-		if (run_screen(&t, &o, interval_ms, &root) < 0) {
+		if (run_screen(&t, &o, a.interval_ms, &root) < 0) {
 			cmd_error("top", "cannot start the terminal view");
 			ret = SPARKCTL_EXIT_ERROR;
 		} else if (stop_signal) {
 			ret = 128 + stop_signal;
 		}
 	}
-
+out:
 	if (t.remote)
 		remote_session_close(&t.rm);
-out:
 	exporter_gpu_close(t.src.gpu);
 	nodes_release(&t);
 	host_list_release(&hosts);
 	rootfs_close(&then);
 	rootfs_close(&root);
-	strbuf_release(&err);
 	return ret;
 }
 
