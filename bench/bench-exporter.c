@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "exporter/collect.h"
-#include "exporter/gpu.h"
+#include "exporter/gpu_metrics.h"
 #include "lib/parse.h"
 
 static double now_ms(void)

@@ -9,7 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "exporter/collect.h"
-#include "exporter/gpu.h"
+#include "exporter/gpu_metrics.h"
 #include "exporter/http.h"
 #include "lib/rootfs.h"
 #include "probe/reader.h"

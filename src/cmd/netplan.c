@@ -8,7 +8,7 @@
 #include <dirent.h>
 
 #include "cmd/cmd.h"
-#include "config/netplan.h"
+#include "config/netplan_gen.h"
 #include "lib/atomic_file.h"
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"

@@ -15,7 +15,7 @@
 #include "cmd/cmd.h"
 #include "remote/session.h"
 #include "config/fabric.h"
-#include "exporter/gpu.h"
+#include "exporter/gpu_metrics.h"
 #include "inventory/derive.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"

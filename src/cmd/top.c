@@ -18,7 +18,7 @@
 #include "cmd/cmd.h"
 #include "remote/session.h"
 #include "exporter/collect.h"
-#include "exporter/gpu.h"
+#include "exporter/gpu_metrics.h"
 #include "lib/clock.h"
 #include "lib/json.h"
 #include "lib/parse.h"

@@ -1,7 +1,7 @@
 #include "sparkctl.h"
 
 #include "exporter/collect.h"
-#include "exporter/gpu.h"
+#include "exporter/gpu_metrics.h"
 #include "inventory/inventory.h"
 #include "lib/clock.h"
 #include "lib/parse.h"

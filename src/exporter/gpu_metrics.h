@@ -1,5 +1,5 @@
 /*
- * gpu.h - the exporter's GPU metrics, from NVML (loaded with dlopen).
+ * gpu_metrics.h - the exporter's GPU metrics, from NVML (loaded with dlopen).
  *
  * exporter_gpu_open() loads NVML, lists the GPUs once and, where the
  * driver supports Xid events, starts a thread that waits on an NVML
@@ -9,8 +9,8 @@
  * GPU does not support adds nothing (GB10: no framebuffer memory size,
  * no power limit), so no series ever carries a made-up value.
  */
-#ifndef SPARKCTL_EXPORTER_GPU_H
-#define SPARKCTL_EXPORTER_GPU_H
+#ifndef SPARKCTL_GPU_METRICS_H
+#define SPARKCTL_GPU_METRICS_H
 
 #include "sparkctl.h"
 #include "exporter/metrics.h"

@@ -2,7 +2,7 @@
 
 #include <ctype.h>
 
-#include "config/netplan.h"
+#include "config/netplan_gen.h"
 #include "lib/xalloc.h"
 
 int netplan_parse_plan(const char *s, enum netplan_plan *ret)

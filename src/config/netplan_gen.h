@@ -1,13 +1,13 @@
 /*
- * netplan.h - fabric addressing plans and the netplan YAML for one node.
+ * netplan_gen.h - fabric addressing plans and the netplan YAML for one node.
  *
  * Pure functions of the node's inventory and the plan: which netdevs get
  * which static address, under a pair, switch or 3-node ring plan.  Every
  * fabric netdev gets its own /24 (twins never share a subnet), MTU 9000,
  * no DHCP, no link-local addresses, no default route.
  */
-#ifndef SPARKCTL_NETPLAN_H
-#define SPARKCTL_NETPLAN_H
+#ifndef SPARKCTL_NETPLAN_GEN_H
+#define SPARKCTL_NETPLAN_GEN_H
 
 #include "sparkctl.h"
 #include "config/fabric.h"

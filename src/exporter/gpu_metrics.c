@@ -4,7 +4,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 
-#include "exporter/gpu.h"
+#include "exporter/gpu_metrics.h"
 #include "lib/xalloc.h"
 #include "nv/nvml.h"
 
