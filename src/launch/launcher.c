@@ -8,6 +8,10 @@
  * the job.  The agents (ssh clients, or the local agent) run in a process
  * group of their own, so a Ctrl-C at the terminal reaches the launcher
  * alone and the job is ended in order, not by ssh clients dying.
+ *
+ * Everything is waited for in one loop (proc/loop.h): the agents' pipes
+ * and exits, the signals, and each deadline of the job as a timer armed
+ * where its wait begins and cancelled where it ends.
  */
 #include "sparkctl.h"
 
@@ -111,6 +115,8 @@ static void flush_output(struct launcher *l)
 		write_all(l->o->err_fd, l->errout.buf, l->errout.len);
 	strbuf_reset(&l->errout);
 }
+
+/* ---- the agents' pipes ------------------------------------------------- */
 
 /* Close one of the node's pipes, which the loop stops watching first. */
 static void close_pipe(struct node *nd, int *fd)
