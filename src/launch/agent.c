@@ -14,11 +14,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <linux/close_range.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -30,7 +27,8 @@
 #include "lib/xalloc.h"
 #include "probe/probe.h"
 #include "probe/procs.h"
-#include "proc/run.h"
+#include "proc/child.h"
+#include "proc/loop.h"
 
 extern char **environ;
 
@@ -49,12 +47,14 @@ struct stream {
 	struct strbuf part; /* a line not yet ended */
 };
 
+struct agent;
+
 struct unit {
+	struct agent *a;
 	unsigned id; /* the rank, or the node's rank with --torchrun */
 	unsigned local_rank;
-	pid_t pid; /* 0 before it starts; kept after it exits, for the sweep */
+	struct child child; /* its pid stays after it exits, for the sweep; pipes are in out, err */
 	bool running;
-	bool exec_failed; /* it could not run its program: it ends on its own */
 	uint64_t started_ms;
 	struct stream out, err;
 };
@@ -67,8 +67,9 @@ enum agent_phase {
 
 struct agent {
 	struct launch_spec spec;
-	int in_fd, out_fd, sig_fd;
+	int in_fd, out_fd;
 	pid_t self;
+	struct loop loop;
 	enum agent_phase phase;
 	struct strbuf in; /* control input not yet acted on */
 	struct strbuf tx; /* protocol output not yet written */
@@ -85,10 +86,12 @@ struct agent {
 	char master_addr[256];
 	unsigned port;
 	/* ending the job */
-	bool ending;	  /* SIGTERM sent */
-	uint64_t kill_at; /* when SIGKILL follows */
-	bool killing;	  /* SIGKILL sent; repeated each sweep */
-	uint64_t gone_at; /* when the sweep last found nothing left; 0 while something is */
+	bool ending;		 /* SIGTERM sent */
+	struct loop_timer kill;	 /* SIGKILL after the grace */
+	bool killing;		 /* SIGKILL sent; repeated each sweep */
+	struct loop_timer sweep; /* looks for what is left of the job */
+	uint64_t gone_at;	 /* when the sweep last found nothing left; 0 while something is */
+	struct loop_timer pipe_wait; /* then how long the output pipes may stay open */
 };
 
 /* ---- protocol output ---------------------------------------------------- */
@@ -164,8 +167,8 @@ static void job_processes(const struct agent *a, struct proc_list *out)
 		return;
 	procs_descendants(&t, a->self, out);
 	for (size_t i = 0; i < a->nr_units; i++)
-		if (a->units[i].pid > 0)
-			procs_in_session(&t, a->units[i].pid, out);
+		if (a->units[i].child.pid > 0)
+			procs_in_session(&t, a->units[i].child.pid, out);
 	if (a->marks[0]) {
 		struct proc_table young;
 		procs_started_since(&t, a->start_ticks, &young);
@@ -184,7 +187,7 @@ static size_t signal_job(struct agent *a, int sig)
 	/* The process groups first: a rank's children get the signal together. */
 	for (size_t i = 0; i < a->nr_units; i++)
 		if (a->units[i].running)
-			kill(-a->units[i].pid, sig);
+			child_signal(&a->units[i].child, sig);
 	job_processes(a, &l);
 	n = procs_signal(&l, sig);
 	proc_list_release(&l);
@@ -192,6 +195,12 @@ static size_t signal_job(struct agent *a, int sig)
 }
 
 static void reap_children(struct agent *a);
+
+/* Look for what is left of the job at the end of this round. */
+static void sweep_soon(struct agent *a)
+{
+	loop_timer_arm(&a->loop, &a->sweep, monotonic_ms());
+}
 
 /*
  * Start ending the job: SIGTERM now, SIGKILL after grace_ms.  Called
@@ -210,10 +219,11 @@ static void end_job(struct agent *a, unsigned grace_ms)
 		reap_children(a);
 	if (!a->ending) {
 		a->ending = true;
-		a->kill_at = at;
+		loop_timer_arm(&a->loop, &a->kill, at);
 		signal_job(a, SIGTERM);
-	} else if (at < a->kill_at) {
-		a->kill_at = at;
+		sweep_soon(a);
+	} else if (a->kill.armed && at < a->kill.at) {
+		loop_timer_arm(&a->loop, &a->kill, at);
 	}
 }
 
@@ -243,8 +253,6 @@ static void node_environment(struct agent *a)
 	struct strbuf err = STRBUF_INIT;
 	struct node_env e = { 0 };
 
-	if (!po.root || !*po.root)
-		po.root = "/";
 	inventory_init(&a->inv);
 	if (probe_inventory(&po, &a->inv, &err) < 0) {
 		inventory_release(&a->inv);
@@ -364,16 +372,46 @@ static size_t still_alive(const struct proc_list *l)
 	return n;
 }
 
+/* A blocking wait: done() looked at every SWEEP_INTERVAL_MS until it holds or time is up. */
+struct waiter {
+	bool (*done)(const void *arg);
+	const void *arg;
+	uint64_t until;
+	bool ok;
+	struct loop_timer tick;
+};
+
+static void wait_tick(struct loop *loop, void *data)
+{
+	struct waiter *w = data;
+
+	/* Nothing armed: loop_run() returns. */
+	if (!(w->ok = w->done(w->arg)) && monotonic_ms() < w->until)
+		loop_timer_arm_in(loop, &w->tick, SWEEP_INTERVAL_MS);
+}
+
+static bool wait_for(bool (*done)(const void *arg), const void *arg, uint64_t ms)
+{
+	struct waiter w = { .done = done, .arg = arg, .until = monotonic_ms() + ms };
+	struct loop loop;
+
+	loop_init(&loop);
+	loop_timer_init(&w.tick, wait_tick, &w);
+	loop_timer_arm(&loop, &w.tick, 0);
+	loop_run(&loop);
+	loop_release(&loop);
+	return w.ok;
+}
+
+static bool all_gone(const void *procs)
+{
+	return !still_alive(procs);
+}
+
 /* Wait up to ms for every process of the list to be gone. */
 static bool wait_gone(const struct proc_list *l, uint64_t ms)
 {
-	for (uint64_t until = monotonic_ms() + ms;;) {
-		if (!still_alive(l))
-			return true;
-		if (monotonic_ms() >= until)
-			return false;
-		usleep(SWEEP_INTERVAL_MS * 1000);
-	}
+	return wait_for(all_gone, l, ms);
 }
 
 /*
@@ -407,17 +445,17 @@ static void end_stale_job(const char *job_id, unsigned grace_ms)
 	free(mark);
 }
 
+static bool port_free(const void *port)
+{
+	pid_t owner;
+
+	return !tcp_port_owner(*(const unsigned *)port, &owner);
+}
+
 /* Wait up to ms for nothing to listen on port. */
 static bool wait_port_free(unsigned port, uint64_t ms)
 {
-	for (uint64_t until = monotonic_ms() + ms;;) {
-		pid_t owner;
-		if (!tcp_port_owner(port, &owner))
-			return true;
-		if (monotonic_ms() >= until)
-			return false;
-		usleep(SWEEP_INTERVAL_MS * 1000);
-	}
+	return wait_for(port_free, &port, ms);
 }
 
 /* The port the user asked for: free, or held by an earlier job that --kill-stale ends. */
@@ -502,140 +540,51 @@ static int set_up(struct agent *a, struct strbuf *err)
 
 /* ---- starting the ranks ---------------------------------------------------- */
 
-/*
- * The program execve() runs for name: name itself if it holds a '/', else
- * the first match in PATH.  NULL with *why ENOENT (nowhere) or EACCES (found,
- * but not an executable file).
- */
-static char *resolve_program(const char *name, const char *path, int *why)
-{
-	*why = ENOENT;
-	if (strchr(name, '/'))
-		return xstrdup(name);
-	for (const char *dir = path ? path : "/usr/local/bin:/usr/bin:/bin"; dir;) {
-		const char *colon = strchr(dir, ':');
-		size_t len = colon ? (size_t)(colon - dir) : strlen(dir);
-		char *cand = len ? xasprintf("%.*s/%s", (int)len, dir, name) : xstrdup(name);
-		struct stat st;
-		if (stat(cand, &st) == 0) {
-			if (S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-				return cand;
-			*why = EACCES;
-		}
-		free(cand);
-		dir = colon ? colon + 1 : NULL;
-	}
-	return NULL;
-}
-
-static const char *env_lookup(const struct strvec *env, const char *key)
-{
-	size_t klen = strlen(key);
-	for (size_t i = 0; i < env->nr; i++)
-		if (!strncmp(env->v[i], key, klen) && env->v[i][klen] == '=')
-			return env->v[i] + klen + 1;
-	return NULL;
-}
-
-/*
- * The child's side of a start: only async-signal-safe calls (the agent
- * may have threads from the GPU libraries).  On failure the errno goes
- * back through report_fd, which closes on a successful exec.
- */
-static ATTR_NORETURN void exec_unit(pid_t agent, const char *program, char **argv, char **envp,
-				    const char *dir, int out_fd, int err_fd, int report_fd)
-{
-	int e, null_fd;
-
-	/* If the agent dies without ending the job, so does the rank. */
-	run_child_session(agent);
-	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-	    dup2(err_fd, STDERR_FILENO) < 0 || (dir && chdir(dir) < 0))
-		goto fail;
-	/* The rank gets 0, 1 and 2, nothing the agent or its caller had open. */
-	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-	execve(program, argv, envp);
-fail:
-	e = errno;
-	if (write(report_fd, &e, sizeof(e)) < 0)
-		_exit(127);
-	/* As the shell has it: 126 found but cannot run, 127 not found. */
-	_exit(e == EACCES || e == ENOEXEC || e == EISDIR ? 126 : 127);
-}
-
-static void close_stream(struct stream *s)
+static void close_stream(struct agent *a, struct stream *s)
 {
 	if (s->fd >= 0)
-		close(s->fd);
-	s->fd = -1;
+		loop_unwatch_fd(&a->loop, s->fd);
+	child_close_fd(&s->fd);
 }
 
-/* Start one unit.  Returns 0, or -errno with the reason in err. */
+static void unit_output(struct loop *loop, int fd, short revents, void *data);
+
+/*
+ * Start one unit: a session of its own, SIGKILL if the agent dies without
+ * ending the job, only the job's environment, stdin from /dev/null.
+ * Returns 0, or -errno with the reason in err.
+ */
 static int start_unit(struct agent *a, struct unit *u, struct strbuf *err)
 {
-	struct strvec argv = STRVEC_INIT, envp = STRVEC_INIT;
-	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, report[2] = { -1, -1 };
-	char *program = NULL;
-	int r = 0, child_errno = 0;
-	pid_t pid;
+	struct child *c = &u->child;
+	int r;
 
 	launch_unit_env(&a->spec, environ, &a->node_env, u->local_rank, a->master_addr, a->port,
-			&envp);
-	launch_unit_argv(&a->spec, a->master_addr, a->port, &argv);
-	if (!(program = resolve_program(argv.v[0], env_lookup(&envp, "PATH"), &r))) {
-		strbuf_addf(err, "cannot run '%s': %s", argv.v[0],
-			    r == EACCES ? "not an executable file" : "not found in PATH");
-		r = -r;
-		goto out;
-	}
-	r = 0;
-	if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0 ||
-	    pipe2(report, O_CLOEXEC) < 0) {
-		r = -errno;
-		strbuf_addf(err, "cannot make pipes: %s", strerror(errno));
-		goto out;
-	}
+			&c->env);
+	launch_unit_argv(&a->spec, a->master_addr, a->port, &c->args);
+	c->clean_env = true;
+	c->dir = a->spec.chdir;
+	c->in = CHILD_IO_NULL;
+	c->out = c->err = CHILD_IO_PIPE;
+	c->group = CHILD_OWN_SESSION;
+	c->die_with_parent = true;
 	u->started_ms = monotonic_ms();
-	if ((pid = fork()) < 0) {
-		r = -errno;
-		strbuf_addf(err, "cannot fork: %s", strerror(errno));
-		goto out;
+	if ((r = child_start(c)) < 0) {
+		if (!c->program) /* not found */
+			strbuf_addf(err, "cannot run '%s': %s", c->args.v[0],
+				    r == -EACCES ? "not an executable file" : "not found in PATH");
+		else
+			strbuf_addf(err, "cannot run '%s': %s", c->program, strerror(-r));
+		return r;
 	}
-	if (pid == 0)
-		exec_unit(a->self, program, argv.v, envp.v, a->spec.chdir, out_pipe[1], err_pipe[1],
-			  report[1]);
-	close(report[1]);
-	report[1] = -1;
-	while (read(report[0], &child_errno, sizeof(child_errno)) < 0 && errno == EINTR)
-		;
-	u->pid = pid;
 	u->running = true;
 	a->nr_running++;
-	u->out.fd = out_pipe[0];
-	u->err.fd = err_pipe[0];
-	out_pipe[0] = err_pipe[0] = -1;
-	fcntl(u->out.fd, F_SETFL, O_NONBLOCK);
-	fcntl(u->err.fd, F_SETFL, O_NONBLOCK);
-	if (child_errno) {
-		/* It exits 127 at once; its exit is reported like any other. */
-		u->exec_failed = true;
-		strbuf_addf(err, "cannot run '%s': %s", program, strerror(child_errno));
-		r = -child_errno;
-	}
-out:
-	for (int i = 0; i < 2; i++) {
-		if (out_pipe[i] >= 0)
-			close(out_pipe[i]);
-		if (err_pipe[i] >= 0)
-			close(err_pipe[i]);
-		if (report[i] >= 0)
-			close(report[i]);
-	}
-	free(program);
-	strvec_clear(&argv);
-	strvec_clear(&envp);
-	return r;
+	u->out.fd = c->out_fd;
+	u->err.fd = c->err_fd;
+	c->out_fd = c->err_fd = -1;
+	loop_watch_fd(&a->loop, u->out.fd, POLLIN, unit_output, u);
+	loop_watch_fd(&a->loop, u->err.fd, POLLIN, unit_output, u);
+	return 0;
 }
 
 static void start_units(struct agent *a)
@@ -645,12 +594,15 @@ static void start_units(struct agent *a)
 		struct strbuf err = STRBUF_INIT;
 		int r = start_unit(a, u, &err);
 		if (r < 0) {
+			/* It never started: reported as the shell would (126: cannot run it). */
 			warn(a, "%s %u: %s", a->spec.torchrun ? "node" : "rank", u->id, err.buf);
-			if (!u->running) /* never started: report it as the shell would */
-				send_line(a, "X %u %d 0 0 0", u->id, r == -EACCES ? 126 : 127);
+			send_line(a, "X %u %d 0 0 0", u->id,
+				  r == -EACCES || r == -ENOEXEC || r == -EISDIR ? 126 : 127);
 		}
 		strbuf_release(&err);
 	}
+	if (!a->nr_running)
+		sweep_soon(a);
 }
 
 /* ---- the event loop ----------------------------------------------------- */
@@ -704,8 +656,11 @@ static void read_stream(struct agent *a, struct unit *u, struct stream *s)
 		if (n < 0 && errno == EAGAIN)
 			break;
 		if (n <= 0) {
-			close_stream(s);
+			close_stream(a, s);
 			forward_lines(a, u, s, true);
+			/* The job may be over but for its pipes. */
+			if (a->gone_at)
+				sweep_soon(a);
 			break;
 		}
 		strbuf_setlen(&s->part, s->part.len + (size_t)n);
@@ -713,6 +668,19 @@ static void read_stream(struct agent *a, struct unit *u, struct stream *s)
 	}
 }
 
+static void unit_output(struct loop *loop, int fd, short revents, void *data)
+{
+	struct unit *u = data;
+
+	(void)loop;
+	(void)revents;
+	read_stream(u->a, u, fd == u->out.fd ? &u->out : &u->err);
+}
+
+/*
+ * Reap every child that exited: the units, and what the job left behind
+ * that came back to the agent (a subreaper).
+ */
 static void reap_children(struct agent *a)
 {
 	for (;;) {
@@ -724,31 +692,29 @@ static void reap_children(struct agent *a)
 			struct unit *u = &a->units[i];
 			bool signaled;
 			int status;
-			if (u->pid != pid || !u->running)
+			if (u->child.pid != pid || !u->running)
 				continue;
+			child_reaped(&u->child, wstatus);
 			/* Its output first: what it wrote before it ended comes before the end. */
 			read_stream(a, u, &u->out);
 			read_stream(a, u, &u->err);
-			status = launch_wait_status(wstatus, &signaled);
+			status = child_status(&u->child, &signaled);
 			u->running = false;
-			a->nr_running--;
+			if (!--a->nr_running)
+				sweep_soon(a);
 			send_line(a, "X %u %d %d %" PRIu64 " %d", u->id, status, signaled ? 1 : 0,
-				  monotonic_ms() - u->started_ms,
-				  a->ending && !u->exec_failed ? 1 : 0);
+				  monotonic_ms() - u->started_ms, a->ending ? 1 : 0);
 		}
 	}
 }
 
-static void handle_signals(struct agent *a)
+static void got_signal(struct loop *loop, const struct signalfd_siginfo *si, void *data)
 {
-	struct signalfd_siginfo si;
-
-	while (read(a->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			reap_children(a);
-		else /* SIGTERM, SIGINT, SIGHUP: the session is going away */
-			end_job(a, LOST_LAUNCHER_GRACE_MS);
-	}
+	(void)loop;
+	if (si->ssi_signo == SIGCHLD)
+		reap_children(data);
+	else /* SIGTERM, SIGINT, SIGHUP: the session is going away */
+		end_job(data, LOST_LAUNCHER_GRACE_MS);
 }
 
 static int parse_go(struct agent *a, const char *line)
@@ -790,6 +756,7 @@ static void read_control(struct agent *a)
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n <= 0) {
+		loop_unwatch_fd(&a->loop, a->in_fd);
 		a->input_closed = true;
 		a->launcher_lost = true;
 		strbuf_reset(&a->tx);
@@ -824,8 +791,8 @@ static void close_streams(struct agent *a)
 			forward_lines(a, u, &u->out, true);
 		if (u->err.fd >= 0)
 			forward_lines(a, u, &u->err, true);
-		close_stream(&u->out);
-		close_stream(&u->err);
+		close_stream(a, &u->out);
+		close_stream(a, &u->err);
 	}
 }
 
@@ -833,79 +800,71 @@ static void close_streams(struct agent *a)
  * Once no unit runs: anything of the job still alive is ended; the job is
  * over when nothing is left and the output pipes are closed (or stay open
  * past PIPE_CLOSE_WAIT_MS, held by something that is not the job's).
- * Returns true when the job is over.
  */
-static bool job_over(struct agent *a, uint64_t now)
+static bool job_over(struct agent *a)
 {
 	struct proc_list l = { 0 };
 	bool left;
 
-	if (a->nr_running)
-		return false;
 	job_processes(a, &l);
 	left = l.nr > 0;
 	proc_list_release(&l);
 	if (left) {
 		a->gone_at = 0;
+		loop_timer_cancel(&a->loop, &a->pipe_wait);
 		if (!a->ending)
 			end_job(a, a->launcher_lost ? LOST_LAUNCHER_GRACE_MS : a->spec.grace_ms);
 		return false;
 	}
-	if (!a->gone_at)
-		a->gone_at = now;
-	if (streams_open(a) && now - a->gone_at < PIPE_CLOSE_WAIT_MS)
+	if (!a->gone_at) {
+		a->gone_at = monotonic_ms();
+		loop_timer_arm(&a->loop, &a->pipe_wait, a->gone_at + PIPE_CLOSE_WAIT_MS);
+	}
+	if (streams_open(a) && a->pipe_wait.armed)
 		return false;
 	close_streams(a);
 	return true;
 }
 
-static int event_loop(struct agent *a)
+/*
+ * Every SWEEP_INTERVAL_MS while there is work: SIGKILL again once it was
+ * sent, and once no unit runs, a look for what is left of the job.  The
+ * pipe-close wait calls it too when it is over.
+ */
+static void sweep(struct loop *loop, void *data)
 {
-	struct pollfd *pfd = xcalloc(2 + 2 * a->nr_units, sizeof(*pfd));
+	struct agent *a = data;
+	bool no_unit = !a->nr_running && (a->phase == PHASE_RUNNING || a->ending);
 
-	for (;;) {
-		uint64_t now = monotonic_ms();
-		int timeout = -1;
-		nfds_t n = 0;
+	if (a->killing)
+		signal_job(a, SIGKILL);
+	if (no_unit && job_over(a))
+		loop_stop(loop);
+	else if (no_unit || a->killing)
+		loop_timer_arm_in(loop, &a->sweep, SWEEP_INTERVAL_MS);
+}
 
-		flush_tx(a);
-		if (a->ending && (a->killing || now >= a->kill_at)) {
-			a->killing = true;
-			signal_job(a, SIGKILL);
-		}
-		if ((a->phase == PHASE_RUNNING || a->ending) && job_over(a, now))
-			break;
-		flush_tx(a);
-		if (a->ending || a->gone_at || (a->phase == PHASE_RUNNING && !a->nr_running))
-			timeout = SWEEP_INTERVAL_MS;
-		if (a->ending && !a->killing && a->kill_at > now &&
-		    a->kill_at - now < (uint64_t)timeout)
-			timeout = (int)(a->kill_at - now);
+/* The grace is over. */
+static void kill_job(struct loop *loop, void *data)
+{
+	struct agent *a = data;
 
-		pfd[n++] = (struct pollfd){ .fd = a->sig_fd, .events = POLLIN };
-		if (!a->input_closed)
-			pfd[n++] = (struct pollfd){ .fd = a->in_fd, .events = POLLIN };
-		for (size_t i = 0; i < a->nr_units; i++) {
-			if (a->units[i].out.fd >= 0)
-				pfd[n++] = (struct pollfd){ .fd = a->units[i].out.fd,
-							    .events = POLLIN };
-			if (a->units[i].err.fd >= 0)
-				pfd[n++] = (struct pollfd){ .fd = a->units[i].err.fd,
-							    .events = POLLIN };
-		}
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
-			break;
-		/* Output before exits: reap_children() drains a unit's pipes itself. */
-		for (size_t i = 0; i < a->nr_units; i++) {
-			read_stream(a, &a->units[i], &a->units[i].out);
-			read_stream(a, &a->units[i], &a->units[i].err);
-		}
-		handle_signals(a);
-		if (!a->input_closed && pfd[1].fd == a->in_fd && pfd[1].revents)
-			read_control(a);
-	}
-	free(pfd);
-	return 0;
+	a->killing = true;
+	sweep(loop, a);
+}
+
+static void control_input(struct loop *loop, int fd, short revents, void *data)
+{
+	(void)loop;
+	(void)fd;
+	(void)revents;
+	read_control(data);
+}
+
+static void before_wait(struct loop *loop, void *data)
+{
+	(void)loop;
+	flush_tx(data);
 }
 
 /* Read the first line, the spec, byte by byte: what follows is control input. */
@@ -946,7 +905,9 @@ static void make_units(struct agent *a)
 	a->units = xcalloc(a->nr_units, sizeof(*a->units));
 	for (size_t i = 0; i < a->nr_units; i++) {
 		struct unit *u = &a->units[i];
+		u->a = a;
 		u->local_rank = (unsigned)i;
+		child_init(&u->child);
 		u->id = s->torchrun ? s->node_rank : s->rank_base + (unsigned)i;
 		u->out = (struct stream){ .fd = -1, .tag = 'O', .part = STRBUF_INIT };
 		u->err = (struct stream){ .fd = -1, .tag = 'E', .part = STRBUF_INIT };
@@ -956,16 +917,16 @@ static void make_units(struct agent *a)
 static void agent_release(struct agent *a)
 {
 	for (size_t i = 0; i < a->nr_units; i++) {
-		close_stream(&a->units[i].out);
-		close_stream(&a->units[i].err);
+		close_stream(a, &a->units[i].out);
+		close_stream(a, &a->units[i].err);
 		strbuf_release(&a->units[i].out.part);
 		strbuf_release(&a->units[i].err.part);
+		child_release(&a->units[i].child);
 	}
 	free(a->units);
+	loop_release(&a->loop);
 	if (a->have_inv)
 		inventory_release(&a->inv);
-	if (a->sig_fd >= 0)
-		close(a->sig_fd);
 	launch_spec_release(&a->spec);
 	free(a->marks[0]);
 	free(a->marks[1]);
@@ -985,22 +946,41 @@ int launch_agent_reap(const char *job_id, unsigned node_rank, unsigned grace_ms)
 	return 0;
 }
 
+/* The loop's signals and timers; the agent is a subreaper. */
+static int agent_init(struct agent *a)
+{
+	sigset_t mask;
+
+	loop_init(&a->loop);
+	loop_timer_init(&a->kill, kill_job, a);
+	loop_timer_init(&a->sweep, sweep, a);
+	loop_timer_init(&a->pipe_wait, sweep, a);
+	launch_spec_init(&a->spec);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	/* Orphans of the job come back to the agent, which ends and reaps them. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		return -errno;
+	return loop_watch_signals(&a->loop, &mask, got_signal, a);
+}
+
 int launch_agent_main(int in_fd, int out_fd)
 {
 	struct agent a = { .in_fd = in_fd,
 			   .out_fd = out_fd,
-			   .sig_fd = -1,
 			   .self = getpid(),
 			   .in = STRBUF_INIT,
 			   .tx = STRBUF_INIT,
 			   .node_env = STRVEC_INIT };
 	struct strbuf err = STRBUF_INIT;
-	int ret = 1;
+	int r, ret = 1;
 
-	launch_spec_init(&a.spec);
-	/* Orphans of the job come back to the agent, which ends and reaps them. */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || (a.sig_fd = run_supervisor_signals()) < 0) {
-		strbuf_addf(&err, "cannot set up the agent: %s", strerror(errno));
+	if ((r = agent_init(&a)) < 0) {
+		strbuf_addf(&err, "cannot set up the agent: %s", strerror(-r));
 		goto fail;
 	}
 	if (read_spec(&a, &err) < 0)
@@ -1012,7 +992,9 @@ int launch_agent_main(int in_fd, int out_fd)
 	if (set_up(&a, &err) < 0)
 		goto fail;
 	a.phase = PHASE_READY;
-	event_loop(&a);
+	loop_watch_fd(&a.loop, a.in_fd, POLLIN, control_input, &a);
+	loop_on_idle(&a.loop, before_wait, &a);
+	loop_run(&a.loop);
 	send_line(&a, "D");
 	flush_tx(&a);
 	ret = 0;

@@ -8,26 +8,30 @@
  * the job.  The agents (ssh clients, or the local agent) run in a process
  * group of their own, so a Ctrl-C at the terminal reaches the launcher
  * alone and the job is ended in order, not by ssh clients dying.
+ *
+ * Everything is waited for in one loop (proc/loop.h): the agents' pipes
+ * and exits, the signals, and each deadline of the job as a timer armed
+ * where its wait begins and cancelled where it ends.
  */
 #include "sparkctl.h"
 
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/signalfd.h>
-#include <sys/wait.h>
 
 #include "launch/launch.h"
 #include "lib/clock.h"
 #include "lib/xalloc.h"
+#include "proc/child.h"
+#include "proc/loop.h"
 
 /* How long the agents may take to report ready, beyond ssh's connect timeout. */
-#define READY_SLACK_MS	    30000
+#define READY_SLACK_MS	     30000
 /* After asking the agents to end the job: SIGKILL request, then hang up on them. */
-#define END_KILL_AFTER_MS   5000
-#define END_HANGUP_AFTER_MS 10000
+#define END_KILL_AFTER_MS    5000
+#define END_HANGUP_AFTER_MS  10000
+/* After the hang-up, SIGKILL to the agents (and reapers) still there. */
+#define HANGUP_KILL_AFTER_MS 5000
 /* How long a finished node's output pipes may stay open. */
-#define PIPE_CLOSE_WAIT_MS  1000
+#define PIPE_CLOSE_WAIT_MS   1000
 
 enum node_state {
 	NODE_STARTING, /* connecting, reading the spec, setting up */
@@ -36,21 +40,21 @@ enum node_state {
 	NODE_DONE,     /* D received: nothing of the job is left there */
 };
 
+struct launcher;
+
 struct node {
+	struct launcher *l;
 	const struct launch_node *n;
 	size_t index;
 	unsigned rank_base;
 	enum node_state state;
-	pid_t pid; /* the ssh client or the local agent */
-	bool reaped;
-	int wstatus;
-	uint64_t reaped_at;
-	int in_fd, out_fd, err_fd; /* -1 once closed */
-	struct strbuf tx;	   /* control lines not yet written */
-	struct strbuf rx, erx;	   /* partial lines from its stdout and stderr */
-	char sent;		   /* the strongest end request sent: 0, 'T' or 'K' */
-	bool failed;		   /* said F */
-	char *last_err;		   /* its last line on stderr (ssh's reason) */
+	struct child agent; /* the ssh client or the local agent; its pipes, -1 once closed */
+	struct loop_timer pipe_wait; /* its agent exited: how long its pipes may stay open */
+	struct strbuf tx;	     /* control lines not yet written */
+	struct strbuf rx, erx;	     /* partial lines from its stdout and stderr */
+	char sent;		     /* the strongest end request sent: 0, 'T' or 'K' */
+	bool failed;		     /* said F */
+	char *last_err;		     /* its last line on stderr (ssh's reason) */
 };
 
 struct launcher {
@@ -58,17 +62,22 @@ struct launcher {
 	struct launch_result *res;
 	struct node *nodes;
 	size_t nr;
-	int sig_fd;
-	uint64_t started_ms, go_ms, last_output_ms;
-	uint64_t ready_deadline, end_started_ms;
+	struct loop loop;
+	uint64_t started_ms, ready_wait_ms;
+	struct loop_timer ready;    /* every node must be ready by then */
+	struct loop_timer timeout;  /* --timeout, from the go */
+	struct loop_timer stall;    /* --stall, from the last output */
+	struct loop_timer end_kill; /* ending: SIGKILL requested from the agents */
+	struct loop_timer hangup;   /* ending: the agents are hung up on */
 	bool all_go;
 	bool ending;
+	bool kill_requested; /* end_kill fired */
+	int hangup_sig;	     /* 0, SIGTERM once hung up, SIGKILL after HANGUP_KILL_AFTER_MS */
 	int interrupts;
-	bool stall_reported;
 	bool out_broken;	   /* our stdout is gone: the ranks' output is dropped */
-	struct strbuf out, errout; /* to write at the end of this turn */
+	struct strbuf out, errout; /* to write before the next wait */
 	int *logs;		   /* one fd per unit, or NULL */
-	pid_t *reapers;		   /* 'agent reap' for nodes whose agent died; 0 once reaped */
+	struct child **reapers;	   /* 'agent reap' for nodes whose agent died */
 	size_t nr_reapers;
 };
 
@@ -107,105 +116,28 @@ static void flush_output(struct launcher *l)
 	strbuf_reset(&l->errout);
 }
 
-/* ---- starting the agents ---------------------------------------------- */
+/* ---- the agents' pipes ------------------------------------------------- */
 
-static void close_fd(int *fd)
+/* Close one of the node's pipes, which the loop stops watching first. */
+static void close_pipe(struct node *nd, int *fd)
 {
 	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
+		loop_unwatch_fd(&nd->l->loop, *fd);
+	child_close_fd(fd);
+	if (nd->agent.out_fd < 0 && nd->agent.err_fd < 0)
+		loop_timer_cancel(&nd->l->loop, &nd->pipe_wait);
 }
 
-/* The command that runs node's agent: itself here, through ssh elsewhere. */
-static int agent_command(const struct launcher *l, const struct node *nd, struct strvec *argv)
+static bool agent_running(const struct node *nd)
 {
-	if (nd->n->local) {
-		strvec_push(argv, l->o->local_sparkctl);
-		strvec_push(argv, "agent");
-		strvec_push(argv, "launch");
-		return 0;
-	}
-	const char *const remote[] = { l->o->remote_sparkctl, "agent", "launch", NULL };
-	return ssh_command(argv, nd->n->host, l->o->ssh, remote);
-}
-
-static int spawn_agent(struct launcher *l, struct node *nd, struct strbuf *err)
-{
-	struct strvec argv = STRVEC_INIT;
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, defaults;
-	int r;
-
-	if ((r = agent_command(l, nd, &argv)) < 0) {
-		strbuf_addf(err, "%s: cannot build the ssh command", nd->n->host);
-		strvec_clear(&argv);
-		return r;
-	}
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		r = -errno;
-		strbuf_addf(err, "cannot make pipes: %s", strerror(errno));
-		goto out;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, errp[1], STDERR_FILENO);
-	/* Only the three pipes: nothing else this process has open reaches a node. */
-	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-	posix_spawnattr_init(&attr);
-	sigemptyset(&none);
-	sigemptyset(&defaults);
-	sigaddset(&defaults, SIGPIPE);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &defaults);
-	/* Its own process group: terminal signals are the launcher's to handle. */
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-						POSIX_SPAWN_SETPGROUP);
-	r = -posix_spawnp(&nd->pid, argv.v[0], &fa, &attr, argv.v, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (r < 0) {
-		strbuf_addf(err, "cannot run '%s': %s", argv.v[0], strerror(-r));
-		goto out;
-	}
-	nd->in_fd = in[1];
-	nd->out_fd = out[0];
-	nd->err_fd = errp[0];
-	in[1] = out[0] = errp[0] = -1;
-	fcntl(nd->in_fd, F_SETFL, O_NONBLOCK);
-	fcntl(nd->out_fd, F_SETFL, O_NONBLOCK);
-	fcntl(nd->err_fd, F_SETFL, O_NONBLOCK);
-out:
-	for (int i = 0; i < 2; i++) {
-		close_fd(&in[i]);
-		close_fd(&out[i]);
-		close_fd(&errp[i]);
-	}
-	strvec_clear(&argv);
-	return r;
-}
-
-/* The node's spec line: the shared job with this node's place in it. */
-static void queue_spec(struct launcher *l, struct node *nd)
-{
-	struct launch_spec s = *l->o->job;
-
-	s.node_rank = (unsigned)nd->index;
-	s.nnodes = (unsigned)l->nr;
-	s.nproc = nd->n->nproc;
-	s.rank_base = nd->rank_base;
-	launch_spec_to_json(&s, &nd->tx);
-	strbuf_addch(&nd->tx, '\n');
+	return nd->agent.pid > 0 && !nd->agent.reaped;
 }
 
 /* ---- ending the job ----------------------------------------------------- */
 
 static void send_control(struct node *nd, char what)
 {
-	if (nd->in_fd < 0 || nd->state == NODE_DONE || nd->sent == 'K' || nd->sent == what)
+	if (nd->agent.in_fd < 0 || nd->state == NODE_DONE || nd->sent == 'K' || nd->sent == what)
 		return;
 	strbuf_addch(&nd->tx, what);
 	strbuf_addch(&nd->tx, '\n');
@@ -215,21 +147,26 @@ static void send_control(struct node *nd, char what)
 /*
  * End the job on every node: 'T' (SIGTERM, then SIGKILL after the grace)
  * or 'K' (SIGKILL now).  A node still starting has no ranks yet: its ssh
- * client is stopped instead.
+ * client is stopped instead.  The first call sets the end's deadlines.
  */
 static void end_job(struct launcher *l, char how)
 {
 	if (!l->ending) {
+		uint64_t grace = l->o->job->grace_ms;
 		l->ending = true;
-		l->end_started_ms = monotonic_ms();
+		loop_timer_cancel(&l->loop, &l->ready);
+		loop_timer_cancel(&l->loop, &l->timeout);
+		loop_timer_cancel(&l->loop, &l->stall);
+		loop_timer_arm_in(&l->loop, &l->end_kill, grace + END_KILL_AFTER_MS);
+		loop_timer_arm_in(&l->loop, &l->hangup, grace + END_HANGUP_AFTER_MS);
 	}
 	for (size_t i = 0; i < l->nr; i++) {
 		struct node *nd = &l->nodes[i];
-		if (nd->reaped)
+		if (!agent_running(nd))
 			continue;
 		if (nd->state == NODE_STARTING) {
-			close_fd(&nd->in_fd);
-			kill(nd->pid, SIGTERM);
+			close_pipe(nd, &nd->agent.in_fd);
+			child_signal(&nd->agent, SIGTERM);
 		} else {
 			send_control(nd, how);
 		}
@@ -291,12 +228,13 @@ static void unit_output(struct launcher *l, struct node *nd, bool is_err, const 
 		strbuf_addch(&line, '\n');
 		if (write_all(l->logs[u->id], line.buf, line.len) < 0) {
 			notice(l, "cannot write the log of %u: %s", u->id, strerror(errno));
-			close_fd(&l->logs[u->id]);
+			child_close_fd(&l->logs[u->id]);
 		}
 		strbuf_release(&line);
 	}
-	l->last_output_ms = monotonic_ms();
-	l->stall_reported = false;
+	/* Output: the stall advice waits again. */
+	if (l->all_go && !l->ending && l->o->stall_s)
+		loop_timer_arm_in(&l->loop, &l->stall, (uint64_t)l->o->stall_s * 1000);
 }
 
 static void unit_exit(struct launcher *l, struct node *nd, const char *text)
@@ -336,7 +274,11 @@ static void all_ready_go(struct launcher *l)
 	for (size_t i = 0; i < l->res->nr_units; i++)
 		l->res->units[i].started = true;
 	l->all_go = true;
-	l->go_ms = l->last_output_ms = monotonic_ms();
+	loop_timer_cancel(&l->loop, &l->ready);
+	if (l->o->timeout_s)
+		loop_timer_arm_in(&l->loop, &l->timeout, (uint64_t)l->o->timeout_s * 1000);
+	if (l->o->stall_s)
+		loop_timer_arm_in(&l->loop, &l->stall, (uint64_t)l->o->stall_s * 1000);
 }
 
 static void agent_line(struct launcher *l, struct node *nd, char *line, size_t len)
@@ -371,10 +313,13 @@ static void agent_line(struct launcher *l, struct node *nd, char *line, size_t l
 			break;
 		}
 		nd->state = NODE_READY;
-		if (!l->ending)
+		if (!l->ending) {
 			all_ready_go(l);
-		else
-			send_control(nd, 'T');
+			break;
+		}
+		send_control(nd, 'T');
+		if (l->kill_requested)
+			send_control(nd, 'K');
 		break;
 	case 'D':
 		nd->state = NODE_DONE;
@@ -415,7 +360,7 @@ static void agent_stderr_line(struct launcher *l, struct node *nd, char *line, s
 
 static void read_agent(struct launcher *l, struct node *nd, bool is_err)
 {
-	int *fd = is_err ? &nd->err_fd : &nd->out_fd;
+	int *fd = is_err ? &nd->agent.err_fd : &nd->agent.out_fd;
 	struct strbuf *buf = is_err ? &nd->erx : &nd->rx;
 
 	for (int rounds = 0; *fd >= 0 && rounds < 16; rounds++) {
@@ -427,7 +372,7 @@ static void read_agent(struct launcher *l, struct node *nd, bool is_err)
 		if (n < 0 && errno == EAGAIN)
 			break;
 		if (n <= 0) {
-			close_fd(fd);
+			close_pipe(nd, fd);
 			split_lines(l, nd, buf, true, is_err ? agent_stderr_line : agent_line);
 			break;
 		}
@@ -438,14 +383,14 @@ static void read_agent(struct launcher *l, struct node *nd, bool is_err)
 
 static void write_agent(struct node *nd)
 {
-	while (nd->in_fd >= 0 && nd->tx.len) {
-		ssize_t n = write(nd->in_fd, nd->tx.buf, nd->tx.len);
+	while (nd->agent.in_fd >= 0 && nd->tx.len) {
+		ssize_t n = write(nd->agent.in_fd, nd->tx.buf, nd->tx.len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n < 0) { /* it is gone; its exit says the rest */
-			close_fd(&nd->in_fd);
+			close_pipe(nd, &nd->agent.in_fd);
 			strbuf_reset(&nd->tx);
 			return;
 		}
@@ -454,60 +399,70 @@ static void write_agent(struct node *nd)
 	}
 }
 
+static void agent_writable(struct loop *loop, int fd, short revents, void *data)
+{
+	(void)loop;
+	(void)fd;
+	(void)revents;
+	write_agent(data);
+}
+
+static void reaper_ended(struct loop *loop, struct child *c, void *data)
+{
+	(void)loop;
+	(void)data;
+	child_finish(c);
+}
+
 /*
  * A node's agent died before it said the job was over there: run 'agent
  * reap' on the node to end what its ranks left (a rank itself gets
  * SIGKILL from the kernel when its agent dies, its children do not).
  * Nothing can be done where the node itself is gone; then this fails fast.
  */
-static void spawn_reaper(struct launcher *l, struct node *nd)
+static void start_reaper(struct launcher *l, struct node *nd)
 {
-	struct strvec argv = STRVEC_INIT;
-	char node[16], grace[16];
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none;
-	pid_t pid;
+	struct child *c = xmalloc(sizeof(*c));
+	struct strvec words = STRVEC_INIT;
 	int r = 0;
 
-	snprintf(node, sizeof(node), "%zu", nd->index);
-	snprintf(grace, sizeof(grace), "%u", l->o->job->grace_ms);
-	const char *const words[] = { nd->n->local ? l->o->local_sparkctl : l->o->remote_sparkctl,
-				      "agent",
-				      "reap",
-				      l->o->job->job_id,
-				      node,
-				      grace,
-				      NULL };
-	if (nd->n->local) {
-		for (size_t i = 0; words[i]; i++)
-			strvec_push(&argv, words[i]);
-	} else if ((r = ssh_command(&argv, nd->n->host, l->o->ssh, words)) < 0) {
-		strvec_clear(&argv);
+	strvec_pushl(&words, nd->n->local ? l->o->local_sparkctl : l->o->remote_sparkctl, "agent",
+		     "reap", l->o->job->job_id, NULL);
+	strvec_pushf(&words, "%zu", nd->index);
+	strvec_pushf(&words, "%u", l->o->job->grace_ms);
+	child_init(c);
+	c->in = c->out = c->err = CHILD_IO_NULL;
+	c->group = CHILD_OWN_GROUP;
+	if (nd->n->local)
+		for (size_t i = 0; i < words.nr; i++)
+			strvec_push(&c->args, words.v[i]);
+	else
+		r = ssh_command(&c->args, nd->n->host, l->o->ssh, (const char *const *)words.v);
+	strvec_clear(&words);
+	if (r < 0 || child_start(c) < 0) {
+		child_release(c);
+		free(c);
 		return;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawnattr_init(&attr);
-	sigemptyset(&none);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-	if (posix_spawnp(&pid, argv.v[0], &fa, &attr, argv.v, environ) == 0)
-		*ARRAY_PUSH(l->reapers, l->nr_reapers) = pid;
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	strvec_clear(&argv);
+	*ARRAY_PUSH(l->reapers, l->nr_reapers) = c;
+	loop_watch_child(&l->loop, c, reaper_ended, l);
+	/* Started after the hang-up: it gets what the others got. */
+	if (l->hangup_sig)
+		child_signal(c, l->hangup_sig);
 }
 
 /* An agent ended: fine after D, otherwise the node failed or was lost. */
 static void agent_exited(struct launcher *l, struct node *nd)
 {
+	bool signaled;
+	int status = child_status(&nd->agent, &signaled);
+
 	read_agent(l, nd, false);
 	read_agent(l, nd, true);
-	close_fd(&nd->in_fd);
+	close_pipe(nd, &nd->agent.in_fd);
+	/* Its pipes may be held open by something else: they do not keep the launch. */
+	if (nd->agent.out_fd >= 0 || nd->agent.err_fd >= 0)
+		loop_timer_arm_in(&l->loop, &nd->pipe_wait, PIPE_CLOSE_WAIT_MS);
 	if (nd->state == NODE_DONE || nd->failed)
 		return;
 	if (nd->state == NODE_STARTING && !l->ending)
@@ -515,11 +470,11 @@ static void agent_exited(struct launcher *l, struct node *nd)
 		       nd->last_err ? nd->last_err : "the agent ended without a word");
 	else if (nd->state != NODE_STARTING)
 		notice(l, "lost %s (%s %s %d)%s%s", nd->n->host, nd->n->local ? "agent" : "ssh",
-		       WIFSIGNALED(nd->wstatus) ? "killed by signal" : "exited with status",
-		       WIFSIGNALED(nd->wstatus) ? WTERMSIG(nd->wstatus) : WEXITSTATUS(nd->wstatus),
-		       nd->last_err ? ": " : "", nd->last_err ? nd->last_err : "");
+		       signaled ? "killed by signal" : "exited with status",
+		       signaled ? status - 128 : status, nd->last_err ? ": " : "",
+		       nd->last_err ? nd->last_err : "");
 	if (nd->state != NODE_STARTING)
-		spawn_reaper(l, nd);
+		start_reaper(l, nd);
 	for (size_t i = 0; i < l->res->nr_units; i++) {
 		struct launch_unit_result *u = &l->res->units[i];
 		if (u->node == nd->index && u->started && !u->ended)
@@ -529,57 +484,149 @@ static void agent_exited(struct launcher *l, struct node *nd)
 		node_failed(l, nd);
 }
 
-static void reap_agents(struct launcher *l)
+static void got_signal(struct loop *loop, const struct signalfd_siginfo *si, void *data)
 {
-	for (;;) {
-		int wstatus;
-		pid_t pid = waitpid(-1, &wstatus, WNOHANG);
-		if (pid <= 0)
-			return;
-		for (size_t i = 0; i < l->nr_reapers; i++)
-			if (l->reapers[i] == pid)
-				l->reapers[i] = 0;
-		for (size_t i = 0; i < l->nr; i++) {
-			struct node *nd = &l->nodes[i];
-			if (nd->pid != pid || nd->reaped)
-				continue;
-			nd->reaped = true;
-			nd->wstatus = wstatus;
-			nd->reaped_at = monotonic_ms();
-			agent_exited(l, nd);
-		}
+	struct launcher *l = data;
+	int sig = (int)si->ssi_signo;
+
+	(void)loop;
+	l->interrupts++;
+	if (l->res->end == LAUNCH_END_OK)
+		l->res->signal = sig;
+	set_end(l, LAUNCH_END_INTERRUPTED, 128 + sig);
+	if (l->interrupts == 1) {
+		notice(l, "SIG%s: ending the job (again to kill it at once)",
+		       sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
+		end_job(l, 'T');
+	} else {
+		notice(l, "killing the job");
+		end_job(l, 'K');
 	}
 }
 
-static void handle_signals(struct launcher *l)
-{
-	struct signalfd_siginfo si;
+/* ---- starting the agents ---------------------------------------------- */
 
-	while (read(l->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		int sig = (int)si.ssi_signo;
-		if (sig == SIGCHLD) {
-			reap_agents(l);
-			continue;
-		}
-		l->interrupts++;
-		if (l->res->end == LAUNCH_END_OK)
-			l->res->signal = sig;
-		set_end(l, LAUNCH_END_INTERRUPTED, 128 + sig);
-		if (l->interrupts == 1) {
-			notice(l, "SIG%s: ending the job (again to kill it at once)",
-			       sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
-			end_job(l, 'T');
-		} else {
-			notice(l, "killing the job");
-			end_job(l, 'K');
-		}
+/* The command that runs node's agent: itself here, through ssh elsewhere. */
+static int agent_command(const struct launcher *l, const struct node *nd, struct strvec *argv)
+{
+	if (nd->n->local) {
+		strvec_pushl(argv, l->o->local_sparkctl, "agent", "launch", NULL);
+		return 0;
 	}
+	const char *const remote[] = { l->o->remote_sparkctl, "agent", "launch", NULL };
+	return ssh_command(argv, nd->n->host, l->o->ssh, remote);
+}
+
+static void agent_output(struct loop *loop, int fd, short revents, void *data)
+{
+	struct node *nd = data;
+
+	(void)loop;
+	(void)revents;
+	read_agent(nd->l, nd, fd == nd->agent.err_fd);
+}
+
+static void agent_ended(struct loop *loop, struct child *c, void *data)
+{
+	struct node *nd = data;
+
+	(void)loop;
+	child_finish(c);
+	agent_exited(nd->l, nd);
+}
+
+static void close_pipes(struct loop *loop, void *data)
+{
+	struct node *nd = data;
+
+	(void)loop;
+	close_pipe(nd, &nd->agent.out_fd);
+	close_pipe(nd, &nd->agent.err_fd);
+}
+
+/*
+ * Its stdin, stdout and stderr are pipes (and nothing else this process
+ * has open reaches a node); its own process group: terminal signals are
+ * the launcher's to handle.
+ */
+static int start_agent(struct launcher *l, struct node *nd, struct strbuf *err)
+{
+	struct child *c = &nd->agent;
+	int r;
+
+	if ((r = agent_command(l, nd, &c->args)) < 0) {
+		strbuf_addf(err, "%s: cannot build the ssh command", nd->n->host);
+		return r;
+	}
+	c->in = c->out = c->err = CHILD_IO_PIPE;
+	c->group = CHILD_OWN_GROUP;
+	if ((r = child_start(c)) < 0) {
+		strbuf_addf(err, "cannot run '%s': %s", c->args.v[0], strerror(-r));
+		return r;
+	}
+	loop_watch_fd(&l->loop, c->out_fd, POLLIN, agent_output, nd);
+	loop_watch_fd(&l->loop, c->err_fd, POLLIN, agent_output, nd);
+	loop_watch_child(&l->loop, c, agent_ended, nd);
+	return 0;
+}
+
+/* The node's spec line: the shared job with this node's place in it. */
+static void queue_spec(struct launcher *l, struct node *nd)
+{
+	struct launch_spec s = *l->o->job;
+
+	s.node_rank = (unsigned)nd->index;
+	s.nnodes = (unsigned)l->nr;
+	s.nproc = nd->n->nproc;
+	s.rank_base = nd->rank_base;
+	launch_spec_to_json(&s, &nd->tx);
+	strbuf_addch(&nd->tx, '\n');
 }
 
 /* ---- timers ------------------------------------------------------------- */
 
-static void stall_advice(struct launcher *l)
+/* Armed at the start, cancelled by the go or the end. */
+static void ready_deadline(struct loop *loop, void *data)
 {
+	struct launcher *l = data;
+
+	(void)loop;
+	for (size_t i = 0; i < l->nr; i++)
+		if (l->nodes[i].state == NODE_STARTING) {
+			notice(l, "%s: no answer within %" PRIu64 " s", l->nodes[i].n->host,
+			       l->ready_wait_ms / 1000);
+			node_failed(l, &l->nodes[i]);
+			break;
+		}
+}
+
+/* Armed by the go, cancelled by the end. */
+static void timeout_reached(struct loop *loop, void *data)
+{
+	struct launcher *l = data;
+
+	(void)loop;
+	notice(l, "--timeout %u s reached: ending the job", l->o->timeout_s);
+	set_end(l, LAUNCH_END_TIMEOUT, LAUNCH_EXIT_TIMEOUT);
+	end_job(l, 'T');
+}
+
+static bool any_unit_running(const struct launcher *l)
+{
+	for (size_t i = 0; i < l->res->nr_units; i++)
+		if (l->res->units[i].started && !l->res->units[i].ended)
+			return true;
+	return false;
+}
+
+/* Armed by the go and again by each output line, cancelled by the end. */
+static void stall_advice(struct loop *loop, void *data)
+{
+	struct launcher *l = data;
+
+	(void)loop;
+	if (!any_unit_running(l))
+		return;
 	notice(l,
 	       "no output for %u s while ranks still run.  A job that hangs silently at "
 	       "start-up is most often:",
@@ -599,101 +646,38 @@ static void stall_advice(struct launcher *l)
 	strbuf_addf(&l->errout, "    sparkctl doctor -H %s\n", l->o->hosts_arg);
 }
 
-static bool any_unit_running(const struct launcher *l)
+/* Armed by the end: the grace is over, the agents are asked for SIGKILL. */
+static void request_kill(struct loop *loop, void *data)
 {
-	for (size_t i = 0; i < l->res->nr_units; i++)
-		if (l->res->units[i].started && !l->res->units[i].ended)
-			return true;
-	return false;
+	struct launcher *l = data;
+
+	(void)loop;
+	l->kill_requested = true;
+	for (size_t i = 0; i < l->nr; i++)
+		send_control(&l->nodes[i], 'K');
 }
 
-/* Act on the deadlines; returns the ms until the next one (-1: none). */
-static int run_timers(struct launcher *l, uint64_t now)
+/*
+ * Armed by the end, later than request_kill(): an agent that does not
+ * answer has its input closed, so that it ends the job itself, and gets
+ * SIGTERM; SIGKILL HANGUP_KILL_AFTER_MS later if it is still there.
+ */
+static void hang_up(struct loop *loop, void *data)
 {
-	int64_t next = -1;
+	struct launcher *l = data;
 
-#define NEXT(at)                                                                                   \
-	do {                                                                                       \
-		int64_t d_ = (int64_t)(at) - (int64_t)now;                                         \
-		if (d_ < 0)                                                                        \
-			d_ = 0;                                                                    \
-		if (next < 0 || d_ < next)                                                         \
-			next = d_;                                                                 \
-	} while (0)
-
-	if (!l->all_go && !l->ending) {
-		if (now >= l->ready_deadline) {
-			for (size_t i = 0; i < l->nr; i++)
-				if (l->nodes[i].state == NODE_STARTING) {
-					notice(l, "%s: no answer within %" PRIu64 " s",
-					       l->nodes[i].n->host,
-					       (l->ready_deadline - l->started_ms) / 1000);
-					node_failed(l, &l->nodes[i]);
-					break;
-				}
-		} else {
-			NEXT(l->ready_deadline);
-		}
-	}
-	if (l->all_go && !l->ending && l->o->timeout_s) {
-		uint64_t at = l->go_ms + (uint64_t)l->o->timeout_s * 1000;
-		if (now >= at) {
-			notice(l, "--timeout %u s reached: ending the job", l->o->timeout_s);
-			set_end(l, LAUNCH_END_TIMEOUT, LAUNCH_EXIT_TIMEOUT);
-			end_job(l, 'T');
-		} else {
-			NEXT(at);
-		}
-	}
-	if (l->all_go && !l->ending && l->o->stall_s && !l->stall_reported) {
-		uint64_t at = l->last_output_ms + (uint64_t)l->o->stall_s * 1000;
-		if (now >= at && any_unit_running(l)) {
-			stall_advice(l);
-			l->stall_reported = true;
-		} else if (now < at) {
-			NEXT(at);
-		}
-	}
-	if (l->ending) {
-		uint64_t grace = l->o->job->grace_ms;
-		uint64_t kill_at = l->end_started_ms + grace + END_KILL_AFTER_MS;
-		uint64_t hangup_at = l->end_started_ms + grace + END_HANGUP_AFTER_MS;
-		if (now >= kill_at)
-			for (size_t i = 0; i < l->nr; i++)
-				send_control(&l->nodes[i], 'K');
-		else
-			NEXT(kill_at);
-		if (now >= hangup_at) {
-			/* An agent that does not answer: its input closes, it ends the job itself.
-			 */
-			int sig = now >= hangup_at + 5000 ? SIGKILL : SIGTERM;
-			for (size_t i = 0; i < l->nr; i++)
-				if (!l->nodes[i].reaped) {
-					close_fd(&l->nodes[i].in_fd);
-					kill(l->nodes[i].pid, sig);
-				}
-			for (size_t i = 0; i < l->nr_reapers; i++)
-				if (l->reapers[i])
-					kill(l->reapers[i], sig);
-			NEXT(hangup_at + 5000);
-		} else {
-			NEXT(hangup_at);
-		}
-	}
-	/* An agent that exited with its pipes held open by something else. */
+	l->hangup_sig = l->hangup_sig ? SIGKILL : SIGTERM;
 	for (size_t i = 0; i < l->nr; i++) {
 		struct node *nd = &l->nodes[i];
-		if (!nd->reaped || (nd->out_fd < 0 && nd->err_fd < 0))
+		if (!agent_running(nd))
 			continue;
-		if (now >= nd->reaped_at + PIPE_CLOSE_WAIT_MS) {
-			close_fd(&nd->out_fd);
-			close_fd(&nd->err_fd);
-		} else {
-			NEXT(nd->reaped_at + PIPE_CLOSE_WAIT_MS);
-		}
+		close_pipe(nd, &nd->agent.in_fd);
+		child_signal(&nd->agent, l->hangup_sig);
 	}
-#undef NEXT
-	return next > INT32_MAX ? INT32_MAX : (int)next;
+	for (size_t i = 0; i < l->nr_reapers; i++)
+		child_signal(l->reapers[i], l->hangup_sig);
+	if (l->hangup_sig == SIGTERM)
+		loop_timer_arm_in(loop, &l->hangup, HANGUP_KILL_AFTER_MS);
 }
 
 /* ---- the loop ----------------------------------------------------------- */
@@ -701,44 +685,31 @@ static int run_timers(struct launcher *l, uint64_t now)
 static bool finished(const struct launcher *l)
 {
 	for (size_t i = 0; i < l->nr_reapers; i++)
-		if (l->reapers[i])
+		if (!l->reapers[i]->reaped)
 			return false;
 	for (size_t i = 0; i < l->nr; i++)
-		if (!l->nodes[i].reaped || l->nodes[i].out_fd >= 0 || l->nodes[i].err_fd >= 0)
+		if (agent_running(&l->nodes[i]) || l->nodes[i].agent.out_fd >= 0 ||
+		    l->nodes[i].agent.err_fd >= 0)
 			return false;
 	return true;
 }
 
-static void event_loop(struct launcher *l)
+/* Before each wait: the control lines go out, the output too; the end when nothing is left. */
+static void before_wait(struct loop *loop, void *data)
 {
-	struct pollfd *pfd = xcalloc(1 + 3 * l->nr, sizeof(*pfd));
+	struct launcher *l = data;
 
-	while (!finished(l)) {
-		int timeout = run_timers(l, monotonic_ms());
-		nfds_t n = 0;
-
-		flush_output(l);
-		pfd[n++] = (struct pollfd){ .fd = l->sig_fd, .events = POLLIN };
-		for (size_t i = 0; i < l->nr; i++) {
-			struct node *nd = &l->nodes[i];
-			write_agent(nd);
-			if (nd->in_fd >= 0 && nd->tx.len)
-				pfd[n++] = (struct pollfd){ .fd = nd->in_fd, .events = POLLOUT };
-			if (nd->out_fd >= 0)
-				pfd[n++] = (struct pollfd){ .fd = nd->out_fd, .events = POLLIN };
-			if (nd->err_fd >= 0)
-				pfd[n++] = (struct pollfd){ .fd = nd->err_fd, .events = POLLIN };
-		}
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
-			break;
-		for (size_t i = 0; i < l->nr; i++) {
-			read_agent(l, &l->nodes[i], false);
-			read_agent(l, &l->nodes[i], true);
-		}
-		handle_signals(l);
+	for (size_t i = 0; i < l->nr; i++) {
+		struct node *nd = &l->nodes[i];
+		write_agent(nd);
+		if (nd->agent.in_fd >= 0 && nd->tx.len)
+			loop_watch_fd(loop, nd->agent.in_fd, POLLOUT, agent_writable, nd);
+		else if (nd->agent.in_fd >= 0)
+			loop_unwatch_fd(loop, nd->agent.in_fd);
 	}
 	flush_output(l);
-	free(pfd);
+	if (finished(l))
+		loop_stop(loop);
 }
 
 /* ---- setting up and the result ---------------------------------------- */
@@ -772,21 +743,6 @@ static int open_logs(struct launcher *l, struct strbuf *err)
 	return 0;
 }
 
-static int set_up_signals(struct launcher *l, sigset_t *old)
-{
-	sigset_t mask;
-
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, old) < 0 ||
-	    (l->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-		return -errno;
-	return 0;
-}
-
 static void make_units(struct launcher *l)
 {
 	size_t n = 0;
@@ -811,82 +767,111 @@ static void make_units(struct launcher *l)
 	}
 }
 
-int launch_run(const struct launch_options *o, struct launch_result *res, struct strbuf *err)
+static void launcher_init(struct launcher *l, const struct launch_options *o,
+			  struct launch_result *res)
 {
-	struct launcher l = { .o = o,
-			      .res = res,
-			      .nr = o->nr_nodes,
-			      .sig_fd = -1,
-			      .out = STRBUF_INIT,
-			      .errout = STRBUF_INIT };
-	void (*old_pipe)(int);
-	sigset_t old_mask;
-	int r = 0;
-
+	*l = (struct launcher){
+		.o = o, .res = res, .nr = o->nr_nodes, .out = STRBUF_INIT, .errout = STRBUF_INIT
+	};
 	memset(res, 0, sizeof(*res));
-	l.nodes = xcalloc(l.nr, sizeof(*l.nodes));
-	for (size_t i = 0; i < l.nr; i++)
-		l.nodes[i] = (struct node){ .n = &o->nodes[i],
-					    .index = i,
-					    .in_fd = -1,
-					    .out_fd = -1,
-					    .err_fd = -1,
-					    .tx = STRBUF_INIT,
-					    .rx = STRBUF_INIT,
-					    .erx = STRBUF_INIT };
-	make_units(&l);
-	if ((r = open_logs(&l, err)) < 0)
-		goto out_nosig;
-	old_pipe = signal(SIGPIPE, SIG_IGN);
-	if ((r = set_up_signals(&l, &old_mask)) < 0) {
-		strbuf_addf(err, "cannot set up signals: %s", strerror(-r));
-		signal(SIGPIPE, old_pipe);
-		goto out_nosig;
+	loop_init(&l->loop);
+	loop_timer_init(&l->ready, ready_deadline, l);
+	loop_timer_init(&l->timeout, timeout_reached, l);
+	loop_timer_init(&l->stall, stall_advice, l);
+	loop_timer_init(&l->end_kill, request_kill, l);
+	loop_timer_init(&l->hangup, hang_up, l);
+	l->nodes = xcalloc(l->nr, sizeof(*l->nodes));
+	for (size_t i = 0; i < l->nr; i++) {
+		struct node *nd = &l->nodes[i];
+		*nd = (struct node){ .l = l,
+				     .n = &o->nodes[i],
+				     .index = i,
+				     .tx = STRBUF_INIT,
+				     .rx = STRBUF_INIT,
+				     .erx = STRBUF_INIT };
+		child_init(&nd->agent);
+		loop_timer_init(&nd->pipe_wait, close_pipes, nd);
 	}
-	l.started_ms = monotonic_ms();
-	l.ready_deadline =
-		l.started_ms + READY_SLACK_MS +
-		(uint64_t)(o->ssh && o->ssh->connect_timeout ? o->ssh->connect_timeout : 5) * 1000 +
-		(o->job->kill_stale ? o->job->grace_ms : 0);
-	for (size_t i = 0; i < l.nr; i++) {
-		struct node *nd = &l.nodes[i];
-		if (spawn_agent(&l, nd, err) < 0) {
-			/* Nothing has started its ranks: end what was spawned, then report. */
-			set_end(&l, LAUNCH_END_NODE_FAILED, LAUNCH_EXIT_NODE_FAILED);
-			res->failed_node = i;
-			notice(&l, "%s", err->buf);
-			strbuf_reset(err);
-			for (size_t k = i; k < l.nr; k++)
-				l.nodes[k].reaped = true;
-			end_job(&l, 'T');
-			break;
-		}
-		queue_spec(&l, nd);
-	}
-	event_loop(&l);
-	res->seconds = (double)(monotonic_ms() - l.started_ms) / 1000.0;
+	make_units(l);
+}
 
-	close(l.sig_fd);
-	sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	signal(SIGPIPE, old_pipe);
-out_nosig:
-	for (size_t i = 0; i < l.nr; i++) {
-		struct node *nd = &l.nodes[i];
-		close_fd(&nd->in_fd);
-		close_fd(&nd->out_fd);
-		close_fd(&nd->err_fd);
+static void launcher_release(struct launcher *l)
+{
+	loop_release(&l->loop);
+	for (size_t i = 0; i < l->nr; i++) {
+		struct node *nd = &l->nodes[i];
+		child_release(&nd->agent);
 		strbuf_release(&nd->tx);
 		strbuf_release(&nd->rx);
 		strbuf_release(&nd->erx);
 		free(nd->last_err);
 	}
-	for (size_t i = 0; l.logs && i < res->nr_units; i++)
-		close_fd(&l.logs[i]);
-	free(l.logs);
-	free(l.reapers);
-	free(l.nodes);
-	strbuf_release(&l.out);
-	strbuf_release(&l.errout);
+	for (size_t i = 0; l->logs && i < l->res->nr_units; i++)
+		child_close_fd(&l->logs[i]);
+	for (size_t i = 0; i < l->nr_reapers; i++) {
+		child_release(l->reapers[i]);
+		free(l->reapers[i]);
+	}
+	free(l->logs);
+	free(l->reapers);
+	free(l->nodes);
+	strbuf_release(&l->out);
+	strbuf_release(&l->errout);
+}
+
+/* Start every node's agent; at the first that cannot start, end the others. */
+static void start_agents(struct launcher *l, struct strbuf *err)
+{
+	const struct launch_options *o = l->o;
+
+	l->started_ms = monotonic_ms();
+	l->ready_wait_ms =
+		READY_SLACK_MS +
+		(uint64_t)(o->ssh && o->ssh->connect_timeout ? o->ssh->connect_timeout : 5) * 1000 +
+		(o->job->kill_stale ? o->job->grace_ms : 0);
+	loop_timer_arm(&l->loop, &l->ready, l->started_ms + l->ready_wait_ms);
+	for (size_t i = 0; i < l->nr; i++) {
+		if (start_agent(l, &l->nodes[i], err) < 0) {
+			/* Nothing has started its ranks: end what was started, then report. */
+			set_end(l, LAUNCH_END_NODE_FAILED, LAUNCH_EXIT_NODE_FAILED);
+			l->res->failed_node = i;
+			notice(l, "%s", err->buf);
+			strbuf_reset(err);
+			end_job(l, 'T');
+			break;
+		}
+		queue_spec(l, &l->nodes[i]);
+	}
+}
+
+int launch_run(const struct launch_options *o, struct launch_result *res, struct strbuf *err)
+{
+	struct launcher l;
+	void (*old_pipe)(int) = SIG_ERR;
+	sigset_t mask;
+	int r;
+
+	launcher_init(&l, o, res);
+	if ((r = open_logs(&l, err)) < 0)
+		goto out;
+	old_pipe = signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if ((r = loop_watch_signals(&l.loop, &mask, got_signal, &l)) < 0) {
+		strbuf_addf(err, "cannot set up signals: %s", strerror(-r));
+		goto out;
+	}
+	loop_on_idle(&l.loop, before_wait, &l);
+	start_agents(&l, err);
+	loop_run(&l.loop);
+	flush_output(&l);
+	res->seconds = (double)(monotonic_ms() - l.started_ms) / 1000.0;
+out:
+	launcher_release(&l);
+	if (old_pipe != SIG_ERR)
+		signal(SIGPIPE, old_pipe);
 	if (r < 0)
 		launch_result_release(res);
 	return r;

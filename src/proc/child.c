@@ -59,6 +59,8 @@ void child_release(struct child *c)
 	child_close_fd(&c->pidfd);
 	strvec_clear(&c->args);
 	strvec_clear(&c->env);
+	free(c->program);
+	c->program = NULL;
 }
 
 /* The value of NAME in a list of "K=V" entries, or NULL. */
@@ -369,6 +371,8 @@ int child_start(struct child *c)
 	c->exited = c->reaped = false;
 	c->wstatus = 0;
 	r = plan_make(c, &p);
+	free(c->program);
+	c->program = p.program ? xstrdup(p.program) : NULL;
 	if (r == 0)
 		r = c->die_with_parent ? fork_child(c, &p, &pid) : spawn(c, &p, &pid);
 	if (r == 0) {

@@ -58,6 +58,12 @@ struct child {
 
 	/* set by child_start() */
 	pid_t pid; /* 0 before the start; kept after the reap, for messages only */
+	/*
+	 * The file run: args.v[0] as found in PATH; set even when the start
+	 * fails, NULL when it was not found (tells "not found" from an exec
+	 * that failed, e.g. a script whose interpreter is missing: -ENOENT both).
+	 */
+	char *program;
 	int pidfd; /* readable once the child exited; -1 where the kernel has no pidfd */
 	/* set once it ended */
 	bool exited; /* it exited (child_check_exit() or the caller's reap saw it) */
@@ -66,7 +72,7 @@ struct child {
 };
 
 void child_init(struct child *c);
-/* Close our ends of its pipes and the pidfd, free args and env.  Does not wait. */
+/* Close our ends of its pipes and the pidfd, free args, env and program.  Does not wait. */
 void child_release(struct child *c);
 
 /*

@@ -492,33 +492,3 @@ void run_servers_end(struct run_servers *rs, unsigned grace_ms, unsigned stop_ms
 	free(rs->state);
 	rs->state = NULL;
 }
-
-void run_child_session(pid_t parent)
-{
-	sigset_t none;
-
-	setsid();
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	signal(SIGPIPE, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-int run_supervisor_signals(void)
-{
-	sigset_t mask;
-	int fd;
-
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-		return -errno;
-	fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}

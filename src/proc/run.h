@@ -89,18 +89,4 @@ void run_servers_end(struct run_servers *rs, unsigned grace_ms, unsigned stop_ms
 /* Whether job's stdout has line as a whole line. */
 bool run_job_printed_line(const struct run_job *job, const char *line);
 
-/*
- * In a child just forked by a supervisor (async-signal-safe calls only):
- * a session of its own, SIGKILL when parent dies (_exit(127) if it is
- * gone already), no blocked signals and SIGPIPE at its default.
- */
-void run_child_session(pid_t parent);
-
-/*
- * For a process that supervises others (an agent): SIGCHLD, SIGTERM,
- * SIGINT and SIGHUP blocked and delivered through the returned signalfd
- * (non-blocking, close-on-exec), SIGPIPE ignored.  -errno on failure.
- */
-int run_supervisor_signals(void);
-
 #endif

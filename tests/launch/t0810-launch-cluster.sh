@@ -81,7 +81,9 @@ nothing_left || fail "processes are left after a clean job"
 ls "$SPARKCTL_SSH_CONTROL_DIR" > "$TMP/masters"
 "$SPARKCTL_SSH" -O exit -o ControlPath="$SPARKCTL_SSH_CONTROL_DIR/%C" node0 2> /dev/null || true
 "$SPARKCTL_SSH" -O exit -o ControlPath="$SPARKCTL_SSH_CONTROL_DIR/%C" node1 2> /dev/null || true
-wait_until 5 "the masters to exit" test -z "$(ls "$SPARKCTL_SSH_CONTROL_DIR")"
+# A master removes its socket just after -O exit returns: look again each time.
+no_master_left() { [ -z "$(ls "$SPARKCTL_SSH_CONTROL_DIR")" ]; }
+wait_until 5 "the masters to exit" no_master_left
 expect 0 "$SPARKCTL" launch -H "$hosts" --ssh-close -- true
 [ -z "$(ls "$SPARKCTL_SSH_CONTROL_DIR")" ] || fail "--ssh-close left a master in the shared directory"
 ! ls -d "$TMP"/sparkctl-ssh-* 2> /dev/null || fail "an ssh control directory was left behind"

@@ -346,6 +346,43 @@ static void test_child_bad_dir(void **state)
 	(void)state;
 }
 
+/*
+ * program tells a program not found from one found that could not run: a
+ * script whose interpreter is missing fails with -ENOENT too.
+ */
+static void test_child_program(void **state)
+{
+	char script[] = "/tmp/sparkctl-test-XXXXXX";
+	int fd = mkstemp(script);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "#!/nonexistent-sparkctl-interpreter\n", 36), 36);
+	close(fd);
+	assert_int_equal(chmod(script, 0755), 0);
+	for (int fork_path = 0; fork_path < 2; fork_path++) {
+		struct child c;
+		child_init(&c);
+		strvec_push(&c.args, "sparkctl-no-such-program");
+		c.die_with_parent = fork_path;
+		assert_int_equal(child_start(&c), -ENOENT);
+		assert_null(c.program);
+		strvec_clear(&c.args);
+		strvec_push(&c.args, script);
+		assert_int_equal(child_start(&c), -ENOENT);
+		assert_string_equal(c.program, script);
+		strvec_clear(&c.args);
+		strvec_push(&c.args, "true");
+		assert_int_equal(child_start(&c), 0);
+		assert_non_null(c.program);
+		assert_non_null(strstr(c.program, "/true"));
+		assert_int_equal(child_finish(&c), 0);
+		child_release(&c);
+		assert_null(c.program);
+	}
+	unlink(script);
+}
+
 /* pid exists and is not a zombie. */
 static bool process_alive(pid_t pid)
 {
@@ -451,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_child_pipes_env_dir),
 		cmocka_unit_test(test_child_clean_env),
 		cmocka_unit_test(test_child_bad_dir),
+		cmocka_unit_test(test_child_program),
 		cmocka_unit_test(test_child_signal_group),
 		cmocka_unit_test(test_child_status_before_reap),
 	};
