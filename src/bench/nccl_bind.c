@@ -135,7 +135,7 @@ int nccl_memory_bound(struct bench *b, uint64_t *ret)
 	cu_result cr = b->gpu.cuda.mem_get_info(&free_b, &total_b);
 
 	if (cr != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuMemGetInfo");
+		return nccl_cu_fail(b, cr, "cuMemGetInfo");
 	avail = free_b;
 	if (b->gpu.cuda.device_get_attribute(&integrated, CU_ATTR_INTEGRATED, b->gpu.dev) !=
 	    CUDA_SUCCESS)

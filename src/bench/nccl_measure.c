@@ -32,14 +32,14 @@ static int wait_stream(struct bench *b, enum perf_coll coll, uint64_t bytes)
 		if (cr == CUDA_SUCCESS)
 			return 0;
 		if (cr != CUDA_ERROR_NOT_READY)
-			return cu_fail(b, cr, "cuStreamQuery");
+			return nccl_cu_fail(b, cr, "cuStreamQuery");
 		if (b->gpu.nccl.comm_get_async_error(b->gpu.comm, &async) == NCCL_SUCCESS &&
 		    async != NCCL_SUCCESS && async != NCCL_IN_PROGRESS) {
 			strbuf_addf(b->err,
 				    "%s of %" PRIu64 " bytes failed: ", perf_coll_info(coll)->name,
 				    bytes);
 			nccl_describe(&b->gpu.nccl, b->gpu.comm, async, b->err);
-			add_nccl_warning(b);
+			nccl_add_warning(b);
 			b->gpu.nccl.comm_abort(b->gpu.comm);
 			b->gpu.comm = NULL;
 			return -EIO;
@@ -297,12 +297,12 @@ static int check_half(struct bench *b, enum perf_coll coll, const struct perf_la
 	for (size_t i = 0; i < lay->send_count; i++)
 		perf_store(t, b->gpu.host_in, i, input(b, pat, me, i));
 	if (clear && (cr = b->gpu.cuda.memset_d8(b->gpu.recvbuf, 0, clear)) != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuMemsetD8");
+		return nccl_cu_fail(b, cr, "cuMemsetD8");
 	if (lay->send_count &&
 	    (cr = b->gpu.cuda.memcpy_htod(send_base + send_off, b->gpu.host_in,
 					  lay->send_count * elt)) != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuMemcpyHtoD");
-	r = sync_default_stream(b);
+		return nccl_cu_fail(b, cr, "cuMemcpyHtoD");
+	r = nccl_sync_default_stream(b);
 	if (r == 0)
 		r = enqueue(b, coll, lay, in_place, 0);
 	if (r == 0)
@@ -312,7 +312,7 @@ static int check_half(struct bench *b, enum perf_coll coll, const struct perf_la
 	if (lay->recv_count &&
 	    (cr = b->gpu.cuda.memcpy_dtoh(b->gpu.host_out, b->gpu.recvbuf + recv_off,
 					  lay->recv_count * elt)) != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuMemcpyDtoH");
+		return nccl_cu_fail(b, cr, "cuMemcpyDtoH");
 	if (coll == PERF_REDUCE && me != o->root)
 		return 0; /* only the root receives */
 	for (size_t j = 0; j < lay->recv_count; j++) {
@@ -398,7 +398,7 @@ int nccl_measure_row(struct bench *b, enum perf_coll coll, uint64_t size, struct
 		r = time_half(b, coll, &lay, ip, res);
 		res->wrong = -1;
 		if (r == 0 && o->check && checked) {
-			r = agree(b, check_half(b, coll, &lay, ip, &wrong));
+			r = nccl_agree(b, check_half(b, coll, &lay, ip, &wrong));
 			if (r == 0)
 				r = rdv_allreduce_u64(b->team.rdv, &wrong, 1, RDV_SUM,
 						      (int)o->timeout_ms, b->err);

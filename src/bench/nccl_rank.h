@@ -61,16 +61,16 @@ static inline void *devptr(cu_deviceptr base, size_t offset)
 }
 
 /* nccl_run.c: failures as messages (-EIO), and every rank learning the first one. */
-int cu_fail(struct bench *b, cu_result cr, const char *what);
+int nccl_cu_fail(struct bench *b, cu_result cr, const char *what);
 int nccl_fail(struct bench *b, nccl_result r, const char *what);
-void add_nccl_warning(struct bench *b);
-int sync_default_stream(struct bench *b);
+void nccl_add_warning(struct bench *b);
+int nccl_sync_default_stream(struct bench *b);
 /*
  * Every rank reports how its step went (r); all learn the first failure,
  * so that no rank waits for one that has given up.  A failure elsewhere
  * becomes this rank's error.
  */
-int agree(struct bench *b, int r);
+int nccl_agree(struct bench *b, int r);
 
 /* nccl_measure.c */
 /* Every size of the sweep, doubling, --warmup times each (as nccl-tests warms up). */

@@ -19,7 +19,7 @@ struct verdict {
 	char message[480];
 };
 
-int cu_fail(struct bench *b, cu_result cr, const char *what)
+int nccl_cu_fail(struct bench *b, cu_result cr, const char *what)
 {
 	strbuf_addf(b->err, "%s failed: %s", what, cuda_strerror(&b->gpu.cuda, cr));
 	return -EIO;
@@ -32,15 +32,15 @@ int cu_fail(struct bench *b, cu_result cr, const char *what)
  * once it is staged; a memset is asynchronous): without this a collective
  * could read or write the buffers under them.
  */
-int sync_default_stream(struct bench *b)
+int nccl_sync_default_stream(struct bench *b)
 {
 	cu_result cr = b->gpu.cuda.stream_synchronize(NULL);
 
-	return cr == CUDA_SUCCESS ? 0 : cu_fail(b, cr, "cuStreamSynchronize");
+	return cr == CUDA_SUCCESS ? 0 : nccl_cu_fail(b, cr, "cuStreamSynchronize");
 }
 
 /* The last "NCCL WARN" line of our NCCL log: NCCL writes its warnings there, not to stderr. */
-void add_nccl_warning(struct bench *b)
+void nccl_add_warning(struct bench *b)
 {
 	struct strbuf log = STRBUF_INIT;
 	const char *w, *last = NULL;
@@ -59,7 +59,7 @@ int nccl_fail(struct bench *b, nccl_result r, const char *what)
 {
 	strbuf_addf(b->err, "%s failed: ", what);
 	nccl_describe(&b->gpu.nccl, b->gpu.comm, r, b->err);
-	add_nccl_warning(b);
+	nccl_add_warning(b);
 	return -EIO;
 }
 
@@ -68,7 +68,7 @@ int nccl_fail(struct bench *b, nccl_result r, const char *what)
  * that no rank waits for one that has given up.  A failure elsewhere
  * becomes this rank's error.
  */
-int agree(struct bench *b, int r)
+int nccl_agree(struct bench *b, int r)
 {
 	struct verdict mine = { .rank = -1 }, *all = NULL, first = { .rank = -1 };
 	struct strbuf rdv_err = STRBUF_INIT;
@@ -133,19 +133,19 @@ static int open_libraries(struct bench *b)
 	strbuf_release(&why);
 	cr = b->gpu.cuda.device_get_count(&count);
 	if (cr != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuDeviceGetCount");
+		return nccl_cu_fail(b, cr, "cuDeviceGetCount");
 	if (b->gpu.ordinal < 0 || b->gpu.ordinal >= count) {
 		strbuf_addf(b->err, "needs GPU %d but this host has %d", b->gpu.ordinal, count);
 		return -ENODEV;
 	}
 	if ((cr = b->gpu.cuda.device_get(&b->gpu.dev, b->gpu.ordinal)) != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuDeviceGet");
+		return nccl_cu_fail(b, cr, "cuDeviceGet");
 	if ((cr = b->gpu.cuda.primary_ctx_retain(&b->gpu.ctx, b->gpu.dev)) != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuDevicePrimaryCtxRetain");
+		return nccl_cu_fail(b, cr, "cuDevicePrimaryCtxRetain");
 	b->gpu.ctx_retained = true;
 	/* NCCL's own (static) runtime uses the context current on this thread. */
 	if ((cr = b->gpu.cuda.ctx_set_current(b->gpu.ctx)) != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuCtxSetCurrent");
+		return nccl_cu_fail(b, cr, "cuCtxSetCurrent");
 	return 0;
 }
 
@@ -196,7 +196,7 @@ static int alloc_device(struct bench *b, cu_deviceptr *ptr, size_t bytes, const 
 		cu_result cr = b->gpu.cuda.mem_alloc(ptr, bytes);
 		if (cr != CUDA_SUCCESS) {
 			strbuf_addf(&what, "cuMemAlloc (%s buffer)", which);
-			r = cu_fail(b, cr, what.buf);
+			r = nccl_cu_fail(b, cr, what.buf);
 		}
 	}
 	strbuf_release(&what);
@@ -223,8 +223,8 @@ static int alloc_buffers(struct bench *b)
 		return -EIO;
 	if ((cr = b->gpu.cuda.memset_d8(b->gpu.sendbuf, 0, bytes)) != CUDA_SUCCESS ||
 	    (cr = b->gpu.cuda.memset_d8(b->gpu.recvbuf, 0, bytes)) != CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuMemsetD8");
-	if (sync_default_stream(b) < 0)
+		return nccl_cu_fail(b, cr, "cuMemsetD8");
+	if (nccl_sync_default_stream(b) < 0)
 		return -EIO;
 	if (b->o->check) {
 		b->gpu.host_in = malloc(bytes);
@@ -238,7 +238,7 @@ static int alloc_buffers(struct bench *b)
 	}
 	if ((cr = b->gpu.cuda.stream_create(&b->gpu.stream, CU_STREAM_FLAG_NON_BLOCKING)) !=
 	    CUDA_SUCCESS)
-		return cu_fail(b, cr, "cuStreamCreate");
+		return nccl_cu_fail(b, cr, "cuStreamCreate");
 	return 0;
 }
 
@@ -292,7 +292,7 @@ static int init_comm(struct bench *b)
 		r = nccl_fail(b, nr, "ncclGetUniqueId");
 	else
 		r = 0;
-	r = agree(b, r);
+	r = nccl_agree(b, r);
 	if (r < 0)
 		return r;
 	r = rdv_broadcast(b->team.rdv, &id, sizeof(id), (int)b->o->timeout_ms, b->err);
@@ -450,7 +450,7 @@ static int open_rank(struct bench *b, uint64_t *bound)
 		nccl_bind_rank(b);
 		r = nccl_memory_bound(b, bound);
 	}
-	r = agree(b, r);
+	r = nccl_agree(b, r);
 	if (r == 0)
 		r = rdv_allreduce_u64(b->team.rdv, bound, 1, RDV_MIN, (int)b->o->timeout_ms,
 				      b->err);
@@ -474,12 +474,12 @@ static int setup(struct bench *b, const struct nccl_bench_rank *me)
 		for (int k = 0; k < b->team.n; k++)
 			b->team.hostnames[k] = rdv_hostname(b->team.rdv, k);
 	}
-	r = agree(b, alloc_buffers(b));
+	r = nccl_agree(b, alloc_buffers(b));
 	if (r == 0)
 		r = rdv_gather(b->team.rdv, &b->team.info, sizeof(b->team.info), b->team.infos,
 			       (int)b->o->timeout_ms, b->err);
 	if (r == 0)
-		r = agree(b, init_comm(b));
+		r = nccl_agree(b, init_comm(b));
 	return r;
 }
 
@@ -544,7 +544,7 @@ enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
 		nccl_report_start(b.report, &run);
 	}
 	for (size_t i = 0; r == 0 && i < opts->nr_colls; i++)
-		r = agree(&b, run_coll(&b, opts->colls[i], &bad));
+		r = nccl_agree(&b, run_coll(&b, opts->colls[i], &bad));
 	if (r == 0 && b.report)
 		r = nccl_report_finish(b.report, bad, opts->json_path, err);
 	if (r == -ENOENT || r == -ENODEV)

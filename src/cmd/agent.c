@@ -12,7 +12,7 @@
  *   sparkctl agent launch
  *       one node's part of 'sparkctl launch': the job spec and control
  *       lines on stdin, the ranks' output and exits on stdout
- *       (src/launch/launch.h has the protocol).
+ *       (src/launch/protocol.h has the protocol).
  *
  *   sparkctl agent reap JOB NODE GRACE_MS
  *       end what is left of node NODE's part of launch JOB after its agent
@@ -36,7 +36,7 @@
 #include "cmd/cmd.h"
 #include "lib/json.h"
 #include "lib/parse.h"
-#include "launch/launch.h"
+#include "launch/node_agent.h"
 #include "lib/xalloc.h"
 #include "proc/hold.h"
 #include "proc/run.h"
@@ -239,7 +239,7 @@ static const struct cmd agent_launch_cmd = {
 	.name = "launch",
 	.title = "agent launch",
 	.fn = run_launch,
-	.summary = "this node's part of 'sparkctl launch' (src/launch/launch.h)",
+	.summary = "this node's part of 'sparkctl launch' (src/launch/protocol.h)",
 	.usage = launch_usage,
 	.max_operands = CMD_OPERANDS_ANY,
 };

@@ -1,8 +1,8 @@
 /*
  * sparkctl launch - run a job on every node, and leave nothing of it behind.
  *
- * The work is in src/launch/: launcher.c (this side), agent.c (each
- * node's side), spec.c (what passes between them).  Here: the command
+ * The work is in src/launch/: launcher.c (this side), node_agent.c (each
+ * node's side), protocol.c (what passes between them).  Here: the command
  * line, the job spec, and the summary.
  */
 #include "sparkctl.h"
@@ -11,7 +11,7 @@
 
 #include "cmd/cmd.h"
 #include "probe/procs.h"
-#include "launch/launch.h"
+#include "launch/launcher.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
 #include "remote/hosts.h"

@@ -17,72 +17,13 @@
 
 #include <signal.h>
 
-#include "launch/launch.h"
+#include "launch/launcher_state.h"
 #include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "proc/child.h"
 #include "proc/loop.h"
 
-/* How long the agents may take to report ready, beyond ssh's connect timeout. */
-#define READY_SLACK_MS	     30000
-/* After asking the agents to end the job: SIGKILL request, then hang up on them. */
-#define END_KILL_AFTER_MS    5000
-#define END_HANGUP_AFTER_MS  10000
-/* After the hang-up, SIGKILL to the agents (and reapers) still there. */
-#define HANGUP_KILL_AFTER_MS 5000
-/* How long a finished node's output pipes may stay open. */
-#define PIPE_CLOSE_WAIT_MS   1000
-
-enum node_state {
-	NODE_STARTING, /* connecting, reading the spec, setting up */
-	NODE_READY,    /* R received */
-	NODE_RUNNING,  /* G sent */
-	NODE_DONE,     /* D received: nothing of the job is left there */
-};
-
-struct launcher;
-
-struct node {
-	struct launcher *l;
-	const struct launch_node *n;
-	size_t index;
-	unsigned rank_base;
-	enum node_state state;
-	struct child agent; /* the ssh client or the local agent; its pipes, -1 once closed */
-	struct loop_timer pipe_wait; /* its agent exited: how long its pipes may stay open */
-	struct strbuf tx;	     /* control lines not yet written */
-	struct strbuf rx, erx;	     /* partial lines from its stdout and stderr */
-	char sent;		     /* the strongest end request sent: 0, 'T' or 'K' */
-	bool failed;		     /* said F */
-	char *last_err;		     /* its last line on stderr (ssh's reason) */
-};
-
-struct launcher {
-	const struct launch_options *o;
-	struct launch_result *res;
-	struct node *nodes;
-	size_t nr;
-	struct loop loop;
-	uint64_t started_ms, ready_wait_ms;
-	struct loop_timer ready;    /* every node must be ready by then */
-	struct loop_timer timeout;  /* --timeout, from the go */
-	struct loop_timer stall;    /* --stall, from the last output */
-	struct loop_timer end_kill; /* ending: SIGKILL requested from the agents */
-	struct loop_timer hangup;   /* ending: the agents are hung up on */
-	bool all_go;
-	bool ending;
-	bool kill_requested; /* end_kill fired */
-	int hangup_sig;	     /* 0, SIGTERM once hung up, SIGKILL after HANGUP_KILL_AFTER_MS */
-	int interrupts;
-	bool out_broken;	   /* our stdout is gone: the ranks' output is dropped */
-	struct strbuf out, errout; /* to write before the next wait */
-	int *logs;		   /* one fd per unit, or NULL */
-	struct child **reapers;	   /* 'agent reap' for nodes whose agent died */
-	size_t nr_reapers;
-};
-
-static void notice(struct launcher *l, const char *fmt, ...) ATTR_PRINTF(2, 3);
-static void notice(struct launcher *l, const char *fmt, ...)
+void launcher_notice(struct launcher *l, const char *fmt, ...)
 {
 	va_list ap;
 	strbuf_addstr(&l->errout, "sparkctl launch: ");
@@ -119,7 +60,7 @@ static void flush_output(struct launcher *l)
 /* ---- the agents' pipes ------------------------------------------------- */
 
 /* Close one of the node's pipes, which the loop stops watching first. */
-static void close_pipe(struct node *nd, int *fd)
+void node_close_pipe(struct node *nd, int *fd)
 {
 	if (*fd >= 0)
 		loop_unwatch_fd(&nd->l->loop, *fd);
@@ -128,65 +69,9 @@ static void close_pipe(struct node *nd, int *fd)
 		loop_timer_cancel(&nd->l->loop, &nd->pipe_wait);
 }
 
-static bool agent_running(const struct node *nd)
+bool node_agent_running(const struct node *nd)
 {
 	return nd->agent.pid > 0 && !nd->agent.reaped;
-}
-
-/* ---- ending the job ----------------------------------------------------- */
-
-static void send_control(struct node *nd, char what)
-{
-	if (nd->agent.in_fd < 0 || nd->state == NODE_DONE || nd->sent == 'K' || nd->sent == what)
-		return;
-	strbuf_addch(&nd->tx, what);
-	strbuf_addch(&nd->tx, '\n');
-	nd->sent = what;
-}
-
-/*
- * End the job on every node: 'T' (SIGTERM, then SIGKILL after the grace)
- * or 'K' (SIGKILL now).  A node still starting has no ranks yet: its ssh
- * client is stopped instead.  The first call sets the end's deadlines.
- */
-static void end_job(struct launcher *l, char how)
-{
-	if (!l->ending) {
-		uint64_t grace = l->o->job->grace_ms;
-		l->ending = true;
-		loop_timer_cancel(&l->loop, &l->ready);
-		loop_timer_cancel(&l->loop, &l->timeout);
-		loop_timer_cancel(&l->loop, &l->stall);
-		loop_timer_arm_in(&l->loop, &l->end_kill, grace + END_KILL_AFTER_MS);
-		loop_timer_arm_in(&l->loop, &l->hangup, grace + END_HANGUP_AFTER_MS);
-	}
-	for (size_t i = 0; i < l->nr; i++) {
-		struct node *nd = &l->nodes[i];
-		if (!agent_running(nd))
-			continue;
-		if (nd->state == NODE_STARTING) {
-			close_pipe(nd, &nd->agent.in_fd);
-			child_signal(&nd->agent, SIGTERM);
-		} else {
-			send_control(nd, how);
-		}
-	}
-}
-
-static void set_end(struct launcher *l, enum launch_end end, int status)
-{
-	if (l->res->end != LAUNCH_END_OK)
-		return; /* the first reason stands */
-	l->res->end = end;
-	l->res->exit_status = status;
-}
-
-static void node_failed(struct launcher *l, struct node *nd)
-{
-	if (l->res->end == LAUNCH_END_OK)
-		l->res->failed_node = nd->index;
-	set_end(l, LAUNCH_END_NODE_FAILED, LAUNCH_EXIT_NODE_FAILED);
-	end_job(l, 'T');
 }
 
 /* ---- what the agents say ------------------------------------------------ */
@@ -227,7 +112,8 @@ static void unit_output(struct launcher *l, struct node *nd, bool is_err, const 
 		strbuf_add(&line, data, dlen);
 		strbuf_addch(&line, '\n');
 		if (write_all(l->logs[u->id], line.buf, line.len) < 0) {
-			notice(l, "cannot write the log of %u: %s", u->id, strerror(errno));
+			launcher_notice(l, "cannot write the log of %u: %s", u->id,
+					strerror(errno));
 			child_close_fd(&l->logs[u->id]);
 		}
 		strbuf_release(&line);
@@ -258,8 +144,8 @@ static void unit_exit(struct launcher *l, struct node *nd, const char *text)
 	if (l->ending)
 		return;
 	l->res->failed_unit = u->id;
-	set_end(l, LAUNCH_END_UNIT_FAILED, status);
-	end_job(l, 'T');
+	launcher_set_end(l, LAUNCH_END_UNIT_FAILED, status);
+	launcher_end_job(l, 'T');
 }
 
 static void all_ready_go(struct launcher *l)
@@ -296,10 +182,10 @@ static void agent_line(struct launcher *l, struct node *nd, char *line, size_t l
 		unit_exit(l, nd, arg);
 		break;
 	case 'W':
-		notice(l, "%s: %s", nd->n->host, arg);
+		launcher_notice(l, "%s: %s", nd->n->host, arg);
 		break;
 	case 'F':
-		notice(l, "%s: %s", nd->n->host, arg);
+		launcher_notice(l, "%s: %s", nd->n->host, arg);
 		nd->failed = true;
 		node_failed(l, nd);
 		break;
@@ -308,7 +194,7 @@ static void agent_line(struct launcher *l, struct node *nd, char *line, size_t l
 			break;
 		if (nd->index == 0 &&
 		    sscanf(arg, "%255s %u", l->res->master_addr, &l->res->port) != 2) {
-			notice(l, "%s: the agent did not name the master", nd->n->host);
+			launcher_notice(l, "%s: the agent did not name the master", nd->n->host);
 			node_failed(l, nd);
 			break;
 		}
@@ -317,9 +203,9 @@ static void agent_line(struct launcher *l, struct node *nd, char *line, size_t l
 			all_ready_go(l);
 			break;
 		}
-		send_control(nd, 'T');
+		node_send_control(nd, 'T');
 		if (l->kill_requested)
-			send_control(nd, 'K');
+			node_send_control(nd, 'K');
 		break;
 	case 'D':
 		nd->state = NODE_DONE;
@@ -353,7 +239,7 @@ static void agent_stderr_line(struct launcher *l, struct node *nd, char *line, s
 {
 	if (!len)
 		return;
-	notice(l, "%s: %s", nd->n->host, line);
+	launcher_notice(l, "%s: %s", nd->n->host, line);
 	free(nd->last_err);
 	nd->last_err = xstrdup(line);
 }
@@ -372,7 +258,7 @@ static void read_agent(struct launcher *l, struct node *nd, bool is_err)
 		if (n < 0 && errno == EAGAIN)
 			break;
 		if (n <= 0) {
-			close_pipe(nd, fd);
+			node_close_pipe(nd, fd);
 			split_lines(l, nd, buf, true, is_err ? agent_stderr_line : agent_line);
 			break;
 		}
@@ -390,7 +276,7 @@ static void write_agent(struct node *nd)
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n < 0) { /* it is gone; its exit says the rest */
-			close_pipe(nd, &nd->agent.in_fd);
+			node_close_pipe(nd, &nd->agent.in_fd);
 			strbuf_reset(&nd->tx);
 			return;
 		}
@@ -459,20 +345,21 @@ static void agent_exited(struct launcher *l, struct node *nd)
 
 	read_agent(l, nd, false);
 	read_agent(l, nd, true);
-	close_pipe(nd, &nd->agent.in_fd);
+	node_close_pipe(nd, &nd->agent.in_fd);
 	/* Its pipes may be held open by something else: they do not keep the launch. */
 	if (nd->agent.out_fd >= 0 || nd->agent.err_fd >= 0)
 		loop_timer_arm_in(&l->loop, &nd->pipe_wait, PIPE_CLOSE_WAIT_MS);
 	if (nd->state == NODE_DONE || nd->failed)
 		return;
 	if (nd->state == NODE_STARTING && !l->ending)
-		notice(l, "cannot start on %s: %s", nd->n->host,
-		       nd->last_err ? nd->last_err : "the agent ended without a word");
+		launcher_notice(l, "cannot start on %s: %s", nd->n->host,
+				nd->last_err ? nd->last_err : "the agent ended without a word");
 	else if (nd->state != NODE_STARTING)
-		notice(l, "lost %s (%s %s %d)%s%s", nd->n->host, nd->n->local ? "agent" : "ssh",
-		       signaled ? "killed by signal" : "exited with status",
-		       signaled ? status - 128 : status, nd->last_err ? ": " : "",
-		       nd->last_err ? nd->last_err : "");
+		launcher_notice(l, "lost %s (%s %s %d)%s%s", nd->n->host,
+				nd->n->local ? "agent" : "ssh",
+				signaled ? "killed by signal" : "exited with status",
+				signaled ? status - 128 : status, nd->last_err ? ": " : "",
+				nd->last_err ? nd->last_err : "");
 	if (nd->state != NODE_STARTING)
 		start_reaper(l, nd);
 	for (size_t i = 0; i < l->res->nr_units; i++) {
@@ -493,14 +380,14 @@ static void got_signal(struct loop *loop, const struct signalfd_siginfo *si, voi
 	l->interrupts++;
 	if (l->res->end == LAUNCH_END_OK)
 		l->res->signal = sig;
-	set_end(l, LAUNCH_END_INTERRUPTED, 128 + sig);
+	launcher_set_end(l, LAUNCH_END_INTERRUPTED, 128 + sig);
 	if (l->interrupts == 1) {
-		notice(l, "SIG%s: ending the job (again to kill it at once)",
-		       sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
-		end_job(l, 'T');
+		launcher_notice(l, "SIG%s: ending the job (again to kill it at once)",
+				sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
+		launcher_end_job(l, 'T');
 	} else {
-		notice(l, "killing the job");
-		end_job(l, 'K');
+		launcher_notice(l, "killing the job");
+		launcher_end_job(l, 'K');
 	}
 }
 
@@ -540,8 +427,8 @@ static void close_pipes(struct loop *loop, void *data)
 	struct node *nd = data;
 
 	(void)loop;
-	close_pipe(nd, &nd->agent.out_fd);
-	close_pipe(nd, &nd->agent.err_fd);
+	node_close_pipe(nd, &nd->agent.out_fd);
+	node_close_pipe(nd, &nd->agent.err_fd);
 }
 
 /*
@@ -583,103 +470,6 @@ static void queue_spec(struct launcher *l, struct node *nd)
 	strbuf_addch(&nd->tx, '\n');
 }
 
-/* ---- timers ------------------------------------------------------------- */
-
-/* Armed at the start, cancelled by the go or the end. */
-static void ready_deadline(struct loop *loop, void *data)
-{
-	struct launcher *l = data;
-
-	(void)loop;
-	for (size_t i = 0; i < l->nr; i++)
-		if (l->nodes[i].state == NODE_STARTING) {
-			notice(l, "%s: no answer within %" PRIu64 " s", l->nodes[i].n->host,
-			       l->ready_wait_ms / 1000);
-			node_failed(l, &l->nodes[i]);
-			break;
-		}
-}
-
-/* Armed by the go, cancelled by the end. */
-static void timeout_reached(struct loop *loop, void *data)
-{
-	struct launcher *l = data;
-
-	(void)loop;
-	notice(l, "--timeout %u s reached: ending the job", l->o->timeout_s);
-	set_end(l, LAUNCH_END_TIMEOUT, LAUNCH_EXIT_TIMEOUT);
-	end_job(l, 'T');
-}
-
-static bool any_unit_running(const struct launcher *l)
-{
-	for (size_t i = 0; i < l->res->nr_units; i++)
-		if (l->res->units[i].started && !l->res->units[i].ended)
-			return true;
-	return false;
-}
-
-/* Armed by the go and again by each output line, cancelled by the end. */
-static void stall_advice(struct loop *loop, void *data)
-{
-	struct launcher *l = data;
-
-	(void)loop;
-	if (!any_unit_running(l))
-		return;
-	notice(l,
-	       "no output for %u s while ranks still run.  A job that hangs silently at "
-	       "start-up is most often:",
-	       l->o->stall_s);
-	strbuf_addstr(
-		&l->errout,
-		"  - GPUDirect RDMA where the GPU cannot do it (GB10 has no nvidia_peermem):\n"
-		"    the node's 'sparkctl env' sets NCCL_NET_GDR_LEVEL and NCCL_DMABUF_ENABLE "
-		"for it\n"
-		"  - the wrong bootstrap interface: NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME must "
-		"reach\n"
-		"    MASTER_ADDR and every other node\n"
-		"  - a pinned NCCL_IB_GID_INDEX that is not the RoCE v2 IPv4 GID on every port\n"
-		"  - a firewall between the nodes (MASTER_PORT and NCCL's own ports)\n"
-		"  NCCL_DEBUG=INFO (--env NCCL_DEBUG=INFO) shows where it stops.  Check the nodes "
-		"with:\n");
-	strbuf_addf(&l->errout, "    sparkctl doctor -H %s\n", l->o->hosts_arg);
-}
-
-/* Armed by the end: the grace is over, the agents are asked for SIGKILL. */
-static void request_kill(struct loop *loop, void *data)
-{
-	struct launcher *l = data;
-
-	(void)loop;
-	l->kill_requested = true;
-	for (size_t i = 0; i < l->nr; i++)
-		send_control(&l->nodes[i], 'K');
-}
-
-/*
- * Armed by the end, later than request_kill(): an agent that does not
- * answer has its input closed, so that it ends the job itself, and gets
- * SIGTERM; SIGKILL HANGUP_KILL_AFTER_MS later if it is still there.
- */
-static void hang_up(struct loop *loop, void *data)
-{
-	struct launcher *l = data;
-
-	l->hangup_sig = l->hangup_sig ? SIGKILL : SIGTERM;
-	for (size_t i = 0; i < l->nr; i++) {
-		struct node *nd = &l->nodes[i];
-		if (!agent_running(nd))
-			continue;
-		close_pipe(nd, &nd->agent.in_fd);
-		child_signal(&nd->agent, l->hangup_sig);
-	}
-	for (size_t i = 0; i < l->nr_reapers; i++)
-		child_signal(l->reapers[i], l->hangup_sig);
-	if (l->hangup_sig == SIGTERM)
-		loop_timer_arm_in(loop, &l->hangup, HANGUP_KILL_AFTER_MS);
-}
-
 /* ---- the loop ----------------------------------------------------------- */
 
 static bool finished(const struct launcher *l)
@@ -688,7 +478,7 @@ static bool finished(const struct launcher *l)
 		if (!l->reapers[i]->reaped)
 			return false;
 	for (size_t i = 0; i < l->nr; i++)
-		if (agent_running(&l->nodes[i]) || l->nodes[i].agent.out_fd >= 0 ||
+		if (node_agent_running(&l->nodes[i]) || l->nodes[i].agent.out_fd >= 0 ||
 		    l->nodes[i].agent.err_fd >= 0)
 			return false;
 	return true;
@@ -775,11 +565,7 @@ static void launcher_init(struct launcher *l, const struct launch_options *o,
 	};
 	memset(res, 0, sizeof(*res));
 	loop_init(&l->loop);
-	loop_timer_init(&l->ready, ready_deadline, l);
-	loop_timer_init(&l->timeout, timeout_reached, l);
-	loop_timer_init(&l->stall, stall_advice, l);
-	loop_timer_init(&l->end_kill, request_kill, l);
-	loop_timer_init(&l->hangup, hang_up, l);
+	launcher_timers_init(l);
 	l->nodes = xcalloc(l->nr, sizeof(*l->nodes));
 	for (size_t i = 0; i < l->nr; i++) {
 		struct node *nd = &l->nodes[i];
@@ -833,11 +619,11 @@ static void start_agents(struct launcher *l, struct strbuf *err)
 	for (size_t i = 0; i < l->nr; i++) {
 		if (start_agent(l, &l->nodes[i], err) < 0) {
 			/* Nothing has started its ranks: end what was started, then report. */
-			set_end(l, LAUNCH_END_NODE_FAILED, LAUNCH_EXIT_NODE_FAILED);
+			launcher_set_end(l, LAUNCH_END_NODE_FAILED, LAUNCH_EXIT_NODE_FAILED);
 			l->res->failed_node = i;
-			notice(l, "%s", err->buf);
+			launcher_notice(l, "%s", err->buf);
 			strbuf_reset(err);
-			end_job(l, 'T');
+			launcher_end_job(l, 'T');
 			break;
 		}
 		queue_spec(l, &l->nodes[i]);

@@ -352,3 +352,37 @@ int loop_run(struct loop *loop)
 {
 	return loop_run_until(loop, UINT64_MAX);
 }
+
+struct waiter {
+	bool (*done)(const void *arg);
+	const void *arg;
+	uint64_t period_ms, until;
+	bool ok;
+	struct loop_timer tick;
+};
+
+static void wait_tick(struct loop *loop, void *data)
+{
+	struct waiter *w = data;
+
+	/* Not armed again: loop_run() returns. */
+	if (!(w->ok = w->done(w->arg)) && monotonic_ms() < w->until)
+		loop_timer_arm_in(loop, &w->tick, w->period_ms);
+}
+
+bool loop_wait_until(bool (*done)(const void *arg), const void *arg, uint64_t period_ms,
+		     uint64_t timeout_ms)
+{
+	struct waiter w = { .done = done,
+			    .arg = arg,
+			    .period_ms = period_ms,
+			    .until = monotonic_ms() + timeout_ms };
+	struct loop loop;
+
+	loop_init(&loop);
+	loop_timer_init(&w.tick, wait_tick, &w);
+	loop_timer_arm(&loop, &w.tick, 0);
+	loop_run(&loop);
+	loop_release(&loop);
+	return w.ok;
+}

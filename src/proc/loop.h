@@ -146,6 +146,13 @@ int loop_run(struct loop *loop);
  */
 int loop_run_until(struct loop *loop, uint64_t until);
 /*
+ * A blocking wait for a condition nothing announces (a process gone, a
+ * port freed): done(arg) is looked at at once and every period_ms, in a
+ * loop of its own, until it holds (true) or timeout_ms has passed (false).
+ */
+bool loop_wait_until(bool (*done)(const void *arg), const void *arg, uint64_t period_ms,
+		     uint64_t timeout_ms);
+/*
  * One round: wait for something to be ready - at most until the next
  * timer, and at most timeout_ms (-1: no bound) - then run the callbacks.
  * Returns 0, or -errno when poll() fails.

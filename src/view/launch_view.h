@@ -7,7 +7,7 @@
 #define SPARKCTL_LAUNCH_VIEW_H
 
 #include "sparkctl.h"
-#include "launch/launch.h"
+#include "launch/launcher.h"
 #include "view/emit.h"
 
 /*

@@ -1,5 +1,5 @@
 /*
- * Unit tests of launch/spec.c (the job spec, a unit's environment and
+ * Unit tests of launch/protocol.c (the job spec, a unit's environment and
  * command, exit statuses) and probe/procs.c (parsing /proc text,
  * selections from a process table, and a few calls on real processes).
  */
@@ -13,7 +13,9 @@
 
 #include "test_util.h"
 
-#include "launch/launch.h"
+#include "launch/launcher.h"
+#include "launch/node_agent.h"
+#include "proc/child.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
 #include "probe/procs.h"
@@ -600,7 +602,7 @@ static void unit_argv(void **state)
 /* ---- exit statuses ---- */
 
 /* The wait() status of a real child that exits with how (>= 0) or dies of signal -how. */
-static int child_status(int how)
+static int exit_of(int how)
 {
 	int wstatus;
 	pid_t pid = fork();
@@ -617,28 +619,41 @@ static int child_status(int how)
 	return wstatus;
 }
 
+/* The shell's form of a wait status, as the process layer gives it. */
+static int shell_status(int wstatus, bool *signaled)
+{
+	struct child c;
+	int status;
+
+	child_init(&c);
+	child_reaped(&c, wstatus);
+	status = child_status(&c, signaled);
+	child_release(&c);
+	return status;
+}
+
 static void wait_status(void **state)
 {
 	bool signaled = true;
 
 	(void)state;
-	assert_int_equal(launch_wait_status(child_status(0), &signaled), 0);
+	assert_int_equal(shell_status(exit_of(0), &signaled), 0);
 	assert_false(signaled);
-	assert_int_equal(launch_wait_status(child_status(3), &signaled), 3);
+	assert_int_equal(shell_status(exit_of(3), &signaled), 3);
 	assert_false(signaled);
 	/* A program may exit 130 itself: that is not a signal. */
-	assert_int_equal(launch_wait_status(child_status(130), &signaled), 130);
+	assert_int_equal(shell_status(exit_of(130), &signaled), 130);
 	assert_false(signaled);
-	assert_int_equal(launch_wait_status(child_status(255), &signaled), 255);
+	assert_int_equal(shell_status(exit_of(255), &signaled), 255);
 	assert_false(signaled);
-	assert_int_equal(launch_wait_status(child_status(-SIGKILL), &signaled), 137);
+	assert_int_equal(shell_status(exit_of(-SIGKILL), &signaled), 137);
 	assert_true(signaled);
-	assert_int_equal(launch_wait_status(child_status(-SIGTERM), &signaled), 143);
+	assert_int_equal(shell_status(exit_of(-SIGTERM), &signaled), 143);
 	assert_true(signaled);
-	assert_int_equal(launch_wait_status(child_status(-SIGINT), &signaled), 130);
+	assert_int_equal(shell_status(exit_of(-SIGINT), &signaled), 130);
 	assert_true(signaled);
 	/* A core dump changes nothing. */
-	assert_int_equal(launch_wait_status(SIGABRT | 0x80, &signaled), 134);
+	assert_int_equal(shell_status(SIGABRT | 0x80, &signaled), 134);
 	assert_true(signaled);
 }
 

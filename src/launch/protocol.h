@@ -1,5 +1,5 @@
 /*
- * launch.h - what the launcher ('sparkctl launch') and each node's agent
+ * protocol.h - what the launcher ('sparkctl launch') and each node's agent
  * ('sparkctl agent launch') say to each other, and the pure parts of a
  * launch: the job spec, the environment of a rank, the torchrun command.
  *
@@ -30,13 +30,12 @@
  * node's torchrun, numbered by the node's rank.  No rank starts before every
  * node is ready, so an unreachable node leaves nothing running anywhere.
  */
-#ifndef SPARKCTL_LAUNCH_H
-#define SPARKCTL_LAUNCH_H
+#ifndef SPARKCTL_LAUNCH_PROTOCOL_H
+#define SPARKCTL_LAUNCH_PROTOCOL_H
 
 #include "sparkctl.h"
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
-#include "remote/ssh.h"
 
 /*
  * The variables that mark every process of a job: the job (the same on
@@ -113,98 +112,7 @@ void launch_unit_env(const struct launch_spec *s, char *const *base, const struc
 void launch_unit_argv(const struct launch_spec *s, const char *master_addr, unsigned port,
 		      struct strvec *out);
 
-/*
- * Exit status in the shell's form from a wait() status: N, or 128+N for
- * signal N (*signaled tells the two apart: a program may exit 130 itself).
- */
-int launch_wait_status(int wstatus, bool *signaled);
-
 /* "exit 3", "signal 9 (SIGKILL)"; "not started" for a negative status. */
 void launch_describe_status(int status, bool signaled, struct strbuf *out);
-
-/*
- * The agent (agent.c): read the spec from in_fd, run this node's part of
- * the job, speak the protocol on out_fd.  Returns its exit status: 0 when
- * the job ended here (whatever the ranks' statuses), 1 when it could not
- * be set up.
- */
-int launch_agent_main(int in_fd, int out_fd);
-
-/*
- * End what is left of a node's part of a job whose agent died without
- * ending it ('sparkctl agent reap JOB NODE GRACE_MS', run by the launcher):
- * every process with both marks, SIGTERM then SIGKILL after grace_ms.
- * What a rank started that cleared its environment cannot be found.
- */
-int launch_agent_reap(const char *job_id, unsigned node_rank, unsigned grace_ms);
-
-/* ---- the launcher (launcher.c) ---- */
-
-struct launch_node {
-	const char *host;
-	bool local;	/* this host: the agent runs without ssh */
-	unsigned nproc; /* ranks on it */
-};
-
-struct launch_options {
-	const struct launch_spec *job; /* what every node shares; per-node fields are filled in */
-	const struct launch_node *nodes;
-	size_t nr_nodes;
-	const char *local_sparkctl;  /* this program, for the agent on this host */
-	const char *remote_sparkctl; /* sparkctl on the other nodes */
-	const struct ssh_options *ssh;
-	unsigned stall_s;      /* --stall: advice after this long without output; 0: off */
-	unsigned timeout_s;    /* --timeout: end the job after this long; 0: none */
-	bool tag_output;       /* "[host:rank]" instead of "[rank]" */
-	const char *log_dir;   /* one file per unit here, or NULL */
-	const char *hosts_arg; /* the hosts as given, for the 'sparkctl doctor' hint */
-	int out_fd, err_fd;    /* the ranks' stdout and stderr go here, messages to err_fd */
-};
-
-enum launch_end {
-	LAUNCH_END_OK,		/* every unit exited 0 */
-	LAUNCH_END_UNIT_FAILED, /* a unit exited non-zero or by a signal */
-	LAUNCH_END_INTERRUPTED, /* SIGINT, SIGTERM or SIGHUP to the launcher */
-	LAUNCH_END_TIMEOUT,	/* --timeout */
-	LAUNCH_END_NODE_FAILED, /* a node could not be reached, set up, or was lost */
-};
-
-struct launch_unit_result {
-	unsigned id;	      /* rank (node rank with --torchrun) */
-	size_t node;	      /* index into nodes */
-	bool started;	      /* it was started (or tried) */
-	bool ended;	      /* its end was reported */
-	int status;	      /* shell form; -1 if it never ended */
-	bool signaled;	      /* status is 128+signal */
-	bool ended_by_launch; /* it was ended by the teardown of the job */
-	uint64_t ms;	      /* how long it ran */
-};
-
-struct launch_result {
-	enum launch_end end;
-	int exit_status;      /* what 'sparkctl launch' exits with */
-	unsigned failed_unit; /* LAUNCH_END_UNIT_FAILED: the first unit that failed */
-	size_t failed_node;   /* LAUNCH_END_NODE_FAILED: the node */
-	int signal;	      /* LAUNCH_END_INTERRUPTED: the signal */
-	char master_addr[256];
-	unsigned port;
-	double seconds;
-	struct launch_unit_result *units;
-	size_t nr_units;
-};
-
-/* The exit status of a launch that could not start or lost a node. */
-#define LAUNCH_EXIT_NODE_FAILED 255
-/* The exit status after --timeout, as timeout(1) has it. */
-#define LAUNCH_EXIT_TIMEOUT	124
-
-/*
- * Run the job on every node and wait until no process of it is left
- * anywhere.  Prints the units' output and the launcher's messages to the
- * fds of o.  Returns 0 with the result (release it), or -errno with a
- * message in err when the launch could not be made at all.
- */
-int launch_run(const struct launch_options *o, struct launch_result *res, struct strbuf *err);
-void launch_result_release(struct launch_result *res);
 
 #endif

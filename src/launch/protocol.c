@@ -1,11 +1,11 @@
 /*
- * spec.c - the job spec, the environment and the command of a unit.
+ * protocol.c - the job spec, the environment and the command of a unit.
  */
 #include "sparkctl.h"
 
 #include <sys/wait.h>
 
-#include "launch/launch.h"
+#include "launch/protocol.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
 
@@ -349,16 +349,6 @@ void launch_unit_argv(const struct launch_spec *s, const char *master_addr, unsi
 	}
 	for (size_t i = 0; i < s->argv.nr; i++)
 		strvec_push(out, s->argv.v[i]);
-}
-
-int launch_wait_status(int wstatus, bool *signaled)
-{
-	*signaled = WIFSIGNALED(wstatus);
-	if (WIFEXITED(wstatus))
-		return WEXITSTATUS(wstatus);
-	if (WIFSIGNALED(wstatus))
-		return 128 + WTERMSIG(wstatus);
-	return 255;
 }
 
 void launch_describe_status(int status, bool signaled, struct strbuf *out)

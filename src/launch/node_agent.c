@@ -1,5 +1,5 @@
 /*
- * agent.c - one node's part of a launch: start the node's ranks, pass
+ * node_agent.c - one node's part of a launch: start the node's ranks, pass
  * their output on, and make sure that nothing of the job outlives it.
  *
  * The agent is a child subreaper, so whatever a rank leaves behind comes
@@ -21,7 +21,7 @@
 
 #include "config/nccl_env.h"
 #include "inventory/inventory.h"
-#include "launch/launch.h"
+#include "launch/node_agent.h"
 #include "lib/ipv4.h"
 #include "lib/clock.h"
 #include "lib/xalloc.h"
@@ -278,223 +278,13 @@ out:
 	strbuf_release(&err);
 }
 
-/* The address sshd accepted this session on, if it is a usable IPv4 address. */
-static bool ssh_server_addr(char buf[16])
+/* --kill-stale ending an earlier job: the user hears of it before it happens. */
+static void announce(void *data, const char *msg)
 {
-	const char *conn = getenv("SSH_CONNECTION");
-	char client[64], server[64];
-	unsigned cport, sport;
-	uint32_t addr;
+	struct agent *a = data;
 
-	if (!conn || sscanf(conn, "%63s %u %63s %u", client, &cport, server, &sport) != 4 ||
-	    ipv4_parse(server, &addr) < 0 || (addr >> 24) == 127)
-		return false;
-	ipv4_format(addr, buf);
-	return true;
-}
-
-/* The first IPv4 address of the interface that holds the default route. */
-static bool default_route_addr(const struct agent *a, char buf[16])
-{
-	if (!a->have_inv)
-		return false;
-	for (size_t i = 0; i < a->inv.nr_netdevs; i++) {
-		const struct inv_netdev *nd = &a->inv.netdevs[i];
-		if (nd->default_route != 1)
-			continue;
-		for (size_t k = 0; k < nd->nr_addrs; k++)
-			if (nd->addrs[k].family == AF_INET) {
-				snprintf(buf, 16, "%s", nd->addrs[k].address);
-				return true;
-			}
-	}
-	return false;
-}
-
-/*
- * MASTER_ADDR, on node 0: the user's; loopback when the whole job is on
- * this host; else the fabric's bootstrap address (the one NCCL and Gloo
- * bootstrap over); else the address the launcher reached this node on;
- * else the default route's.
- */
-static int choose_master_addr(struct agent *a, struct strbuf *err)
-{
-	char buf[16];
-
-	if (a->spec.master_addr)
-		snprintf(a->master_addr, sizeof(a->master_addr), "%s", a->spec.master_addr);
-	else if (a->spec.nnodes == 1 || a->spec.all_local)
-		snprintf(a->master_addr, sizeof(a->master_addr), "127.0.0.1");
-	else if (a->bootstrap_addr[0])
-		snprintf(a->master_addr, sizeof(a->master_addr), "%s", a->bootstrap_addr);
-	else if (ssh_server_addr(buf) || default_route_addr(a, buf))
-		snprintf(a->master_addr, sizeof(a->master_addr), "%s", buf);
-	else {
-		strbuf_addstr(err, "cannot choose MASTER_ADDR: no fabric, no SSH address, no "
-				   "default route; give --master-addr");
-		return -ENOENT;
-	}
-	return 0;
-}
-
-/* A TCP port that is free now, chosen by the kernel. */
-static int pick_free_port(unsigned *ret, struct strbuf *err)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
-	socklen_t len = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) < 0) {
-		int e = errno;
-		strbuf_addf(err, "cannot find a free TCP port: %s", strerror(e));
-		if (fd >= 0)
-			close(fd);
-		return -e;
-	}
-	close(fd);
-	*ret = ntohs(sin.sin_port);
-	return 0;
-}
-
-/* The processes of the list that are still alive (not gone, not zombies). */
-static size_t still_alive(const struct proc_list *l)
-{
-	struct proc_table t;
-	size_t n = 0;
-
-	if (proc_table_scan(&t) < 0)
-		return l->nr;
-	for (size_t i = 0; i < t.nr; i++)
-		if (t.v[i].state != 'Z' && proc_list_has(l, t.v[i].pid))
-			n++;
-	proc_table_release(&t);
-	return n;
-}
-
-/* A blocking wait: done() looked at every SWEEP_INTERVAL_MS until it holds or time is up. */
-struct waiter {
-	bool (*done)(const void *arg);
-	const void *arg;
-	uint64_t until;
-	bool ok;
-	struct loop_timer tick;
-};
-
-static void wait_tick(struct loop *loop, void *data)
-{
-	struct waiter *w = data;
-
-	/* Nothing armed: loop_run() returns. */
-	if (!(w->ok = w->done(w->arg)) && monotonic_ms() < w->until)
-		loop_timer_arm_in(loop, &w->tick, SWEEP_INTERVAL_MS);
-}
-
-static bool wait_for(bool (*done)(const void *arg), const void *arg, uint64_t ms)
-{
-	struct waiter w = { .done = done, .arg = arg, .until = monotonic_ms() + ms };
-	struct loop loop;
-
-	loop_init(&loop);
-	loop_timer_init(&w.tick, wait_tick, &w);
-	loop_timer_arm(&loop, &w.tick, 0);
-	loop_run(&loop);
-	loop_release(&loop);
-	return w.ok;
-}
-
-static bool all_gone(const void *procs)
-{
-	return !still_alive(procs);
-}
-
-/* Wait up to ms for every process of the list to be gone. */
-static bool wait_gone(const struct proc_list *l, uint64_t ms)
-{
-	return wait_for(all_gone, l, ms);
-}
-
-/*
- * End every process whose environment holds all the marks: SIGTERM, the
- * grace, SIGKILL.  Found by the marks once; then each is watched by its
- * pid (a dying process stops showing its environment before its sockets
- * close).
- */
-static void end_marked(const char *const *marks, unsigned grace_ms)
-{
-	struct proc_list l = { 0 };
-	struct proc_table t;
-
-	if (proc_table_scan(&t) == 0) {
-		procs_with_env(&t, marks, &l);
-		proc_table_release(&t);
-	}
-	procs_signal(&l, SIGTERM);
-	if (!wait_gone(&l, grace_ms)) {
-		procs_signal(&l, SIGKILL);
-		wait_gone(&l, 2000);
-	}
-	proc_list_release(&l);
-}
-
-/* End every process of an earlier job on this host. */
-static void end_stale_job(const char *job_id, unsigned grace_ms)
-{
-	char *mark = xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id);
-	end_marked((const char *const[]){ mark, NULL }, grace_ms);
-	free(mark);
-}
-
-static bool port_free(const void *port)
-{
-	pid_t owner;
-
-	return !tcp_port_owner(*(const unsigned *)port, &owner);
-}
-
-/* Wait up to ms for nothing to listen on port. */
-static bool wait_port_free(unsigned port, uint64_t ms)
-{
-	return wait_for(port_free, &port, ms);
-}
-
-/* The port the user asked for: free, or held by an earlier job that --kill-stale ends. */
-static int claim_requested_port(struct agent *a, struct strbuf *err)
-{
-	unsigned port = a->spec.port;
-	char *stale_job = NULL, *cmdline = NULL;
-	pid_t owner = 0;
-	int r = 0;
-
-	if (!tcp_port_owner(port, &owner))
-		return 0;
-	if (owner == 0) {
-		strbuf_addf(err, "port %u is in use by a process this user cannot see", port);
-		return -EADDRINUSE;
-	}
-	stale_job = proc_env_value(owner, LAUNCH_JOB_VAR);
-	cmdline = proc_cmdline(owner, 120);
-	if (stale_job && !streq(stale_job, a->spec.job_id) && a->spec.kill_stale) {
-		warn(a, "ending sparkctl job %s, which holds port %u (pid %d: %s)", stale_job, port,
-		     (int)owner, cmdline ? cmdline : "?");
-		flush_tx(a);
-		end_stale_job(stale_job, a->spec.grace_ms);
-		if (!wait_port_free(port, 2000)) {
-			strbuf_addf(err, "port %u is still in use after ending job %s", port,
-				    stale_job);
-			r = -EADDRINUSE;
-		}
-	} else {
-		strbuf_addf(err, "port %u is in use by pid %d (%s)", port, (int)owner,
-			    cmdline ? cmdline : "?");
-		if (stale_job)
-			strbuf_addf(err, ", of the earlier sparkctl job %s: --kill-stale ends it",
-				    stale_job);
-		r = -EADDRINUSE;
-	}
-	free(stale_job);
-	free(cmdline);
-	return r;
+	warn(a, "%s", msg);
+	flush_tx(a);
 }
 
 static int check_workdir(const char *dir, struct strbuf *err)
@@ -526,12 +316,13 @@ static int set_up(struct agent *a, struct strbuf *err)
 		send_line(a, "R");
 		return 0;
 	}
-	if ((r = choose_master_addr(a, err)) < 0)
+	if ((r = launch_master_addr(&a->spec, a->bootstrap_addr, a->have_inv ? &a->inv : NULL,
+				    a->master_addr, err)) < 0)
 		return r;
 	if (a->spec.port)
-		r = claim_requested_port(a, err);
+		r = launch_claim_port(&a->spec, announce, a, err);
 	else
-		r = pick_free_port(&a->spec.port, err);
+		r = launch_free_port(&a->spec.port, err);
 	if (r < 0)
 		return r;
 	send_line(a, "R %s %u", a->master_addr, a->spec.port);
@@ -933,17 +724,6 @@ static void agent_release(struct agent *a)
 	strvec_clear(&a->node_env);
 	strbuf_release(&a->in);
 	strbuf_release(&a->tx);
-}
-
-int launch_agent_reap(const char *job_id, unsigned node_rank, unsigned grace_ms)
-{
-	char *marks[3] = { xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id),
-			   xasprintf("%s=%u", LAUNCH_JOB_NODE_VAR, node_rank), NULL };
-
-	end_marked((const char *const *)marks, grace_ms);
-	free(marks[0]);
-	free(marks[1]);
-	return 0;
 }
 
 /* The loop's signals and timers; the agent is a subreaper. */

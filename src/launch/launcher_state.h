@@ -1,0 +1,95 @@
+/*
+ * launcher_state.h - the launcher's state, shared by launcher.c (the
+ * agents, their lines, the loop) and launcher_end.c (ending the job, its
+ * deadlines).  Internal to src/launch/.
+ */
+#ifndef SPARKCTL_LAUNCHER_STATE_H
+#define SPARKCTL_LAUNCHER_STATE_H
+
+#include "sparkctl.h"
+#include "launch/launcher.h"
+#include "lib/strbuf.h"
+#include "proc/child.h"
+#include "proc/loop.h"
+
+/* How long the agents may take to report ready, beyond ssh's connect timeout. */
+#define READY_SLACK_MS	     30000
+/* After asking the agents to end the job: SIGKILL request, then hang up on them. */
+#define END_KILL_AFTER_MS    5000
+#define END_HANGUP_AFTER_MS  10000
+/* After the hang-up, SIGKILL to the agents (and reapers) still there. */
+#define HANGUP_KILL_AFTER_MS 5000
+/* How long a finished node's output pipes may stay open. */
+#define PIPE_CLOSE_WAIT_MS   1000
+
+enum node_state {
+	NODE_STARTING, /* connecting, reading the spec, setting up */
+	NODE_READY,    /* R received */
+	NODE_RUNNING,  /* G sent */
+	NODE_DONE,     /* D received: nothing of the job is left there */
+};
+
+struct launcher;
+
+struct node {
+	struct launcher *l;
+	const struct launch_node *n;
+	size_t index;
+	unsigned rank_base;
+	enum node_state state;
+	struct child agent; /* the ssh client or the local agent; its pipes, -1 once closed */
+	struct loop_timer pipe_wait; /* its agent exited: how long its pipes may stay open */
+	struct strbuf tx;	     /* control lines not yet written */
+	struct strbuf rx, erx;	     /* partial lines from its stdout and stderr */
+	char sent;		     /* the strongest end request sent: 0, 'T' or 'K' */
+	bool failed;		     /* said F */
+	char *last_err;		     /* its last line on stderr (ssh's reason) */
+};
+
+struct launcher {
+	const struct launch_options *o;
+	struct launch_result *res;
+	struct node *nodes;
+	size_t nr;
+	struct loop loop;
+	uint64_t started_ms, ready_wait_ms;
+	struct loop_timer ready;    /* every node must be ready by then */
+	struct loop_timer timeout;  /* --timeout, from the go */
+	struct loop_timer stall;    /* --stall, from the last output */
+	struct loop_timer end_kill; /* ending: SIGKILL requested from the agents */
+	struct loop_timer hangup;   /* ending: the agents are hung up on */
+	bool all_go;
+	bool ending;
+	bool kill_requested; /* end_kill fired */
+	int hangup_sig;	     /* 0, SIGTERM once hung up, SIGKILL after HANGUP_KILL_AFTER_MS */
+	int interrupts;
+	bool out_broken;	   /* our stdout is gone: the ranks' output is dropped */
+	struct strbuf out, errout; /* to write before the next wait */
+	int *logs;		   /* one fd per unit, or NULL */
+	struct child **reapers;	   /* 'agent reap' for nodes whose agent died */
+	size_t nr_reapers;
+};
+
+/* "sparkctl launch: ..." on stderr, before the next wait. */
+void launcher_notice(struct launcher *l, const char *fmt, ...) ATTR_PRINTF(2, 3);
+/* Close one of the node's pipes, which the loop stops watching first. */
+void node_close_pipe(struct node *nd, int *fd);
+bool node_agent_running(const struct node *nd);
+
+/* launcher_end.c */
+/* Queue the control line what ('T' or 'K') to the node's agent, once. */
+void node_send_control(struct node *nd, char what);
+/*
+ * End the job on every node: 'T' (SIGTERM, then SIGKILL after the grace)
+ * or 'K' (SIGKILL now).  A node still starting has no ranks yet: its ssh
+ * client is stopped instead.  The first call sets the end's deadlines.
+ */
+void launcher_end_job(struct launcher *l, char how);
+/* How the job ended and the exit status; the first reason stands. */
+void launcher_set_end(struct launcher *l, enum launch_end end, int status);
+/* A node could not be reached, set up, or was lost: the job ends. */
+void node_failed(struct launcher *l, struct node *nd);
+/* The job's timers, with their callbacks (armed by launcher.c). */
+void launcher_timers_init(struct launcher *l);
+
+#endif
