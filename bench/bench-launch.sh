@@ -17,13 +17,16 @@
 #             runs in the hub's namespace (cluster_client), where the orted
 #             daemons it starts on the nodes can connect back to it.
 # sparkctl and pdsh run here, as a user would run them.
+# SPARKCTL_BASE=OTHER_BINARY adds "base" and "base_cold": another build of
+# sparkctl (the one before a change), run in turn with the others.
+# SPARKCTL_BENCH_RUNS sets the runs per case (default 5).
 set -u
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
 
 NODES=8
-RUNS=5
+RUNS=${SPARKCTL_BENCH_RUNS:-5}
 LIMIT=120 # seconds a run may take before it is stopped (and counted as failed)
 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
@@ -37,6 +40,14 @@ sparkctl_argv() {
 sparkctl_cold_argv() {
   sparkctl_argv "$@"
   argv=("${argv[0]}" launch --ssh-close "${argv[@]:2}")
+}
+base_argv() {
+  sparkctl_argv "$@"
+  argv[0]=$SPARKCTL_BASE
+}
+base_cold_argv() {
+  sparkctl_cold_argv "$@"
+  argv[0]=$SPARKCTL_BASE
 }
 pdsh_argv() {
   local cmd=$2
@@ -133,8 +144,10 @@ cluster_up "$NODES" > /dev/null
 echo "launch 'true' on $CLUSTER_N namespace nodes (real sshd, $CLUSTER_FABRIC fabric)," \
   "$(nproc) CPUs, load average $load"
 tools=()
-for tool in sparkctl sparkctl_cold pdsh mpirun; do
-  if [ "${tool%_cold}" != sparkctl ] && ! command -v "$tool" > /dev/null 2>&1; then
+for tool in sparkctl sparkctl_cold base base_cold pdsh mpirun; do
+  if [ "${tool%_cold}" = base ]; then
+    [ -n "${SPARKCTL_BASE:-}" ] || continue
+  elif [ "${tool%_cold}" != sparkctl ] && ! command -v "$tool" > /dev/null 2>&1; then
     printf '  %-13s skipped: install pdsh openmpi-bin (no %s command)\n' "$tool" "$tool"
     continue
   fi
