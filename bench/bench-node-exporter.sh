@@ -19,6 +19,7 @@ trap 'for p in $pids; do kill $p 2> /dev/null || true; done; rm -rf "$TMP"' EXIT
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
+: > "$TMP/sparkctl.err" # read below, maybe before the job opens it
 "$SPARKCTL" exporter --root "$ROOT" --no-gpu --listen 127.0.0.1:0 2> "$TMP/sparkctl.err" &
 sp_pid=$!
 pids="$pids $sp_pid"

@@ -38,6 +38,9 @@ exporter_start() {
   local i url=""
   _exporters=$((_exporters + 1))
   EXPORTER_ERR=$TMP/exporter-$_exporters.err
+  # The background job opens the file itself, maybe after the first look
+  # below (sed on a missing file exits 2, which ended the test): make it now.
+  : > "$EXPORTER_ERR"
   "$SPARKCTL" exporter --listen 127.0.0.1:0 "$@" 2> "$EXPORTER_ERR" &
   EXPORTER_PID=$!
   at_exit "kill $EXPORTER_PID 2> /dev/null; wait $EXPORTER_PID 2> /dev/null"
