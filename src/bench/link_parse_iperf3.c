@@ -7,7 +7,6 @@
 
 #include "bench/link_parse.h"
 #include "lib/json.h"
-#include "lib/xalloc.h"
 
 /* iperf3 -J */
 

@@ -232,6 +232,7 @@ static const struct cmd agent_ping_cmd = {
 	.fn = run_ping,
 	.summary = "don't-fragment pings, all at once; a JSON array of results",
 	.usage = ping_usage,
+	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };
 
@@ -241,6 +242,7 @@ static const struct cmd agent_launch_cmd = {
 	.fn = run_launch,
 	.summary = "this node's part of 'sparkctl launch' (src/launch/protocol.h)",
 	.usage = launch_usage,
+	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };
 
@@ -250,6 +252,7 @@ static const struct cmd agent_reap_cmd = {
 	.fn = run_reap,
 	.summary = "end what is left of a node's part of a launch whose agent died",
 	.usage = reap_usage,
+	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };
 
@@ -259,6 +262,7 @@ static const struct cmd agent_hold_cmd = {
 	.fn = run_hold,
 	.summary = "run a command until it exits or the caller is gone (src/proc/hold.h)",
 	.usage = hold_usage_lines,
+	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };
 

@@ -29,6 +29,12 @@
 
 enum cmd_flags {
 	CMD_HIDDEN = 1 << 0, /* run by sparkctl itself (agent): not listed by the help */
+	/*
+	 * Takes its arguments as they come, without cmd_parse() (the agent's
+	 * verbs, whose callers are sparkctl): only a first argument -h or
+	 * --help is taken for it, and shows its help.
+	 */
+	CMD_RAW_ARGS = 1 << 1,
 };
 
 struct cmd {

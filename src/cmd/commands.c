@@ -137,7 +137,17 @@ static int run_verb(const struct cmd *cmd, int argc, char **argv)
 
 int cmd_run(const struct cmd *cmd, int argc, char **argv)
 {
-	return cmd->verbs ? run_verb(cmd, argc, argv) : cmd->fn(cmd, argc, argv);
+	if (cmd->verbs)
+		return run_verb(cmd, argc, argv);
+	if ((cmd->flags & CMD_RAW_ARGS) && argc >= 2 &&
+	    (streq(argv[1], "-h") || streq(argv[1], "--help"))) {
+		struct strbuf out = STRBUF_INIT;
+		cmd_help_text(cmd, NULL, &out);
+		fputs(out.buf, stdout);
+		strbuf_release(&out);
+		return SPARKCTL_EXIT_OK;
+	}
+	return cmd->fn(cmd, argc, argv);
 }
 
 static int unknown_command(const char *name)

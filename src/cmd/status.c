@@ -182,6 +182,7 @@ const struct cmd cmd_agent_status = {
 	.fn = run_agent_status,
 	.summary = "this node's answer to 'sparkctl status', as JSON",
 	.usage = agent_status_usage,
+	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };
 

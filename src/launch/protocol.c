@@ -3,7 +3,6 @@
  */
 #include "sparkctl.h"
 
-#include <sys/wait.h>
 
 #include "launch/protocol.h"
 #include "lib/json.h"

@@ -1,7 +1,6 @@
 #include "sparkctl.h"
 
 #include "lib/parse.h"
-#include "lib/xalloc.h"
 #include "probe/sensors.h"
 
 #define THERMAL_CLASS "sys/class/thermal"

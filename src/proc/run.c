@@ -13,8 +13,6 @@
 #include "sparkctl.h"
 
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <time.h>
 
 #include "lib/clock.h"

@@ -3,8 +3,6 @@
  */
 #include "sparkctl.h"
 
-#include <math.h>
-
 #include "view/emit.h"
 
 #define COLOR_RESET "\033[0m"
@@ -144,11 +142,6 @@ static void text_i64(struct emitter *e, const char *fmt, int64_t v)
 		emit_text(e, fmt, v);
 }
 
-static void text_double(struct emitter *e, const char *fmt, double v)
-{
-	if (e->mode == EMIT_TEXT && fmt)
-		emit_text(e, fmt, v);
-}
 #pragma GCC diagnostic pop
 
 void emit_str(struct emitter *e, const char *key, const char *fmt, const char *v)
@@ -175,22 +168,6 @@ void emit_int(struct emitter *e, const char *key, const char *fmt, int64_t v)
 		emit_value(e, key, jint(v), NULL);
 	else
 		text_i64(e, fmt, v);
-}
-
-void emit_int_known(struct emitter *e, const char *key, const char *fmt, int64_t v)
-{
-	if (e->mode == EMIT_JSON)
-		emit_value(e, key, jint_known(v), NULL);
-	else if (v >= 0)
-		text_i64(e, fmt, v);
-}
-
-void emit_real(struct emitter *e, const char *key, const char *fmt, double v)
-{
-	if (e->mode == EMIT_JSON)
-		emit_value(e, key, jreal(v), NULL);
-	else if (isfinite(v))
-		text_double(e, fmt, v);
 }
 
 void emit_bool(struct emitter *e, const char *key, bool v, const char *text_true,

@@ -77,13 +77,10 @@ void emit_value(struct emitter *e, const char *key, json_t *value, const char *t
 
 /*
  * Fields whose text is fmt applied to the value (fmt NULL: JSON only).
- * A NULL string and a negative emit_int_known() are null in JSON; their
- * text is fmt applied to "-" and skipped by the number forms.
+ * A NULL string is null in JSON, and "-" in the text.
  */
 void emit_str(struct emitter *e, const char *key, const char *fmt, const char *v);
 void emit_int(struct emitter *e, const char *key, const char *fmt, int64_t v);
-void emit_int_known(struct emitter *e, const char *key, const char *fmt, int64_t v);
-void emit_real(struct emitter *e, const char *key, const char *fmt, double v);
 void emit_bool(struct emitter *e, const char *key, bool v, const char *text_true,
 	       const char *text_false);
 /* emit_str() whose text is wrapped in the ANSI colour color when the emitter has colours. */

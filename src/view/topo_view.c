@@ -248,28 +248,31 @@ static void emit_facts(const struct inventory *inv, struct emitter *e)
 {
 	const struct inv_system *s = &inv->sys;
 	const struct inv_gpu_info *gi = &inv->gpu;
+	struct strbuf text = STRBUF_INIT;
 
 	if (s->nvidia_driver) {
 		emit_str(e, "nvidia_driver", "driver %s", s->nvidia_driver);
 		emit_bool(e, "open_kernel_module", s->nvidia_open_module == TRI_YES, " (open)", "");
 	} else if (gi->driver_version) {
-		emit_str(e, "nvidia_driver", "driver %s", gi->driver_version);
+		emit_str(e, "driver_version", "driver %s", gi->driver_version);
 	} else {
 		emit_value(e, "nvidia_driver", json_null(), "driver none");
 	}
-	if (gi->cuda_driver_version > 0)
-		emit_value(e, "cuda_driver_version", jint(gi->cuda_driver_version), NULL);
-	if (gi->cuda_driver_version > 0)
-		emit_text(e, ", CUDA %" PRId64 ".%" PRId64, gi->cuda_driver_version / 1000,
-			  gi->cuda_driver_version % 1000 / 10);
+	if (gi->cuda_driver_version > 0) {
+		strbuf_addf(&text, ", CUDA %" PRId64 ".%" PRId64, gi->cuda_driver_version / 1000,
+			    gi->cuda_driver_version % 1000 / 10);
+		emit_value(e, "cuda_driver_version", jint(gi->cuda_driver_version), text.buf);
+	}
 	emit_object_open(e, "nccl");
 	if (s->nccl.available == TRI_YES && s->nccl.version)
 		emit_str(e, "version", ", NCCL %s", s->nccl.version);
 	else if (s->nccl.available == TRI_NO)
 		emit_value(e, "available", jbool(false), ", NCCL not found");
 	emit_close(e);
-	emit_value(e, "kernel", jstr(s->kernel), NULL);
-	emit_text(e, ", kernel %s\n", s->kernel ? s->kernel : "unknown");
+	strbuf_reset(&text);
+	strbuf_addf(&text, ", kernel %s\n", s->kernel ? s->kernel : "unknown");
+	emit_value(e, "kernel", jstr(s->kernel), text.buf);
+	strbuf_release(&text);
 }
 
 void topo_emit(const struct inventory *inv, size_t width, struct emitter *e)
@@ -281,11 +284,14 @@ void topo_emit(const struct inventory *inv, size_t width, struct emitter *e)
 	emit_gpus(inv, width, e);
 	emit_text(e, "\n");
 	emit_facts(inv, e);
-	emit_int(e, "problems", inv->nr_problems ? "note: %" PRId64 " value" : NULL,
-		 (int64_t)inv->nr_problems);
-	if (inv->nr_problems)
-		emit_text(e, "%s could not be read (see 'problems' in --json)\n",
-			  inv->nr_problems == 1 ? "" : "s");
+	if (inv->nr_problems) {
+		struct strbuf note = STRBUF_INIT;
+		strbuf_addf(&note,
+			    "note: %zu value%s could not be read (see 'problems' in --json)\n",
+			    inv->nr_problems, inv->nr_problems == 1 ? "" : "s");
+		emit_value(e, "problems", jint((int64_t)inv->nr_problems), note.buf);
+		strbuf_release(&note);
+	}
 }
 
 void topo_render(const struct inventory *inv, size_t width, struct strbuf *out)

@@ -22,6 +22,22 @@ contains "$TMP/out" "usage: sparkctl topo"
 contains "$TMP/out" "--root DIR"
 contains "$TMP/out" "--from FILE"
 
+# Sub-verbs: the same help by 'help COMMAND VERB' and 'COMMAND VERB --help',
+# the list of verbs by 'help COMMAND'; a mistyped verb gets the nearest one.
+expect 0 "$SPARKCTL" help bench nccl
+cp "$TMP/out" "$TMP/help1"
+expect 0 "$SPARKCTL" bench nccl --help
+same "$TMP/help1" "$TMP/out"
+contains "$TMP/out" "usage: sparkctl bench nccl"
+expect 0 "$SPARKCTL" help bench
+contains "$TMP/out" "  link     "
+expect 2 "$SPARKCTL" bench lnk
+contains "$TMP/err" "unknown benchmark 'lnk'; did you mean 'link'?"
+expect 2 "$SPARKCTL" help bench lnk
+contains "$TMP/err" "did you mean 'link'?"
+expect 0 "$SPARKCTL" help agent hold
+contains "$TMP/out" "usage: sparkctl agent hold"
+
 # Unknown commands: the nearest one, exit 2.
 expect 2 "$SPARKCTL" tpo
 contains "$TMP/err" "'tpo' is not a sparkctl command. The most similar command is 'topo'."

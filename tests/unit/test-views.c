@@ -31,10 +31,10 @@ static void emit_sample(struct emitter *e)
 		emit_str(e, NULL, "node %s\n", i ? "n1" : "n0");
 		emit_close(e);
 		emit_array_open(e, "events");
-		emit_int_known(e, NULL, "event %" PRId64 "\n", i ? -1 : 5);
+		emit_value(e, NULL, i ? json_null() : jint(5), i ? NULL : "event 5\n");
 		emit_close(e);
 	}
-	emit_real(e, "ratio", "%.2f\n", 0.5);
+	emit_value(e, "ratio", jreal(0.5), "0.50\n");
 	emit_bool(e, "up", true, "up\n", "down\n");
 }
 
