@@ -3,7 +3,6 @@
  */
 #include "sparkctl.h"
 
-
 #include "launch/protocol.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
