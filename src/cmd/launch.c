@@ -45,7 +45,7 @@ static const char launch_description[] =
 	"255 when a node could not be reached, set up, or was lost, 2 for bad usage.";
 
 struct launch_args {
-	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl;
+	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl, *contain;
 	unsigned nproc, port, grace, stall, timeout, connect_timeout;
 	bool torchrun, kill_stale, no_env, tag_output, quiet, ssh_close;
 	struct strvec envs, exports, torchrun_opts;
@@ -253,6 +253,8 @@ static int write_summary_json(const char *dir, const struct launch_options *o,
 
 static int check_args(const struct launch_args *a, int n, char **argv)
 {
+	enum contain_mode mode;
+
 	if (n < 1)
 		return cmd_usage_error("launch",
 				       "no command: sparkctl launch [options] -- CMD [ARG]...");
@@ -280,6 +282,9 @@ static int check_args(const struct launch_args *a, int n, char **argv)
 					       a->torchrun_opts.v[i]);
 	if (a->chdir && a->chdir[0] != '/')
 		return cmd_usage_error("launch", "--chdir takes an absolute path");
+	if (a->contain && contain_mode_parse(a->contain, &mode) < 0)
+		return cmd_usage_error(
+			"launch", "--contain '%s': not auto, systemd, cgroup or marks", a->contain);
 	return SPARKCTL_EXIT_OK;
 }
 
@@ -316,6 +321,9 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 		OPT_BOOL(0, "tag-output", &a->tag_output, "prefix lines with [host:rank]"),
 		OPT_STRING(0, "log-dir", &a->log_dir, "DIR",
 			   "also write each rank's output to DIR/rank-N.log, and DIR/summary.json"),
+		OPT_STRING(0, "contain", &a->contain, "MODE",
+			   "how each node keeps the job's processes together: auto (default), "
+			   "systemd, cgroup or marks"),
 		OPT_UINT(0, "grace", &a->grace, "SECONDS",
 			 "from SIGTERM to SIGKILL when the job ends (default 10)"),
 		OPT_UINT(0, "stall", &a->stall, "SECONDS",
@@ -371,6 +379,8 @@ static int make_job(const struct launch_args *a, const struct launch_node *nodes
 	job->torchrun = a->torchrun;
 	job->use_env = !a->no_env;
 	job->grace_ms = a->grace * 1000;
+	if (a->contain)
+		contain_mode_parse(a->contain, &job->contain);
 	job->world_size = (unsigned)total;
 	job->all_local = true;
 	for (size_t i = 0; i < nr; i++)

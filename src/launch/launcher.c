@@ -167,6 +167,29 @@ static void all_ready_go(struct launcher *l)
 		loop_timer_arm_in(&l->loop, &l->stall, (uint64_t)l->o->stall_s * 1000);
 }
 
+/*
+ * "C MODE NOTE": how the node contains the job.  Where only the marks
+ * are left, the user hears why: a process that clears its environment
+ * would outlive the job if the node's agent died.
+ */
+static void node_containment(struct launcher *l, struct node *nd, const char *arg)
+{
+	struct launch_node_result *r = &l->res->nodes[nd->index];
+	const char *sp = strchr(arg, ' ');
+	char *mode = xstrndup(arg, sp ? (size_t)(sp - arg) : strlen(arg));
+
+	if (contain_mode_parse(mode, &r->containment) < 0)
+		r->containment = CONTAIN_AUTO;
+	free(r->note);
+	r->note = sp && sp[1] ? xstrdup(sp + 1) : NULL;
+	if (r->containment == CONTAIN_MARKS && l->o->job->contain == CONTAIN_AUTO)
+		launcher_notice(l,
+				"%s: no cgroup for the job (%s); its processes are found by "
+				"their environment",
+				nd->n->host, r->note ? r->note : "none can be made");
+	free(mode);
+}
+
 static void agent_line(struct launcher *l, struct node *nd, char *line, size_t len)
 {
 	char kind = line[0];
@@ -206,6 +229,9 @@ static void agent_line(struct launcher *l, struct node *nd, char *line, size_t l
 		node_send_control(nd, 'T');
 		if (l->kill_requested)
 			node_send_control(nd, 'K');
+		break;
+	case 'C':
+		node_containment(l, nd, arg);
 		break;
 	case 'D':
 		nd->state = NODE_DONE;
@@ -541,6 +567,8 @@ static void make_units(struct launcher *l)
 		l->nodes[i].rank_base = (unsigned)n;
 		n += l->nodes[i].n->nproc;
 	}
+	l->res->nodes = xcalloc(l->nr, sizeof(*l->res->nodes));
+	l->res->nr_nodes = l->nr;
 	l->res->nr_units = l->o->job->torchrun ? l->nr : n;
 	l->res->units = xcalloc(l->res->nr_units, sizeof(*l->res->units));
 	for (size_t i = 0; i < l->res->nr_units; i++) {
@@ -665,6 +693,10 @@ out:
 
 void launch_result_release(struct launch_result *res)
 {
+	for (size_t i = 0; res->nodes && i < res->nr_nodes; i++)
+		free(res->nodes[i].note);
+	free(res->nodes);
+	res->nodes = NULL;
 	free(res->units);
 	res->units = NULL;
 	res->nr_units = 0;

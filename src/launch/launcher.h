@@ -52,6 +52,12 @@ struct launch_unit_result {
 	uint64_t ms;	      /* how long it ran */
 };
 
+/* How a node contained its part of the job, as its agent said ('C'). */
+struct launch_node_result {
+	enum contain_mode containment; /* CONTAIN_AUTO: not told (the agent never set up) */
+	char *note;		       /* why the preferred ways were passed over, or NULL */
+};
+
 struct launch_result {
 	enum launch_end end;
 	int exit_status;      /* what 'sparkctl launch' exits with */
@@ -63,6 +69,8 @@ struct launch_result {
 	double seconds;
 	struct launch_unit_result *units;
 	size_t nr_units;
+	struct launch_node_result *nodes; /* one per launch_options.nodes */
+	size_t nr_nodes;
 };
 
 /* The exit status of a launch that could not start or lost a node. */

@@ -28,6 +28,7 @@
 #include "probe/probe.h"
 #include "probe/procs.h"
 #include "proc/child.h"
+#include "proc/contain.h"
 #include "proc/loop.h"
 
 extern char **environ;
@@ -82,6 +83,7 @@ struct agent {
 	bool have_inv;
 	char bootstrap_addr[16]; /* the env's bootstrap IPv4, "" if none */
 	char *marks[3];		 /* "SPARKCTL_JOB_ID=..." "SPARKCTL_JOB_NODE=..." NULL */
+	struct job_container jc; /* the job's cgroups on this node, if any */
 	uint64_t start_ticks;	 /* when the agent started: the job's processes are younger */
 	char master_addr[256];
 	unsigned port;
@@ -158,11 +160,12 @@ static uint64_t self_start_ticks(void)
 	return start;
 }
 
-/* Every live process of the job: descendants, rank sessions, job id. */
+/* Every live process of the job: its cgroups, descendants, rank sessions, job id. */
 static void job_processes(const struct agent *a, struct proc_list *out)
 {
 	struct proc_table t;
 
+	job_container_procs(&a->jc, out);
 	if (proc_table_scan(&t) < 0)
 		return;
 	procs_descendants(&t, a->self, out);
@@ -184,6 +187,9 @@ static size_t signal_job(struct agent *a, int sig)
 	struct proc_list l = { 0 };
 	size_t n;
 
+	/* The cgroups at once, where the kernel can. */
+	if (sig == SIGKILL)
+		job_container_kill(&a->jc);
 	/* The process groups first: a rank's children get the signal together. */
 	for (size_t i = 0; i < a->nr_units; i++)
 		if (a->units[i].running)
@@ -312,6 +318,10 @@ static int set_up(struct agent *a, struct strbuf *err)
 		node_environment(a);
 	if (a->spec.chdir && (r = check_workdir(a->spec.chdir, err)) < 0)
 		return r;
+	if ((r = job_container_open(&a->jc, a->spec.job_id, a->spec.node_rank, a->spec.contain,
+				    err)) < 0)
+		return r;
+	send_line(a, "C %s %s", contain_mode_name(a->jc.how), a->jc.note.buf);
 	if (a->spec.node_rank != 0) {
 		send_line(a, "R");
 		return 0;
@@ -359,11 +369,16 @@ static int start_unit(struct agent *a, struct unit *u, struct strbuf *err)
 	c->out = c->err = CHILD_IO_PIPE;
 	c->group = CHILD_OWN_SESSION;
 	c->die_with_parent = true;
+	c->cgroup_procs_fd = a->jc.procs_fd;
+	job_container_wrap(&a->jc, u->id, &c->wrap);
 	u->started_ms = monotonic_ms();
 	if ((r = child_start(c)) < 0) {
 		if (!c->program) /* not found */
 			strbuf_addf(err, "cannot run '%s': %s", c->args.v[0],
 				    r == -EACCES ? "not an executable file" : "not found in PATH");
+		else if (r == -ECHILD)
+			strbuf_addf(err, "cannot run '%s': it could not enter the job's cgroup",
+				    c->program);
 		else
 			strbuf_addf(err, "cannot run '%s': %s", c->program, strerror(-r));
 		return r;
@@ -721,6 +736,7 @@ static void agent_release(struct agent *a)
 	launch_spec_release(&a->spec);
 	free(a->marks[0]);
 	free(a->marks[1]);
+	job_container_close(&a->jc);
 	strvec_clear(&a->node_env);
 	strbuf_release(&a->in);
 	strbuf_release(&a->tx);
@@ -755,7 +771,8 @@ int launch_agent_main(int in_fd, int out_fd)
 			   .self = getpid(),
 			   .in = STRBUF_INIT,
 			   .tx = STRBUF_INIT,
-			   .node_env = STRVEC_INIT };
+			   .node_env = STRVEC_INIT,
+			   .jc = { .procs_fd = -1, .how = CONTAIN_MARKS, .note = STRBUF_INIT } };
 	struct strbuf err = STRBUF_INIT;
 	int r, ret = 1;
 

@@ -1,7 +1,8 @@
 /*
- * node_cleanup.c - ending what a job left on a node, found by the marks in
- * its processes' environment: 'sparkctl agent reap' after an agent died,
- * and --kill-stale's end of an earlier job that holds the port.
+ * node_cleanup.c - ending what a job left on a node, found by its cgroups
+ * (proc/contain.h) and by the marks in its processes' environment:
+ * 'sparkctl agent reap' after an agent died, and --kill-stale's end of an
+ * earlier job that holds the port.
  */
 #include "sparkctl.h"
 
@@ -10,6 +11,7 @@
 #include "launch/node_agent.h"
 #include "lib/xalloc.h"
 #include "probe/procs.h"
+#include "proc/contain.h"
 #include "proc/loop.h"
 
 /* How often a wait looks again. */
@@ -42,25 +44,30 @@ static bool wait_gone(const struct proc_list *l, uint64_t ms)
 }
 
 /*
- * End every process whose environment holds all the marks: SIGTERM, the
- * grace, SIGKILL.  Found by the marks once; then each is watched by its
- * pid (a dying process stops showing its environment before its sockets
- * close).
+ * End a job's part on this host (node, or CONTAIN_ANY_NODE): every process
+ * in its cgroups and every one whose environment holds all the marks -
+ * SIGTERM, the grace, SIGKILL (the cgroups' at once) - then remove its
+ * cgroups.  Found once; then each is watched by its pid (a dying process
+ * stops showing its environment before its sockets close).
  */
-static void end_marked(const char *const *marks, unsigned grace_ms)
+static void end_job_part(const char *job_id, unsigned node, const char *const *marks,
+			 unsigned grace_ms)
 {
 	struct proc_list l = { 0 };
 	struct proc_table t;
 
+	contain_procs(job_id, node, &l);
 	if (proc_table_scan(&t) == 0) {
 		procs_with_env(&t, marks, &l);
 		proc_table_release(&t);
 	}
 	procs_signal(&l, SIGTERM);
 	if (!wait_gone(&l, grace_ms)) {
+		contain_kill(job_id, node);
 		procs_signal(&l, SIGKILL);
 		wait_gone(&l, 2000);
 	}
+	contain_remove(job_id, node);
 	proc_list_release(&l);
 }
 
@@ -68,7 +75,7 @@ static void end_marked(const char *const *marks, unsigned grace_ms)
 static void end_job(const char *job_id, unsigned grace_ms)
 {
 	char *mark = xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id);
-	end_marked((const char *const[]){ mark, NULL }, grace_ms);
+	end_job_part(job_id, CONTAIN_ANY_NODE, (const char *const[]){ mark, NULL }, grace_ms);
 	free(mark);
 }
 
@@ -130,7 +137,7 @@ int launch_agent_reap(const char *job_id, unsigned node_rank, unsigned grace_ms)
 	char *marks[3] = { xasprintf("%s=%s", LAUNCH_JOB_VAR, job_id),
 			   xasprintf("%s=%u", LAUNCH_JOB_NODE_VAR, node_rank), NULL };
 
-	end_marked((const char *const *)marks, grace_ms);
+	end_job_part(job_id, node_rank, (const char *const *)marks, grace_ms);
 	free(marks[0]);
 	free(marks[1]);
 	return 0;

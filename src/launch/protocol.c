@@ -124,12 +124,26 @@ void launch_spec_to_json(const struct launch_spec *s, struct strbuf *out)
 	jset(j, "master_addr", s->master_addr ? jbytes(s->master_addr) : json_null());
 	jset(j, "port", jint(s->port));
 	jset(j, "grace_ms", jint(s->grace_ms));
+	jset(j, "contain", jstr(contain_mode_name(s->contain)));
 	jset(j, "chdir", s->chdir ? jbytes(s->chdir) : json_null());
 	jset(j, "argv", jbytes_array(&s->argv));
 	jset(j, "env", jbytes_array(&s->env));
 	jset(j, "torchrun_opts", jbytes_array(&s->torchrun_opts));
 	json_to_line(j, out);
 	json_decref(j);
+}
+
+static int get_contain(const json_t *j, enum contain_mode *ret, struct strbuf *err)
+{
+	char *name = NULL;
+	int r = jget_str(j, "job spec", "contain", &name, err);
+
+	if (r == 0 && contain_mode_parse(name, ret) < 0) {
+		strbuf_addf(err, "job spec: unknown contain mode");
+		r = -EINVAL;
+	}
+	free(name);
+	return r < 0 ? -EINVAL : 0;
 }
 
 static int get_uint(const json_t *j, const char *key, unsigned *ret, struct strbuf *err)
@@ -232,7 +246,7 @@ int launch_spec_from_json(const char *text, size_t len, struct launch_spec *s, s
 	    get_bytes(j, "master_addr", &s->master_addr, err) < 0 ||
 	    get_uint(j, "port", &s->port, err) < 0 ||
 	    get_uint(j, "grace_ms", &s->grace_ms, err) < 0 ||
-	    get_bytes(j, "chdir", &s->chdir, err) < 0 ||
+	    get_contain(j, &s->contain, err) < 0 || get_bytes(j, "chdir", &s->chdir, err) < 0 ||
 	    get_bytes_array(j, "argv", false, &s->argv, err) < 0 ||
 	    get_bytes_array(j, "env", false, &s->env, err) < 0 ||
 	    get_bytes_array(j, "torchrun_opts", true, &s->torchrun_opts, err) < 0)

@@ -35,6 +35,7 @@
 
 #include "sparkctl.h"
 #include "lib/strbuf.h"
+#include "proc/contain.h"
 #include "lib/strvec.h"
 
 /*
@@ -64,6 +65,7 @@ struct launch_spec {
 	char *master_addr;	     /* requested by the user, or NULL */
 	unsigned port;		     /* requested by the user, or 0 to pick a free one */
 	unsigned grace_ms;	     /* SIGTERM to SIGKILL */
+	enum contain_mode contain;   /* how each node keeps the job's processes together */
 	char *chdir;		     /* working directory of the ranks, or NULL */
 	struct strvec argv;	     /* the command */
 	struct strvec torchrun_opts; /* more options for torchrun, before the command */

@@ -276,7 +276,18 @@ static void record_entry(const struct rootfs *root, int dirfd, const char *rel,
 	strbuf_release(&target);
 }
 
-int rootfs_list(const struct rootfs *root, const char *rel, struct strvec *names)
+/* A directory entry that is itself a directory (not a symlink to one). */
+static bool entry_is_dir(int dirfd, const struct dirent *de)
+{
+	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_DIR;
+	return fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int list_names(const struct rootfs *root, const char *rel, bool dirs_only,
+		      struct strvec *names)
 {
 	int fd = open_in_root(root, rel, O_RDONLY | O_DIRECTORY);
 	struct dirent *de;
@@ -302,6 +313,8 @@ int rootfs_list(const struct rootfs *root, const char *rel, struct strvec *names
 		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if (dirs_only && !entry_is_dir(dirfd(d), de))
+			continue;
 		if (names->nr >= ROOTFS_LIST_MAX) {
 			r = -E2BIG;
 			break;
@@ -317,6 +330,16 @@ int rootfs_list(const struct rootfs *root, const char *rel, struct strvec *names
 	}
 	strvec_sort(names);
 	return (int)names->nr;
+}
+
+int rootfs_list(const struct rootfs *root, const char *rel, struct strvec *names)
+{
+	return list_names(root, rel, false, names);
+}
+
+int rootfs_list_dirs(const struct rootfs *root, const char *rel, struct strvec *names)
+{
+	return list_names(root, rel, true, names);
 }
 
 bool rootfs_exists(const struct rootfs *root, const char *rel)

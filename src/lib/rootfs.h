@@ -106,6 +106,8 @@ int rootfs_readlink(const struct rootfs *root, const char *rel, struct strbuf *o
  * Returns the number of names.
  */
 int rootfs_list(const struct rootfs *root, const char *rel, struct strvec *names);
+/* The same, of the entries that are directories only (symlinks are not). */
+int rootfs_list_dirs(const struct rootfs *root, const char *rel, struct strvec *names);
 /* True when rel exists (following symlinks inside the root). */
 bool rootfs_exists(const struct rootfs *root, const char *rel);
 

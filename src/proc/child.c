@@ -38,7 +38,8 @@ void child_init(struct child *c)
 	memset(c, 0, sizeof(*c));
 	strvec_init(&c->args);
 	strvec_init(&c->env);
-	c->in_fd = c->out_fd = c->err_fd = c->pidfd = -1;
+	strvec_init(&c->wrap);
+	c->in_fd = c->out_fd = c->err_fd = c->pidfd = c->cgroup_procs_fd = -1;
 }
 
 void child_close_fd(int *fd)
@@ -59,6 +60,7 @@ void child_release(struct child *c)
 	child_close_fd(&c->pidfd);
 	strvec_clear(&c->args);
 	strvec_clear(&c->env);
+	strvec_clear(&c->wrap);
 	free(c->program);
 	c->program = NULL;
 }
@@ -160,7 +162,9 @@ struct stdio_plan {
 	int ours[3];   /* our end of each pipe, -1 if none */
 	int theirs[3]; /* their end of each pipe (or /dev/null), closed after the start */
 	int report[2]; /* forked children: the exec error goes back here */
-	char *program; /* what execve() runs */
+	char *program; /* what execve() runs: the program, or the wrapper */
+	char *found;   /* the program (args.v[0] looked up in PATH) */
+	struct strvec argv;
 	struct strvec env;
 };
 
@@ -173,6 +177,8 @@ static void plan_release(struct stdio_plan *p)
 	child_close_fd(&p->report[0]);
 	child_close_fd(&p->report[1]);
 	free(p->program);
+	free(p->found);
+	strvec_clear(&p->argv);
 	strvec_clear(&p->env);
 }
 
@@ -214,6 +220,12 @@ static int plan_stream(struct stdio_plan *p, int n, enum child_io io, int given)
 	return -EINVAL;
 }
 
+/* What posix_spawn() cannot do needs a fork. */
+static bool forks(const struct child *c)
+{
+	return c->die_with_parent || c->cgroup_procs_fd >= 0;
+}
+
 static int plan_make(const struct child *c, struct stdio_plan *p)
 {
 	const enum child_io io[3] = { c->in, c->out, c->err };
@@ -224,17 +236,31 @@ static int plan_make(const struct child *c, struct stdio_plan *p)
 		p->fd[i] = p->ours[i] = p->theirs[i] = -1;
 	p->report[0] = p->report[1] = -1;
 	strvec_init(&p->env);
-	p->program = NULL;
+	strvec_init(&p->argv);
+	p->program = p->found = NULL;
 	if (!c->args.nr)
 		return -EINVAL;
 	build_env(c, &p->env);
-	p->program = find_program(c->args.v[0], env_value(p->env.v, "PATH"), &r);
-	if (!p->program)
+	p->found = find_program(c->args.v[0], env_value(p->env.v, "PATH"), &r);
+	if (!p->found)
 		return r;
+	if (c->wrap.nr) {
+		p->program = find_program(c->wrap.v[0], env_value(p->env.v, "PATH"), &r);
+		if (!p->program)
+			return r;
+		for (size_t i = 0; i < c->wrap.nr; i++)
+			strvec_push(&p->argv, c->wrap.v[i]);
+		strvec_push(&p->argv, p->found);
+	} else {
+		p->program = xstrdup(p->found);
+		strvec_push(&p->argv, c->args.v[0]);
+	}
+	for (size_t i = 1; i < c->args.nr; i++)
+		strvec_push(&p->argv, c->args.v[i]);
 	for (int i = 0; i < 3; i++)
 		if ((r = plan_stream(p, i, io[i], given[i])) < 0)
 			return r;
-	if (c->die_with_parent && (r = make_pipe(p->report)) < 0)
+	if (forks(c) && (r = make_pipe(p->report)) < 0)
 		return r;
 	return 0;
 }
@@ -281,7 +307,7 @@ static int spawn(const struct child *c, const struct stdio_plan *p, pid_t *ret_p
 		e = posix_spawnattr_setsigdefault(&attr, &defaults);
 	/* glibc reports a failed exec or file action itself, and reaps the child. */
 	if (!e)
-		e = posix_spawn(ret_pid, p->program, &fa, &attr, c->args.v, p->env.v);
+		e = posix_spawn(ret_pid, p->program, &fa, &attr, p->argv.v, p->env.v);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	return -e;
@@ -298,10 +324,17 @@ static ATTR_NORETURN void exec_forked(const struct child *c, const struct stdio_
 		setsid();
 	else if (c->group == CHILD_OWN_GROUP)
 		setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* The parent died before the line above: nobody would kill us. */
-	if (getppid() != parent)
-		_exit(127);
+	if (c->die_with_parent) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* The parent died before the line above: nobody would kill us. */
+		if (getppid() != parent)
+			_exit(127);
+	}
+	/* "0" moves the writer itself. */
+	if (c->cgroup_procs_fd >= 0 && write(c->cgroup_procs_fd, "0", 1) != 1) {
+		errno = ECHILD;
+		goto fail;
+	}
 	for (int i = 0; i < 3; i++) {
 		if (p->fd[i] < 0)
 			continue;
@@ -315,7 +348,7 @@ static ATTR_NORETURN void exec_forked(const struct child *c, const struct stdio_
 	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	execve(p->program, c->args.v, p->env.v);
+	execve(p->program, p->argv.v, p->env.v);
 fail:
 	e = errno;
 	if (write(p->report[1], &e, sizeof(e)) < 0)
@@ -372,9 +405,9 @@ int child_start(struct child *c)
 	c->wstatus = 0;
 	r = plan_make(c, &p);
 	free(c->program);
-	c->program = p.program ? xstrdup(p.program) : NULL;
+	c->program = p.found ? xstrdup(p.found) : NULL;
 	if (r == 0)
-		r = c->die_with_parent ? fork_child(c, &p, &pid) : spawn(c, &p, &pid);
+		r = forks(c) ? fork_child(c, &p, &pid) : spawn(c, &p, &pid);
 	if (r == 0) {
 		c->pid = pid;
 		c->pidfd = open_pidfd(pid);

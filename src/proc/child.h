@@ -55,6 +55,17 @@ struct child {
 	enum child_group group;
 	/* SIGKILL when this process dies, however it dies (PR_SET_PDEATHSIG). */
 	bool die_with_parent;
+	/*
+	 * A cgroup's cgroup.procs open for writing, or -1: the child moves
+	 * itself there before the exec, so nothing it starts is born outside.
+	 */
+	int cgroup_procs_fd;
+	/*
+	 * A command that runs the program (e.g. systemd-run --scope --), or
+	 * empty: args.v[0] is still looked up as without it, and the wrapper
+	 * gets its full path and args.v[1...] after its own words.
+	 */
+	struct strvec wrap;
 
 	/* set by child_start() */
 	pid_t pid; /* 0 before the start; kept after the reap, for messages only */
@@ -79,7 +90,8 @@ void child_release(struct child *c);
  * Start the child.  Returns 0, or -errno with nothing started and nothing
  * left open: -ENOENT when args.v[0] is not found, -EACCES when it is not
  * an executable file (or the working directory cannot be entered: -ENOENT,
- * -ENOTDIR, -EACCES), -EMFILE when out of descriptors, -EINVAL for no args.
+ * -ENOTDIR, -EACCES), -EMFILE when out of descriptors, -EINVAL for no args;
+ * -ECHILD when it could not enter its cgroup (the cause is lost there).
  */
 int child_start(struct child *c);
 

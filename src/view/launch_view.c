@@ -53,6 +53,25 @@ static void emit_unit(const struct launch_options *o, const struct launch_result
 	strbuf_release(&status);
 }
 
+/* JSON only: how each node contained the job. */
+static void emit_nodes(const struct launch_options *o, const struct launch_result *res,
+		       struct emitter *e)
+{
+	emit_array_open(e, "nodes");
+	for (size_t i = 0; i < res->nr_nodes; i++) {
+		const struct launch_node_result *n = &res->nodes[i];
+		emit_object_open(e, NULL);
+		emit_value(e, "host", jstr(o->nodes[i].host), NULL);
+		emit_value(e, "containment",
+			   n->containment == CONTAIN_AUTO ? json_null()
+							  : jstr(contain_mode_name(n->containment)),
+			   NULL);
+		emit_value(e, "containment_note", jstr(n->note), NULL);
+		emit_close(e);
+	}
+	emit_close(e);
+}
+
 void launch_summary_emit(const struct launch_options *o, const struct launch_result *res,
 			 struct emitter *e)
 {
@@ -67,6 +86,7 @@ void launch_summary_emit(const struct launch_options *o, const struct launch_res
 	emit_value(e, "seconds", jreal(res->seconds), NULL);
 	emit_value(e, "torchrun", jbool(o->job->torchrun), NULL);
 	/* Width 0: one blank between columns, as compact as it gets on stderr. */
+	emit_nodes(o, res, e);
 	emit_table_open(e, "units", o->job->torchrun ? torchrun_headers : headers, 5, 0);
 	for (size_t i = 0; i < res->nr_units; i++)
 		emit_unit(o, res, &res->units[i], e);

@@ -385,8 +385,10 @@ _cluster_sshd_start() {
   local i=$1 d=$CLUSTER_DIR/node$1
   rm -f "$d/sshd.pid"
   # shellcheck disable=SC2086,SC2016
+  # 'ip netns exec' gives the node a /sys of its own, without the cgroup v2
+  # hierarchy a real node has mounted there (launch contains jobs in it).
   ip netns exec "${_cluster_ns[$i]}" unshare --uts -- \
-    sh -c 'hostname "$0" && exec "$@"' "node$i" \
+    sh -c 'hostname "$0" && { mount -t cgroup2 cgroup2 /sys/fs/cgroup 2> /dev/null || :; } && exec "$@"' "node$i" \
     "$CLUSTER_SSHD" -D -f "$d/sshd_config" -E "$d/sshd.log" $_cluster_sshd_extra \
     < /dev/null > /dev/null 2>&1 &
   _cluster_sshd_pid[i]=$!

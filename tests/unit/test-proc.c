@@ -9,7 +9,9 @@
 
 #include "lib/clock.h"
 #include "lib/strbuf.h"
+#include "probe/cgroups.h"
 #include "proc/child.h"
+#include "proc/contain.h"
 #include "proc/loop.h"
 #include "test_util.h"
 
@@ -432,6 +434,120 @@ static void test_child_signal_group(void **state)
 	child_release(&c);
 }
 
+/*
+ * A wrapper runs the program by its full path, with the program's own
+ * arguments after its words; "not found" is still about the program.
+ */
+static void test_child_wrap(void **state)
+{
+	(void)state;
+	for (int fork_path = 0; fork_path < 2; fork_path++) {
+		struct capture cap;
+		child_init(&cap.c);
+		strvec_pushl(&cap.c.wrap, "sh", "-c", "echo \"$0|$*\"", NULL);
+		strvec_pushl(&cap.c.args, "true", "a b", "c", NULL);
+		strvec_push(&cap.c.env, "PATH=/bin");
+		start_and_capture(&cap, fork_path);
+		assert_string_equal(cap.out.got.buf, "/bin/true|a b c\n");
+		assert_string_equal(cap.c.program, "/bin/true");
+		child_release(&cap.c);
+		strbuf_release(&cap.out.got);
+		strbuf_release(&cap.err.got);
+
+		child_init(&cap.c);
+		strvec_pushl(&cap.c.wrap, "sh", "-c", "exit 0", NULL);
+		strvec_pushl(&cap.c.args, "no-such-program-here", NULL);
+		cap.c.die_with_parent = fork_path;
+		assert_int_equal(child_start(&cap.c), -ENOENT);
+		assert_null(cap.c.program);
+		child_release(&cap.c);
+	}
+}
+
+/* The child writes "0" (itself) to its cgroup.procs before the exec; a failed write is -ECHILD. */
+static void test_child_cgroup_procs_fd(void **state)
+{
+	struct capture cap;
+	char got[8] = "";
+	int fds[2];
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	child_init(&cap.c);
+	strvec_pushl(&cap.c.args, "sh", "-c", "echo ran", NULL);
+	cap.c.cgroup_procs_fd = fds[1];
+	start_and_capture(&cap, false);
+	assert_string_equal(cap.out.got.buf, "ran\n");
+	assert_int_equal(read(fds[0], got, sizeof(got) - 1), 1);
+	assert_string_equal(got, "0");
+	child_release(&cap.c);
+	strbuf_release(&cap.out.got);
+	strbuf_release(&cap.err.got);
+	close(fds[1]);
+
+	/* A descriptor that cannot be written: the start fails, nothing runs. */
+	child_init(&cap.c);
+	strvec_pushl(&cap.c.args, "sh", "-c", "echo ran", NULL);
+	cap.c.cgroup_procs_fd = fds[0];
+	assert_int_equal(child_start(&cap.c), -ECHILD);
+	child_release(&cap.c);
+	close(fds[0]);
+}
+
+static void test_cgroup_parsers(void **state)
+{
+	const char *mountinfo = "22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+				"30 25 0:26 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+				"35 25 0:30 /user.slice /sys/fs/cgroup/uni\\040fied rw shared:9 - "
+				"cgroup2 cgroup2 rw\n";
+	char *mount = NULL, *root = NULL, *path = NULL;
+
+	(void)state;
+	assert_int_equal(cgroup2_mount_parse(mountinfo, &mount, &root), 1);
+	assert_string_equal(mount, "/sys/fs/cgroup/uni fied");
+	assert_string_equal(root, "/user.slice");
+	free(mount);
+	free(root);
+	assert_int_equal(cgroup2_mount_parse("30 25 0:26 / /x rw - cgroup c rw\n", &mount, &root),
+			 0);
+	assert_int_equal(cgroup2_path_parse("4:memory:/a\n0::/user.slice/s-1.scope\n", &path), 1);
+	assert_string_equal(path, "/user.slice/s-1.scope");
+	free(path);
+	assert_int_equal(cgroup2_path_parse("4:memory:/a\n", &path), 0);
+}
+
+/* Under systemd a unit runs through a scope named after the job, the node and the unit. */
+static void test_contain_modes(void **state)
+{
+	struct job_container jc = { .how = CONTAIN_SYSTEMD,
+				    .job_id = (char *)"0123456789abcdef",
+				    .node = 3 };
+	struct strvec wrap = STRVEC_INIT;
+	enum contain_mode m;
+
+	(void)state;
+	for (int i = CONTAIN_AUTO; i <= CONTAIN_MARKS; i++) {
+		assert_int_equal(contain_mode_parse(contain_mode_name(i), &m), 0);
+		assert_int_equal(m, i);
+	}
+	assert_int_equal(contain_mode_parse("cgroups", &m), -EINVAL);
+	job_container_wrap(&jc, 7, &wrap);
+	assert_int_equal(wrap.nr, 7);
+	assert_string_equal(wrap.v[0], "systemd-run");
+	assert_string_equal(wrap.v[1], "--system");
+	assert_string_equal(wrap.v[2], "--scope");
+	assert_string_equal(wrap.v[5], "--unit=sparkctl-0123456789abcdef-n3-7.scope");
+	assert_string_equal(wrap.v[6], "--");
+	strvec_clear(&wrap);
+	jc.systemd_user = true;
+	job_container_wrap(&jc, 0, &wrap);
+	assert_string_equal(wrap.v[1], "--user");
+	strvec_clear(&wrap);
+	jc.how = CONTAIN_CGROUP;
+	job_container_wrap(&jc, 0, &wrap);
+	assert_int_equal(wrap.nr, 0);
+}
+
 struct early_status {
 	int status;
 	bool signaled, zombie;
@@ -491,6 +607,10 @@ int main(void)
 		cmocka_unit_test(test_child_program),
 		cmocka_unit_test(test_child_signal_group),
 		cmocka_unit_test(test_child_status_before_reap),
+		cmocka_unit_test(test_child_wrap),
+		cmocka_unit_test(test_child_cgroup_procs_fd),
+		cmocka_unit_test(test_cgroup_parsers),
+		cmocka_unit_test(test_contain_modes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
