@@ -121,9 +121,12 @@ static int load_hosts(const struct launch_args *a, struct host_list *hosts)
 		r = host_list_load_file(a->hostfile, hosts, &err);
 	else
 		r = host_list_parse(a->hosts ? a->hosts : "localhost", hosts, &err);
+	/*
+	 * A hostfile that cannot be read is a bad argument too, as in doctor
+	 * and status: exit 1 would read as a rank's exit status.
+	 */
 	if (r < 0) {
-		int ret = r == -EINVAL ? cmd_usage_error("launch", "%s", err.buf)
-				       : (cmd_error("launch", "%s", err.buf), SPARKCTL_EXIT_ERROR);
+		int ret = cmd_usage_error("launch", "%s", err.buf);
 		strbuf_release(&err);
 		return ret;
 	}

@@ -75,6 +75,11 @@ usage_error "UNSET_VAR_XYZ" -x UNSET_VAR_XYZ -- "${RAN[@]}"
 usage_error "--port 70000" --port 70000 -- "${RAN[@]}"
 usage_error "--kill-stale" --kill-stale -- "${RAN[@]}"
 usage_error "-H and --hostfile" -H a --hostfile f -- "${RAN[@]}"
+# A hostfile that cannot be used is a bad argument (2), never a rank's status.
+head -c 2000000 /dev/zero | tr '\0' 'a' > "$TMP/big-hostfile"
+usage_error "$TMP/no-such-hostfile" --hostfile "$TMP/no-such-hostfile" -- "${RAN[@]}"
+usage_error "$TMP/other" --hostfile "$TMP/other" -- "${RAN[@]}"
+usage_error "$TMP/big-hostfile" --hostfile "$TMP/big-hostfile" -- "${RAN[@]}"
 usage_error "--chdir" --chdir relative -- "${RAN[@]}"
 usage_error "unknown option '--bogus'" --bogus -- "${RAN[@]}"
 usage_error "empty" -- ''
@@ -263,6 +268,14 @@ run launch --no-env -q -- sh -c 'exit 4'
 want 4
 [ "$(wc -l < "$TMP/err")" = 1 ] || { show; fail "-q: not one line for a failure"; }
 contains "$TMP/err" "rank 0 on localhost ended with exit 4"
+
+# A rank's stdin is /dev/null (docs/launch.md): what the launcher is given never reaches it.
+set +e
+echo "typed at the launcher" | launch --no-env -- sh -c 'cat; echo "read: done"' > "$TMP/out" 2> "$TMP/err"
+status=$?
+set -e
+want 0
+[ "$(cat "$TMP/out")" = "[0] read: done" ] || { show; fail "a rank read the launcher's stdin"; }
 
 # ---- teardown: nothing of a job outlives it --------------------------------
 
