@@ -263,7 +263,7 @@ static void split_lines(struct launcher *l, struct node *nd, struct strbuf *buf,
 
 static void agent_stderr_line(struct launcher *l, struct node *nd, char *line, size_t len)
 {
-	if (!len)
+	if (!len || ssh_recovered_master_line(line))
 		return;
 	launcher_notice(l, "%s: %s", nd->n->host, line);
 	free(nd->last_err);

@@ -147,26 +147,24 @@ static void flush_tx(struct agent *a)
 /* When this process started (clock ticks after boot), or 0 if unknown. */
 static uint64_t self_start_ticks(void)
 {
-	struct proc_table t;
-	uint64_t start = 0;
-	pid_t self = getpid();
+	struct proc_entry e;
 
-	if (proc_table_scan(&t) < 0)
-		return 0;
-	for (size_t i = 0; i < t.nr; i++)
-		if (t.v[i].pid == self)
-			start = t.v[i].start_ticks;
-	proc_table_release(&t);
-	return start;
+	return proc_entry_read(getpid(), &e) == 0 ? e.start_ticks : 0;
 }
 
-/* Every live process of the job: its cgroups, descendants, rank sessions, job id. */
+/*
+ * Every live process of the job.  In a cgroup of the job's own that is
+ * the cgroup: a rank enters it before its command starts, and nothing
+ * leaves it.  Otherwise: descendants, rank sessions, the job's marks (and
+ * under systemd the scopes, which a rank enters only once systemd-run
+ * has it moved).
+ */
 static void job_processes(const struct agent *a, struct proc_list *out)
 {
 	struct proc_table t;
 
 	job_container_procs(&a->jc, out);
-	if (proc_table_scan(&t) < 0)
+	if (a->jc.how == CONTAIN_CGROUP || proc_table_scan(&t) < 0)
 		return;
 	procs_descendants(&t, a->self, out);
 	for (size_t i = 0; i < a->nr_units; i++)

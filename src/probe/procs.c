@@ -95,6 +95,20 @@ int proc_stat_parse(const char *text, struct proc_entry *out)
 	return 0;
 }
 
+int proc_entry_read(pid_t pid, struct proc_entry *out)
+{
+	struct strbuf text = STRBUF_INIT;
+	char rel[32];
+	int r;
+
+	snprintf(rel, sizeof(rel), "%d/stat", (int)pid);
+	r = read_live_proc_file(rel, PROC_FILE_MAX, &text);
+	if (r == 0)
+		r = proc_stat_parse(text.buf, out);
+	strbuf_release(&text);
+	return r;
+}
+
 void procs_started_since(const struct proc_table *t, uint64_t start_ticks, struct proc_table *out)
 {
 	out->v = NULL;

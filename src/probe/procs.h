@@ -54,6 +54,9 @@ int tcp_table_find_listener(const char *text, unsigned port, unsigned long *ret_
  */
 void procs_started_since(const struct proc_table *t, uint64_t start_ticks, struct proc_table *out);
 
+/* One process's entry: 0, or -errno (-ENOENT: it is gone). */
+int proc_entry_read(pid_t pid, struct proc_entry *out);
+
 /* Every process now (those that vanish while being read are left out). */
 int proc_table_scan(struct proc_table *t);
 void proc_table_release(struct proc_table *t);

@@ -134,6 +134,8 @@ fail:
 	return r;
 }
 
+static void remove_tree(const char *dir);
+
 int job_container_open(struct job_container *jc, const char *job_id, unsigned node,
 		       enum contain_mode want, struct strbuf *err)
 {
@@ -185,8 +187,9 @@ void job_container_close(struct job_container *jc)
 	if (jc->procs_fd >= 0)
 		close(jc->procs_fd);
 	jc->procs_fd = -1;
-	if (jc->job_id)
-		contain_remove(jc->job_id, jc->node);
+	/* systemd collects its scopes (--collect); ours is known. */
+	if (jc->how == CONTAIN_CGROUP && jc->dir)
+		remove_tree(jc->dir);
 	free(jc->dir);
 	free(jc->job_id);
 	strbuf_release(&jc->note);

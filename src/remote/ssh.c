@@ -160,3 +160,12 @@ void ssh_control_dir_remove(const char *dir)
 	remove_dir_contents(dir);
 	rmdir(dir);
 }
+
+bool ssh_recovered_master_line(const char *line)
+{
+	/* OpenSSH's mux client, before it falls back to a connection of its own. */
+	if (starts_with(line, "mux_client_"))
+		return true;
+	return starts_with(line, "ControlSocket ") &&
+	       strstr(line, " already exists, disabling multiplexing");
+}

@@ -67,4 +67,12 @@ void shell_quote(struct strbuf *out, const char *word);
 int ssh_command(struct strvec *out, const char *host, const struct ssh_options *o,
 		const char *const *remote_argv);
 
+/*
+ * True for a line ssh prints when a kept master connection turned out to
+ * be dead (the node's sshd restarted, the link was down): ssh then makes
+ * a new connection by itself, so the line says nothing about the command.
+ * ('ssh -O check' cannot tell: a master answers it without the server.)
+ */
+bool ssh_recovered_master_line(const char *line);
+
 #endif

@@ -194,3 +194,20 @@ for r in 0 1 2 3; do
   [ "$(grep -c "^\[$node:$r\] err $r " "$TMP/err")" = 200 ] || fail "stderr lines of rank $r"
 done
 lacks "$TMP/out" "err "
+
+# --- A kept master whose connection died unseen (node1's sshd restarted while
+# its link was down): ssh makes a new connection by itself, and the launch
+# says nothing of the dead master ---
+expect 0 "$SPARKCTL" launch -H "$hosts" -- true
+ls "$SPARKCTL_SSH_CONTROL_DIR"/* > /dev/null 2>&1 || fail "no ssh master kept for the next launch"
+cluster_node_unreachable node1
+for pid in $(ip netns pids "$(cluster_ns node1)"); do
+  [ "$(cat "/proc/$pid/comm" 2> /dev/null)" != sshd ] || kill -KILL "$pid" 2> /dev/null || true
+done
+cluster_node_down node1
+cluster_node_up node1
+cluster_node_reachable node1
+expect 0 "$SPARKCTL" launch -H "$hosts" -- true
+lacks "$TMP/err" "mux_client"
+lacks "$TMP/err" "master"
+contains "$TMP/err" "2 ranks ended with status 0"
