@@ -164,8 +164,9 @@ static void host_name_errors(void **state)
 		"a\x1b"
 		"b",
 		"invalid host name 'a\\x1bb': contains whitespace or a control character");
-	expect_spec_error("h\xc3\xa9",
-			  "invalid host name 'h\\xc3\\xa9': contains a non-ASCII byte");
+	/* Printable UTF-8 is shown as it is; a byte that is not UTF-8 is escaped. */
+	expect_spec_error("h\xc3\xa9", "invalid host name 'h\xc3\xa9': contains a non-ASCII byte");
+	expect_spec_error("h\xff", "invalid host name 'h\\xff': contains a non-ASCII byte");
 	expect_spec_error("a@b@c", "invalid host name 'a@b@c': contains more than one '@'");
 	expect_spec_error("@b", "invalid host name '@b': empty user name before '@'");
 	expect_spec_error("a@", "invalid host name 'a@': empty host name after '@'");
