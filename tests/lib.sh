@@ -58,6 +58,30 @@ lacks() {
   ! grep -qF -- "$2" "$1" || { echo "--- $1:" >&2; cat "$1" >&2; fail "'$2' found in $1"; }
 }
 
+# no_controls FILE...: what a terminal would show safely - no C0 control but
+# tab and newline, no DEL, no C1 control (U+0080-U+009F, 0xc2 0x80-0x9f in
+# UTF-8), nothing that is not UTF-8.
+no_controls() {
+  python3 - "$@" <<'PY' || fail "a control character reached the output"
+import re, sys
+bad = re.compile(rb'[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]')
+ok = True
+for path in sys.argv[1:]:
+    data = open(path, 'rb').read()
+    m = bad.search(data)
+    if m:
+        print(f'{path}: {m.group()!r} in {data[max(0, m.start() - 40):m.end() + 20]!r}',
+              file=sys.stderr)
+        ok = False
+    try:
+        data.decode('utf-8')
+    except UnicodeDecodeError as e:
+        print(f'{path}: {e}', file=sys.stderr)
+        ok = False
+sys.exit(0 if ok else 1)
+PY
+}
+
 # same FILE1 FILE2: identical content (shows a diff otherwise).
 same() {
   diff -u "$1" "$2" >&2 || fail "$1 and $2 differ"

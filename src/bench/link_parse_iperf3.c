@@ -195,7 +195,8 @@ int iperf3_parse_json(const char *text, struct iperf3_result *ret, struct strbuf
 	 */
 	j = json_loadb(start, strlen(start), JSON_DISABLE_EOF_CHECK, &jerr);
 	if (!j) {
-		strbuf_addf(err, "iperf3 output:%d:%d: %s", jerr.line, jerr.column, jerr.text);
+		strbuf_addf(err, "iperf3 output:%d:%d: ", jerr.line, jerr.column);
+		strbuf_addstr_printable(err, jerr.text); /* it quotes the output's bytes */
 		return -EINVAL;
 	}
 	if (!json_is_object(j)) {

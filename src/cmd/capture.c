@@ -328,7 +328,7 @@ static int write_capture(const char *root, const struct rootfs_recorder *rec,
 		cmd_error("capture", "cannot move the capture to '%s': %s", out, strerror(errno));
 		goto fail;
 	}
-	fprintf(stderr, "sparkctl capture: wrote %zu entries to %s\n", rec->nr, out);
+	cmd_error("capture", "wrote %zu entries to %s", rec->nr, out);
 	ret = SPARKCTL_EXIT_OK;
 	goto out;
 fail:

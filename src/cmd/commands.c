@@ -153,11 +153,15 @@ int cmd_run(const struct cmd *cmd, int argc, char **argv)
 static int unknown_command(const char *name)
 {
 	const char *near = cmd_nearest(sparkctl_commands, name);
+	struct strbuf msg = STRBUF_INIT;
 
-	fprintf(stderr, "sparkctl: '%s' is not a sparkctl command.", name);
+	strbuf_addstr(&msg, "sparkctl: '");
+	strbuf_addstr_printable(&msg, name);
+	strbuf_addstr(&msg, "' is not a sparkctl command.");
 	if (near)
-		fprintf(stderr, " The most similar command is '%s'.", near);
-	fprintf(stderr, "\nSee 'sparkctl --help'.\n");
+		strbuf_addf(&msg, " The most similar command is '%s'.", near);
+	fprintf(stderr, "%s\nSee 'sparkctl --help'.\n", msg.buf);
+	strbuf_release(&msg);
 	return SPARKCTL_EXIT_USAGE;
 }
 
@@ -190,7 +194,10 @@ int cmd_main(int argc, char **argv)
 		return check_stdout(cmd_run(&cmd_version, 1, alias_argv));
 	}
 	if (argv[1][0] == '-') {
-		fprintf(stderr, "sparkctl: unknown option '%s'\nSee 'sparkctl --help'.\n", argv[1]);
+		struct strbuf opt = STRBUF_INIT;
+		strbuf_addstr_printable(&opt, argv[1]);
+		fprintf(stderr, "sparkctl: unknown option '%s'\nSee 'sparkctl --help'.\n", opt.buf);
+		strbuf_release(&opt);
 		return SPARKCTL_EXIT_USAGE;
 	}
 	c = cmd_find(sparkctl_commands, argv[1]);

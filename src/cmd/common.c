@@ -9,11 +9,18 @@
 #include "probe/procs.h"
 
 static void vreport(const char *cmd, const char *fmt, va_list ap) ATTR_PRINTF(2, 0);
+/* Messages carry names and text from outside (files, nodes, ssh): escaped for the terminal. */
 static void vreport(const char *cmd, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "sparkctl %s: ", cmd);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	struct strbuf msg = STRBUF_INIT, line = STRBUF_INIT;
+
+	strbuf_vaddf(&msg, fmt, ap);
+	strbuf_addf(&line, "sparkctl %s: ", cmd);
+	strbuf_add_printable(&line, msg.buf, msg.len, PRINTABLE_LINES);
+	strbuf_addch(&line, '\n');
+	fputs(line.buf, stderr);
+	strbuf_release(&msg);
+	strbuf_release(&line);
 }
 
 void cmd_error(const char *cmd, const char *fmt, ...)

@@ -167,7 +167,7 @@ static int run_env(const struct cmd *cmd, int argc, char **argv)
 	for (size_t i = 0; i < nr; i++, made++) {
 		int r = env_generate(&invs[i], &o, &envs[i], &err);
 		for (size_t k = 0; k < envs[i].notes.nr; k++)
-			fprintf(stderr, "sparkctl env: %s: %s\n", envs[i].node, envs[i].notes.v[k]);
+			cmd_error("env", "%s: %s", envs[i].node, envs[i].notes.v[k]);
 		if (r < 0) {
 			cmd_error("env", "%s", err.buf);
 			made++;

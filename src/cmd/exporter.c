@@ -91,7 +91,7 @@ static void open_gpu(const struct exporter_args *a, struct exporter_source *src)
 	src->gpu_disabled = a->no_gpu;
 	if (!a->no_gpu && exporter_gpu_open(&src->gpu, !a->once, &err) < 0) {
 		if (!a->once)
-			fprintf(stderr, "sparkctl exporter: no GPU metrics: %s\n", err.buf);
+			cmd_error("exporter", "no GPU metrics: %s", err.buf);
 		src->gpu = NULL;
 	}
 	strbuf_release(&err);

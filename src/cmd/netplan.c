@@ -88,11 +88,10 @@ static void warn_other_files(int dirfd, const struct netplan *p)
 			struct strbuf key = STRBUF_INIT;
 			strbuf_addf(&key, "%s:", p->ifaces[i].netdev->name);
 			if (strstr(buf, key.buf))
-				fprintf(stderr,
-					"sparkctl netplan: warning: /etc/netplan/%s also "
-					"configures %s; "
-					"netplan merges both files\n",
-					de->d_name, p->ifaces[i].netdev->name);
+				cmd_error("netplan",
+					  "warning: /etc/netplan/%s also configures %s; netplan "
+					  "merges both files",
+					  de->d_name, p->ifaces[i].netdev->name);
 			strbuf_release(&key);
 		}
 	}
@@ -128,7 +127,7 @@ static int write_plan(const char *root, const struct netplan *p, const char *yam
 		cmd_error("netplan", "%s/%s: %s", dir.buf, NETPLAN_FILE, err.buf);
 		goto out;
 	}
-	fprintf(stderr, "sparkctl netplan: wrote %s/%s\n", dir.buf, NETPLAN_FILE);
+	cmd_error("netplan", "wrote %s/%s", dir.buf, NETPLAN_FILE);
 	ret = SPARKCTL_EXIT_OK;
 out:
 	if (dirfd >= 0)

@@ -539,12 +539,35 @@ static void sh_quote(struct strbuf *out, const char *s)
 	strbuf_addch(out, '\'');
 }
 
+/* One comment line: text with its newlines as spaces and its controls escaped. */
 static void comment(struct strbuf *out, const char *text)
 {
-	strbuf_addstr(out, "# ");
+	struct strbuf line = STRBUF_INIT;
+
 	for (; *text; text++)
-		strbuf_addch(out, *text == '\n' ? ' ' : *text);
+		strbuf_addch(&line, *text == '\n' ? ' ' : *text);
+	strbuf_addstr(out, "# ");
+	strbuf_add_printable(out, line.buf, line.len, 0);
 	strbuf_addch(out, '\n');
+	strbuf_release(&line);
+}
+
+/*
+ * A value is written as it is or not at all: escaped, it would no longer
+ * be the value.  Names with controls or bytes that are not UTF-8 come only
+ * from a damaged or hostile inventory (no interface NCCL can use is named
+ * so), and quoting would still carry them to the terminal.  Newlines and
+ * tabs stay for --format sh and docker, which quote them.
+ */
+static int check_printable(const struct env_var *v, struct strbuf *err)
+{
+	if (str_is_printable(v->value, strlen(v->value), PRINTABLE_LINES))
+		return 0;
+	strbuf_addf(err, "%s: the value '", v->key);
+	strbuf_addstr_printable(err, v->value);
+	strbuf_addstr(err, "' holds control characters or bytes that are not UTF-8; only "
+			   "--format json can carry it");
+	return -EINVAL;
 }
 
 static json_t *node_json(const struct node_env *e, bool with_reasons)
@@ -582,12 +605,16 @@ int env_format(const struct node_env *e, enum env_format fmt, bool with_reasons,
 		json_decref(o);
 		return 0;
 	}
-	if (fmt != ENV_FORMAT_DOCKER)
-		strbuf_addf(out, "# sparkctl env: %s, topology %s, %zu HCA%s\n", e->node,
-			    env_topology_name(e->topology), e->fabric.nr_rails,
-			    e->fabric.nr_rails == 1 ? "" : "s");
+	if (fmt != ENV_FORMAT_DOCKER) {
+		strbuf_addstr(out, "# sparkctl env: ");
+		strbuf_addstr_printable(out, e->node);
+		strbuf_addf(out, ", topology %s, %zu HCA%s\n", env_topology_name(e->topology),
+			    e->fabric.nr_rails, e->fabric.nr_rails == 1 ? "" : "s");
+	}
 	for (size_t i = 0; i < e->nr_vars; i++) {
 		const struct env_var *v = &e->vars[i];
+		if (check_printable(v, err) < 0)
+			return -EINVAL;
 		if (with_reasons && fmt != ENV_FORMAT_DOCKER)
 			comment(out, v->reason);
 		switch (fmt) {

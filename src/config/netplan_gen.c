@@ -219,8 +219,11 @@ bool netplan_changes(const struct netplan *p, const char *netdev)
 
 void netplan_yaml(const struct netplan *p, struct strbuf *out)
 {
+	struct strbuf shown = STRBUF_INIT;
 	char base[19];
 
+	/* Names in comments are the inventory's: escaped, a newline cannot end the comment. */
+	strbuf_addstr_printable(&shown, p->node_name);
 	cidr_format(&p->opts.base, base);
 	strbuf_addf(out,
 		    NETPLAN_MARKER "; 'sparkctl netplan --write' replaces it.\n"
@@ -228,12 +231,13 @@ void netplan_yaml(const struct netplan *p, struct strbuf *out)
 				   "network:\n"
 				   "  version: 2\n"
 				   "  ethernets:\n",
-		    p->node_name, netplan_plan_name(p->opts.plan), p->opts.node, p->opts.nodes,
-		    base);
+		    shown.buf, netplan_plan_name(p->opts.plan), p->opts.node, p->opts.nodes, base);
 	for (size_t i = 0; i < p->nr_ifaces; i++) {
 		const struct netplan_iface *ifc = &p->ifaces[i];
 		char addr[19];
 		cidr_format(&ifc->addr, addr);
+		strbuf_reset(&shown);
+		strbuf_addstr_printable(&shown, ifc->rdma->name);
 		strbuf_addf(out,
 			    "    %s:\n"
 			    "      # %s\n"
@@ -243,8 +247,9 @@ void netplan_yaml(const struct netplan *p, struct strbuf *out)
 			    "      mtu: %d\n"
 			    "      addresses:\n"
 			    "        - %s\n",
-			    ifc->netdev->name, ifc->rdma->name, NETPLAN_FABRIC_MTU, addr);
+			    ifc->netdev->name, shown.buf, NETPLAN_FABRIC_MTU, addr);
 	}
+	strbuf_release(&shown);
 }
 
 int netplan_hosts(const struct netplan *p, const struct strvec *names, struct strbuf *out,

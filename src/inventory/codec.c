@@ -283,8 +283,11 @@ static void leave(struct reader *rd, size_t len)
 /* "path.key: what"; key "" names the object itself. */
 static int bad(struct reader *rd, const char *key, const char *what)
 {
-	strbuf_addf(rd->err, "%s%s%s: %s", rd->path.buf, *rd->path.buf && *key ? "." : "", key,
-		    what);
+	/* The path holds the document's keys: escaped, as every part of a message from input. */
+	strbuf_addstr_printable(rd->err, rd->path.buf);
+	strbuf_addstr(rd->err, *rd->path.buf && *key ? "." : "");
+	strbuf_addstr_printable(rd->err, key);
+	strbuf_addf(rd->err, ": %s", what);
 	return -EINVAL;
 }
 

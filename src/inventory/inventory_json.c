@@ -50,7 +50,8 @@ int inventory_load(struct inventory *inv, const char *path, struct strbuf *err)
 	if (r < 0 && !streq(path, "-")) {
 		/* Name the file in front of the field path. */
 		struct strbuf msg = STRBUF_INIT;
-		strbuf_addf(&msg, "%s: %s", path, err->buf);
+		strbuf_addstr_printable(&msg, path);
+		strbuf_addf(&msg, ": %s", err->buf);
 		strbuf_reset(err);
 		strbuf_addstr(err, msg.buf);
 		strbuf_release(&msg);

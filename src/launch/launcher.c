@@ -23,14 +23,19 @@
 #include "proc/child.h"
 #include "proc/loop.h"
 
+/* Notices relay what nodes and ssh said: escaped for the terminal, as every message. */
 void launcher_notice(struct launcher *l, const char *fmt, ...)
 {
+	struct strbuf msg = STRBUF_INIT;
 	va_list ap;
-	strbuf_addstr(&l->errout, "sparkctl launch: ");
+
 	va_start(ap, fmt);
-	strbuf_vaddf(&l->errout, fmt, ap);
+	strbuf_vaddf(&msg, fmt, ap);
 	va_end(ap);
+	strbuf_addstr(&l->errout, "sparkctl launch: ");
+	strbuf_add_printable(&l->errout, msg.buf, msg.len, PRINTABLE_LINES);
 	strbuf_addch(&l->errout, '\n');
+	strbuf_release(&msg);
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -261,13 +266,19 @@ static void split_lines(struct launcher *l, struct node *nd, struct strbuf *buf,
 	strbuf_setlen(buf, buf->len - start);
 }
 
+/* A line of ssh's or the agent's stderr (ssh ends its own with CR LF). */
 static void agent_stderr_line(struct launcher *l, struct node *nd, char *line, size_t len)
 {
+	struct strbuf shown = STRBUF_INIT;
+
+	if (len && line[len - 1] == '\r')
+		line[--len] = '\0';
 	if (!len || ssh_recovered_master_line(line))
 		return;
-	launcher_notice(l, "%s: %s", nd->n->host, line);
+	strbuf_add_printable(&shown, line, len, 0);
+	launcher_notice(l, "%s: %s", nd->n->host, shown.buf);
 	free(nd->last_err);
-	nd->last_err = xstrdup(line);
+	nd->last_err = strbuf_detach(&shown, NULL);
 }
 
 static void read_agent(struct launcher *l, struct node *nd, bool is_err)

@@ -115,32 +115,58 @@ void jpush(json_t *arr, json_t *value)
 
 #define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER)
 
+/*
+ * jansson's text, with DEL and the C1 controls (U+0080-U+009F) as \u
+ * escapes: jansson escapes only the C0 controls, and a terminal acts on
+ * these too.  They occur only inside strings, where the escape means the
+ * same character.
+ */
+static void add_json_text(struct strbuf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s, *run = p;
+
+	for (; *p; p++) {
+		bool c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+		if (*p != 0x7f && !c1)
+			continue;
+		strbuf_add(out, run, (size_t)(p - run));
+		strbuf_addf(out, "\\u00%02X", c1 ? *++p : *p);
+		run = p + 1;
+	}
+	strbuf_add(out, run, (size_t)(p - run));
+}
+
+static void dump(const json_t *j, size_t flags, struct strbuf *out)
+{
+	char *s = json_dumps(j, flags);
+
+	if (!s)
+		json_oom();
+	add_json_text(out, s);
+	free(s);
+}
+
 int json_write(FILE *f, const json_t *j)
 {
-	if (json_dumpf(j, f, DUMP_FLAGS) < 0 || fputc('\n', f) == EOF)
-		return -EIO;
-	return 0;
+	struct strbuf text = STRBUF_INIT;
+	int r = 0;
+
+	json_to_strbuf(j, &text);
+	if (fwrite(text.buf, 1, text.len, f) != text.len)
+		r = -EIO;
+	strbuf_release(&text);
+	return r;
 }
 
 void json_to_strbuf(const json_t *j, struct strbuf *out)
 {
-	char *s = json_dumps(j, DUMP_FLAGS);
-
-	if (!s)
-		json_oom();
-	strbuf_addstr(out, s);
+	dump(j, DUMP_FLAGS, out);
 	strbuf_addch(out, '\n');
-	free(s);
 }
 
 void json_to_line(const json_t *j, struct strbuf *out)
 {
-	char *s = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
-
-	if (!s)
-		json_oom();
-	strbuf_addstr(out, s);
-	free(s);
+	dump(j, JSON_COMPACT | JSON_ENSURE_ASCII, out);
 }
 
 int json_load_buffer(const char *buf, size_t len, const char *name, json_t **ret,
@@ -150,11 +176,15 @@ int json_load_buffer(const char *buf, size_t len, const char *name, json_t **ret
 	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 
 	if (!j) {
-		strbuf_addf(err, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+		/* jansson quotes the text near the error: the input's bytes, escaped here. */
+		strbuf_addstr_printable(err, name);
+		strbuf_addf(err, ":%d:%d: ", jerr.line, jerr.column);
+		strbuf_addstr_printable(err, jerr.text);
 		return -EINVAL;
 	}
 	if (!json_is_object(j)) {
-		strbuf_addf(err, "%s: expected a JSON object at the top level", name);
+		strbuf_addstr_printable(err, name);
+		strbuf_addstr(err, ": expected a JSON object at the top level");
 		json_decref(j);
 		return -EINVAL;
 	}
@@ -172,25 +202,35 @@ int json_load_path(const char *path, json_t **ret, struct strbuf *err)
 
 	if (fd < 0) {
 		r = -errno;
-		strbuf_addf(err, "cannot open '%s': %s", path, strerror(-r));
+		strbuf_addstr(err, "cannot open '");
+		strbuf_addstr_printable(err, path);
+		strbuf_addf(err, "': %s", strerror(-r));
 		return r;
 	}
 	r = strbuf_read_fd(&text, fd, JSON_INPUT_MAX);
 	if (!is_stdin)
 		close(fd);
-	if (r == -EFBIG)
-		strbuf_addf(err, "%s: larger than %zu MiB", name, JSON_INPUT_MAX >> 20);
-	else if (r < 0)
-		strbuf_addf(err, "cannot read '%s': %s", name, strerror(-r));
-	else
+	if (r == -EFBIG) {
+		strbuf_addstr_printable(err, name);
+		strbuf_addf(err, ": larger than %zu MiB", JSON_INPUT_MAX >> 20);
+	} else if (r < 0) {
+		strbuf_addstr(err, "cannot read '");
+		strbuf_addstr_printable(err, name);
+		strbuf_addf(err, "': %s", strerror(-r));
+	} else {
 		r = json_load_buffer(text.buf, text.len, name, ret, err);
+	}
 	strbuf_release(&text);
 	return r;
 }
 
+/* ctx and key may be the document's own keys: escaped. */
 static int type_error(const char *ctx, const char *key, const char *what, struct strbuf *err)
 {
-	strbuf_addf(err, "%s%s%s: expected %s", ctx ? ctx : "", ctx && *ctx ? "." : "", key, what);
+	strbuf_addstr_printable(err, ctx ? ctx : "");
+	strbuf_addstr(err, ctx && *ctx ? "." : "");
+	strbuf_addstr_printable(err, key);
+	strbuf_addf(err, ": expected %s", what);
 	return -EINVAL;
 }
 

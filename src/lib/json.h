@@ -42,7 +42,11 @@ void jpush(json_t *arr, json_t *value);
  * message in err on failure.
  */
 int json_save(const json_t *j, const char *path, struct strbuf *err);
-/* Write j to f, indented by two spaces, with a final newline.  -EIO on failure. */
+/*
+ * Write j to f, indented by two spaces, with a final newline.  -EIO on
+ * failure.  Every control character in a string (C0, DEL, C1) is a \u
+ * escape in the text, here and below: JSON output is safe on a terminal.
+ */
 int json_write(FILE *f, const json_t *j);
 /* The text of j, indented, with a final newline. */
 void json_to_strbuf(const json_t *j, struct strbuf *out);

@@ -128,6 +128,80 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * How many bytes at s make one character that may pass unescaped: 0 when
+ * s[0] is a control, or a byte that does not start valid UTF-8 (RFC 3629:
+ * no overlong forms, no surrogates, nothing above U+10FFFF).
+ */
+static size_t printable_char(const unsigned char *s, size_t len, unsigned flags)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t need;
+
+	if (c < 0x80) {
+		if (c == '\n' || c == '\t')
+			return flags & PRINTABLE_LINES ? 1 : 0;
+		return c >= 0x20 && c != 0x7f ? 1 : 0;
+	}
+	if (flags & PRINTABLE_ASCII)
+		return 0;
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 2;
+		if (c == 0xc2)
+			lo = 0xa0; /* U+0080-U+009F are the C1 controls */
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else {
+		return 0;
+	}
+	if (len < need || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < need; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return need;
+}
+
+void strbuf_add_printable(struct strbuf *sb, const char *s, size_t len, unsigned flags)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	strbuf_grow(sb, len);
+	for (size_t i = 0; i < len;) {
+		size_t n = printable_char(p + i, len - i, flags);
+		if (n) {
+			strbuf_add(sb, p + i, n);
+			i += n;
+		} else {
+			strbuf_addf(sb, "\\x%02x", p[i]);
+			i++;
+		}
+	}
+}
+
+bool str_is_printable(const char *s, size_t len, unsigned flags)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = printable_char(p + i, len - i, flags);
+		if (!n)
+			return false;
+		i += n;
+	}
+	return true;
+}
+
 void strbuf_rtrim(struct strbuf *sb)
 {
 	size_t len = sb->len;

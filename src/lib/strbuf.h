@@ -45,6 +45,30 @@ void strbuf_addchars(struct strbuf *sb, int c, size_t n);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) ATTR_PRINTF(2, 3);
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) ATTR_PRINTF(2, 0);
 
+/*
+ * Text that reaches a terminal: append len bytes of s with everything a
+ * terminal could act on written as \xNN (lower-case hex), so a value from
+ * outside (an inventory, a remote node, a host list, ssh's stderr) cannot
+ * move the cursor, retitle the window or clear the screen.  Escaped: the
+ * C0 controls 0x00-0x1f, DEL 0x7f, the C1 controls U+0080-U+009F (each of
+ * their two UTF-8 bytes) and every byte that is not part of valid UTF-8.
+ * Valid printable UTF-8 is appended unchanged.  A backslash is not doubled,
+ * so escaping text twice changes nothing: a message escaped where it was
+ * made reads the same after the output escapes it again.  The exact bytes
+ * are in the JSON output.
+ */
+enum printable_flags {
+	PRINTABLE_LINES = 1 << 0, /* keep '\n' and '\t': multi-line text that sparkctl wrote */
+	PRINTABLE_ASCII = 1 << 1, /* escape every byte above 0x7e too: one byte, one column */
+};
+void strbuf_add_printable(struct strbuf *sb, const char *s, size_t len, unsigned flags);
+static inline void strbuf_addstr_printable(struct strbuf *sb, const char *s)
+{
+	strbuf_add_printable(sb, s, strlen(s), 0);
+}
+/* True when strbuf_add_printable() would append s unchanged. */
+bool str_is_printable(const char *s, size_t len, unsigned flags);
+
 /* Remove trailing whitespace (spaces, tabs, newlines). */
 void strbuf_rtrim(struct strbuf *sb);
 /* Remove leading and trailing whitespace. */

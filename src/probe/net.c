@@ -227,6 +227,18 @@ static void captured_address(struct probe_ctx *ctx, struct inv_netdev *n, const 
 	add_address(n, family, local, (unsigned)json_integer_value(plen));
 }
 
+/* jansson quotes the bytes near the error: escaped, as anything from a file in a message. */
+static void bad_json(struct probe_ctx *ctx, const json_error_t *jerr)
+{
+	struct strbuf near = STRBUF_INIT;
+
+	strbuf_addstr_printable(&near, jerr->text);
+	inventory_add_problem(ctx->inv, CAPTURE_ADDRESS_JSON,
+			      "invalid JSON at line %d column %d: %s", jerr->line, jerr->column,
+			      near.buf);
+	strbuf_release(&near);
+}
+
 void probe_addresses_captured(struct probe_ctx *ctx)
 {
 	struct strbuf text = STRBUF_INIT;
@@ -248,9 +260,7 @@ void probe_addresses_captured(struct probe_ctx *ctx)
 			inventory_add_problem(ctx->inv, CAPTURE_ADDRESS_JSON,
 					      "expected the array of 'ip -j address show'");
 		else
-			inventory_add_problem(ctx->inv, CAPTURE_ADDRESS_JSON,
-					      "invalid JSON at line %d column %d: %s", jerr.line,
-					      jerr.column, jerr.text);
+			bad_json(ctx, &jerr);
 		goto out;
 	}
 	size_t i;

@@ -1,7 +1,5 @@
 #include "sparkctl.h"
 
-#include <ctype.h>
-
 #include "lib/parse.h"
 #include "lib/xalloc.h"
 #include "probe/probe.h"
@@ -25,13 +23,7 @@ void probe_bad_content(struct probe_ctx *ctx, const char *path, const char *cont
 	struct strbuf shown = STRBUF_INIT;
 
 	/* Quote at most 40 bytes, with anything unprintable escaped. */
-	for (size_t i = 0; content[i] && i < 40; i++) {
-		unsigned char c = (unsigned char)content[i];
-		if (isprint(c) && c != '\\')
-			strbuf_addch(&shown, c);
-		else
-			strbuf_addf(&shown, "\\x%02x", c);
-	}
+	strbuf_add_printable(&shown, content, strnlen(content, 40), 0);
 	if (strlen(content) > 40)
 		strbuf_addstr(&shown, "...");
 	inventory_add_problem(ctx->inv, path, "unexpected content '%s'", shown.buf);

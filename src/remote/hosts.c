@@ -87,18 +87,6 @@ static void host_set_release(struct host_set *set)
 	set->slot = NULL;
 }
 
-/* Append s with anything unprintable as \xNN, so a message cannot carry terminal controls. */
-static void add_printable(struct strbuf *sb, const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c < 0x7f)
-			strbuf_addch(sb, c);
-		else
-			strbuf_addf(sb, "\\x%02x", c);
-	}
-}
-
 static int name_error(struct strbuf *err, const char *ctx, const char *name, const char *fmt, ...)
 	ATTR_PRINTF(4, 5);
 
@@ -107,7 +95,7 @@ static int name_error(struct strbuf *err, const char *ctx, const char *name, con
 	va_list ap;
 
 	strbuf_addf(err, "%sinvalid host name '", ctx);
-	add_printable(err, name, strlen(name));
+	strbuf_addstr_printable(err, name);
 	strbuf_addstr(err, "': ");
 	va_start(ap, fmt);
 	strbuf_vaddf(err, fmt, ap);
@@ -211,7 +199,7 @@ static int range_error(struct strbuf *err, const char *elem, const char *fmt, ..
 	va_list ap;
 
 	strbuf_addstr(err, "invalid host range '");
-	add_printable(err, elem, strlen(elem));
+	strbuf_addstr_printable(err, elem);
 	strbuf_addstr(err, "': ");
 	va_start(ap, fmt);
 	strbuf_vaddf(err, fmt, ap);
@@ -353,7 +341,7 @@ int host_list_parse(const char *spec, struct host_list *list, struct strbuf *err
 		}
 		if (end == p) {
 			strbuf_addstr(err, "empty host name in the list '");
-			add_printable(err, spec, strlen(spec));
+			strbuf_addstr_printable(err, spec);
 			strbuf_addch(err, '\'');
 			r = -EINVAL;
 			goto out;
@@ -404,7 +392,7 @@ static int parse_line(char *line, const char *ctx, struct host_list *list, struc
 		return 0;
 	if (strchr(words[0], '=')) {
 		strbuf_addf(err, "%sexpected a host name before '", ctx);
-		add_printable(err, words[0], strlen(words[0]));
+		strbuf_addstr_printable(err, words[0]);
 		strbuf_addch(err, '\'');
 		return -EINVAL;
 	}
@@ -419,14 +407,14 @@ static int parse_line(char *line, const char *ctx, struct host_list *list, struc
 		uint32_t n;
 		if (!starts_with(words[1], "slots=")) {
 			strbuf_addf(err, "%sunknown field '", ctx);
-			add_printable(err, words[1], strlen(words[1]));
+			strbuf_addstr_printable(err, words[1]);
 			strbuf_addstr(err, "' (expected slots=N)");
 			return -EINVAL;
 		}
 		if (parse_u32(words[1] + 6, &n) < 0 || n < 1 || n > HOST_SLOTS_MAX) {
 			strbuf_addf(err, "%sslots must be a number from 1 to %d, not '", ctx,
 				    HOST_SLOTS_MAX);
-			add_printable(err, words[1] + 6, strlen(words[1] + 6));
+			strbuf_addstr_printable(err, words[1] + 6);
 			strbuf_addch(err, '\'');
 			return -EINVAL;
 		}

@@ -16,10 +16,21 @@
 
 char *remote_first_line(const char *text)
 {
+	struct strbuf line = STRBUF_INIT;
 	size_t n = strcspn(text, "\n");
+
+	/* A dead master's line, after which ssh connected by itself, is not the cause. */
+	while (text[n] == '\n' && ssh_recovered_master_line(text)) {
+		text += n + 1;
+		n = strcspn(text, "\n");
+	}
+	/* ssh ends its messages with CR LF. */
+	if (n && text[n - 1] == '\r')
+		n--;
 	if (n > 200)
 		n = 200;
-	return xstrndup(text, n);
+	strbuf_add_printable(&line, text, n, 0);
+	return strbuf_detach(&line, NULL);
 }
 
 void remote_session_init(struct remote_session *rs, const char *remote_sparkctl, bool multiplex)

@@ -47,7 +47,10 @@ void remote_session_close(struct remote_session *rs);
  */
 char *remote_failure(const struct run_job *j, unsigned timeout_ms);
 
-/* The first line of text (at most 200 bytes), for messages; allocated. */
+/*
+ * The first line of text (at most 200 bytes, without a CR at its end), for
+ * messages: escaped for the terminal (strbuf_add_printable); allocated.
+ */
 char *remote_first_line(const char *text);
 
 #endif

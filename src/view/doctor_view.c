@@ -103,10 +103,12 @@ static void emit_node(const struct doctor_node *n, struct emitter *e)
 	emit_object_open(e, NULL);
 	emit_value(e, "host", jstr(n->host), NULL);
 	emit_value(e, "name", jstr(n->inspected ? n->inv.sys.hostname : NULL), NULL);
-	if (streq(name, n->host))
-		emit_text(e, "%s\n", name);
-	else
-		emit_text(e, "%s (%s)\n", name, n->host);
+	if (streq(name, n->host)) {
+		emit_str(e, NULL, "%s\n", name);
+	} else {
+		emit_str(e, NULL, "%s", name);
+		emit_str(e, NULL, " (%s)\n", n->host);
+	}
 	emit_value(e, "inspected", jbool(n->inspected), NULL);
 	if (!n->inspected) {
 		emit_text(e, "  ");
@@ -115,10 +117,7 @@ static void emit_node(const struct doctor_node *n, struct emitter *e)
 	if (n->inspected) {
 		emit_value(e, "error", jstr(n->error), NULL);
 	} else {
-		struct strbuf line = STRBUF_INIT;
-		strbuf_addf(&line, "  not inspected: %s\n", n->error ? n->error : "?");
-		emit_value(e, "error", jstr(n->error), line.buf);
-		strbuf_release(&line);
+		emit_str(e, "error", "  not inspected: %s\n", n->error ? n->error : "?");
 	}
 	if (n->has_clock)
 		emit_value(e, "clock_offset_seconds", json_real(n->clock_offset), NULL);

@@ -111,11 +111,12 @@ void emit_value(struct emitter *e, const char *key, json_t *value, const char *t
 		return;
 	if (e->in_table)
 		misuse("text inside a table row: use emit_cell()");
-	strbuf_addstr(e->out, text);
+	strbuf_add_printable(e->out, text, strlen(text), PRINTABLE_LINES);
 }
 
 void emit_text(struct emitter *e, const char *fmt, ...)
 {
+	struct strbuf text = STRBUF_INIT;
 	va_list ap;
 
 	if (e->mode != EMIT_TEXT)
@@ -123,8 +124,20 @@ void emit_text(struct emitter *e, const char *fmt, ...)
 	if (e->in_table)
 		misuse("text inside a table");
 	va_start(ap, fmt);
-	strbuf_vaddf(e->out, fmt, ap);
+	strbuf_vaddf(&text, fmt, ap);
 	va_end(ap);
+	strbuf_add_printable(e->out, text.buf, text.len, PRINTABLE_LINES);
+	strbuf_release(&text);
+}
+
+/* The emitter's own escape sequences: the only ones that reach the text unescaped. */
+static void add_color(struct emitter *e, const char *color)
+{
+	if (e->mode != EMIT_TEXT || !e->color || !color)
+		return;
+	if (e->in_table)
+		misuse("text inside a table");
+	strbuf_addstr(e->out, color);
 }
 
 /* fmt is the report's own literal, applied to one value of the named type. */
@@ -132,8 +145,14 @@ void emit_text(struct emitter *e, const char *fmt, ...)
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 static void text_str(struct emitter *e, const char *fmt, const char *v)
 {
-	if (e->mode == EMIT_TEXT && fmt)
-		emit_text(e, fmt, v);
+	struct strbuf value = STRBUF_INIT;
+
+	if (e->mode != EMIT_TEXT || !fmt)
+		return;
+	/* A value is one line: its newlines are escaped too, the format's are not. */
+	strbuf_addstr_printable(&value, v);
+	emit_text(e, fmt, value.buf);
+	strbuf_release(&value);
 }
 
 static void text_i64(struct emitter *e, const char *fmt, int64_t v)
@@ -155,11 +174,9 @@ void emit_str(struct emitter *e, const char *key, const char *fmt, const char *v
 void emit_str_color(struct emitter *e, const char *key, const char *color, const char *fmt,
 		    const char *v)
 {
-	if (e->color && color)
-		emit_text(e, "%s", color);
+	add_color(e, color);
 	emit_str(e, key, fmt, v);
-	if (e->color && color)
-		emit_text(e, "%s", COLOR_RESET);
+	add_color(e, color ? COLOR_RESET : NULL);
 }
 
 void emit_int(struct emitter *e, const char *key, const char *fmt, int64_t v)
@@ -173,10 +190,12 @@ void emit_int(struct emitter *e, const char *key, const char *fmt, int64_t v)
 void emit_bool(struct emitter *e, const char *key, bool v, const char *text_true,
 	       const char *text_false)
 {
+	const char *text = v ? text_true : text_false;
+
 	if (e->mode == EMIT_JSON)
 		emit_value(e, key, jbool(v), NULL);
-	else
-		text_str(e, "%s", v ? text_true : text_false);
+	else if (text)
+		emit_text(e, "%s", text); /* the view's own words */
 }
 
 void emit_table_open(struct emitter *e, const char *key, const char *const *headers, size_t nr,
@@ -210,7 +229,14 @@ void emit_cell(struct emitter *e, const char *key, json_t *value, const char *te
 	json_decref(value);
 	if (!e->in_table)
 		misuse("a cell outside a table");
-	table_cell(&e->table, text);
+	if (text) {
+		struct strbuf cell = STRBUF_INIT;
+		strbuf_addstr_printable(&cell, text);
+		table_cell(&e->table, cell.buf);
+		strbuf_release(&cell);
+	} else {
+		table_cell(&e->table, NULL);
+	}
 }
 
 void emit_cellf(struct emitter *e, const char *key, json_t *value, const char *fmt, ...)

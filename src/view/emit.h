@@ -24,6 +24,13 @@
  * turn (doctor: a node, then its findings).  Every emit_*() that takes a
  * json_t takes its reference, also in text mode.  Misuse (closing what is
  * not open, a cell outside a row) is a programming error: it aborts.
+ *
+ * The text is safe on a terminal (strbuf_add_printable()): a string value
+ * (emit_str(), a cell) is escaped whole, newlines included; the text of
+ * emit_text() and emit_value() keeps its newlines and tabs and has every
+ * other control escaped.  So a value from outside goes in as a value -
+ * emit_str(e, NULL, fmt, v) for text only - not through emit_text()'s
+ * format.  The colours of emit_str_color() are the only escape sequences.
  */
 #ifndef SPARKCTL_EMIT_H
 #define SPARKCTL_EMIT_H

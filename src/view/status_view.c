@@ -196,7 +196,8 @@ void status_emit(const struct status_node *nodes, size_t n, int64_t now, struct 
 			emit_str_color(e, NULL, RED, "%s", line.buf);
 			emit_text(e, "\n");
 		} else if (gpu_error) {
-			emit_text(e, "%s: no GPU figures: %s\n", nodes[i].host, gpu_error);
+			strbuf_addf(&line, "%s: no GPU figures: %s", nodes[i].host, gpu_error);
+			emit_str(e, NULL, "%s\n", line.buf);
 		}
 		strbuf_release(&line);
 	}

@@ -46,20 +46,26 @@ int top_sort_parse(const char *name, enum top_sort *ret)
 	return -EINVAL;
 }
 
-/* Text from a node (names, label values) with anything unprintable as '?'. */
+/*
+ * Text from a node (names, label values), escaped to ASCII: one byte is one
+ * column, so the columns line up and a line cut to the width stays whole.
+ * At most max bytes of it.
+ */
 static void add_clean(struct strbuf *out, const char *s, size_t max)
 {
-	for (size_t i = 0; s[i] && i < max; i++)
-		strbuf_addch(out, s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?');
+	size_t start = out->len;
+
+	strbuf_add_printable(out, s, strlen(s), PRINTABLE_ASCII);
+	if (out->len - start > max)
+		strbuf_setlen(out, start + max);
 }
 
 static void add_padded(struct strbuf *out, const char *s, size_t w)
 {
-	size_t n = strlen(s);
+	size_t start = out->len;
 
 	add_clean(out, s, w);
-	if (n < w)
-		strbuf_addchars(out, ' ', w - n);
+	strbuf_addchars(out, ' ', w - (out->len - start));
 }
 
 /* One line: cut to the width, trailing blanks removed. */

@@ -14,7 +14,8 @@ static void emit_header(const struct inventory *inv, struct emitter *e)
 	const struct inv_system *s = &inv->sys;
 
 	emit_object_open(e, "system");
-	emit_value(e, "hostname", jstr(s->hostname), s->hostname ? s->hostname : "(unknown host)");
+	emit_value(e, "hostname", jstr(s->hostname), NULL);
+	emit_str(e, NULL, "%s", s->hostname ? s->hostname : "(unknown host)");
 	if (s->os_pretty_name) {
 		emit_object_open(e, "os");
 		emit_str(e, "pretty_name", ", %s", s->os_pretty_name);
@@ -229,8 +230,8 @@ static void emit_gpus(const struct inventory *inv, size_t width, struct emitter 
 
 	if (!gi->nr_gpus) {
 		if (gi->nvml.available == TRI_NO)
-			emit_text(e, "GPU: none found (NVML: %s)\n",
-				  gi->nvml.reason ? gi->nvml.reason : "not available");
+			emit_str(e, NULL, "GPU: none found (NVML: %s)\n",
+				 gi->nvml.reason ? gi->nvml.reason : "not available");
 		else if (gi->nvml.available < 0)
 			emit_text(e, "GPU: unknown (not probed)\n");
 		else
@@ -269,9 +270,8 @@ static void emit_facts(const struct inventory *inv, struct emitter *e)
 	else if (s->nccl.available == TRI_NO)
 		emit_value(e, "available", jbool(false), ", NCCL not found");
 	emit_close(e);
-	strbuf_reset(&text);
-	strbuf_addf(&text, ", kernel %s\n", s->kernel ? s->kernel : "unknown");
-	emit_value(e, "kernel", jstr(s->kernel), text.buf);
+	emit_value(e, "kernel", jstr(s->kernel), NULL);
+	emit_str(e, NULL, ", kernel %s\n", s->kernel ? s->kernel : "unknown");
 	strbuf_release(&text);
 }
 

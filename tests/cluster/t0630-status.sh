@@ -60,6 +60,31 @@ expect 3 "$SPARKCTL" status -H node0,nosuchnode --remote-sparkctl sparkctl
 grep -E "^nosuchnode +down" "$TMP/out" > /dev/null || { cat "$TMP/out"; fail "no down row"; }
 contains "$TMP/out" "nosuchnode: unreachable: ssh: Could not resolve hostname nosuchnode"
 
+# A node that names its GPU with terminal controls, and one whose sparkctl
+# fails with them (and ssh's CR LF) on stderr: the rows and the lines under
+# the table show them escaped; the JSON has them exactly, as \u escapes.
+cat > "$TMP/sparkctl-hostile" << EOF2
+#!/bin/sh
+"$TMP/sparkctl-node1" "\$@" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+d["gpus"][0]["name"] = "GB10\x1b[2J\u009b"
+d["gpu_error"] = "NVML\x07\u0085"
+json.dump(d, sys.stdout)'
+EOF2
+printf '#!/bin/sh\nprintf "no\\033]0;T\\007pe\\r\\n" >&2\nexit 1\n' > "$TMP/sparkctl-failing"
+chmod +x "$TMP/sparkctl-hostile" "$TMP/sparkctl-failing"
+cluster_remote_sparkctl node0 "$TMP/sparkctl-failing"
+cluster_remote_sparkctl node1 "$TMP/sparkctl-hostile"
+expect 3 "$SPARKCTL" status -H node0,node1 --remote-sparkctl sparkctl
+no_controls "$TMP/out" "$TMP/err"
+grep -E '^node1 +up +GB10\\x1b\[2J\\xc2\\x9b ' "$TMP/out" > /dev/null || fail "node1's GPU"
+contains "$TMP/out" 'node0: unreachable: no\x1b]0;T\x07pe (exit status 1)'
+contains "$TMP/out" 'node1: no GPU figures: NVML\x07\xc2\x85'
+expect 3 "$SPARKCTL" status -H node0,node1 --remote-sparkctl sparkctl --json
+no_controls "$TMP/out" "$TMP/err"
+contains "$TMP/out" '"name": "GB10\u001B[2J\u009B"'
+
 # This node alone, and usage errors.
 expect 0 "$SPARKCTL" status
 grep -E "^localhost +up " "$TMP/out" > /dev/null || fail "no row for this node"

@@ -85,3 +85,33 @@ contains "$TMP/out" "Welcome to node1!"
 cluster_remote_sparkctl node1 -
 expect 3 "$SPARKCTL" doctor -H "$hosts" --remote-sparkctl sparkctl --only cluster.ssh
 contains "$TMP/out" "not found"
+
+# A node whose inventory names it with terminal controls (a window title, a
+# bell, red text) and a netdev that clears the screen; then one whose
+# sparkctl fails with controls and ssh's CR LF on stderr: the report shows
+# them escaped, in text and in JSON.
+cat > "$TMP/hostile" << EOF2
+#!/bin/sh
+[ "\$1" = topo ] || exec $SPARKCTL "\$@"
+$SPARKCTL "\$@" | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read().replace("enp1s0f1np1", "dev\x1b[2Jx\u009b"), strict=False)
+d["system"]["hostname"] = "\x1b]0;PWNED\x07\x1b[31mRED"
+json.dump(d, sys.stdout)'
+EOF2
+chmod +x "$TMP/hostile"
+cluster_remote_sparkctl node1 "$TMP/hostile"
+run "$SPARKCTL" doctor -H "$hosts" --remote-sparkctl sparkctl --only net.mtu,rdma.devices
+no_controls "$TMP/out" "$TMP/err"
+contains "$TMP/out" '\x1b]0;PWNED\x07\x1b[31mRED (node1)'
+contains "$TMP/out" 'dev\x1b[2Jx\xc2\x9b'
+run "$SPARKCTL" doctor -H "$hosts" --remote-sparkctl sparkctl --only net.mtu --json
+no_controls "$TMP/out" "$TMP/err"
+[ "$(json_get "$TMP/out" 'd["nodes"][1]["name"]')" = $'\e]0;PWNED\a\e[31mRED' ] ||
+  fail "the JSON does not hold node1's name exactly"
+printf '#!/bin/sh\nprintf "no\\033]0;T\\007pe\\r\\n" >&2\nexit 1\n' > "$TMP/failing"
+chmod +x "$TMP/failing"
+cluster_remote_sparkctl node1 "$TMP/failing"
+expect 3 "$SPARKCTL" doctor -H "$hosts" --remote-sparkctl sparkctl --only cluster.ssh
+no_controls "$TMP/out" "$TMP/err"
+contains "$TMP/out" 'not inspected: no\x1b]0;T\x07pe (exit status 1)'

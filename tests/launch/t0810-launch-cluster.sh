@@ -176,6 +176,15 @@ cluster_node_reachable node1
 cluster_remote_sparkctl node1 -
 expect 255 "$SPARKCTL" launch -H "$hosts" --remote-sparkctl sparkctl -- true
 contains "$TMP/err" "node1"
+# One whose sparkctl fails with terminal controls (and ssh's CR LF) on
+# stderr: relayed escaped, the CR dropped.
+printf '#!/bin/sh\nprintf "no\\033]0;T\\007pe\\r\\n" >&2\nexit 1\n' > "$TMP/failing"
+chmod +x "$TMP/failing"
+cluster_remote_sparkctl node1 "$TMP/failing"
+expect 255 "$SPARKCTL" launch -H "$hosts" --remote-sparkctl sparkctl -- true
+no_controls "$TMP/out" "$TMP/err"
+contains "$TMP/err" 'sparkctl launch: node1: no\x1b]0;T\x07pe'
+lacks "$TMP/err" '\x0d'
 cluster_remote_sparkctl node1 "$SPARKCTL"
 
 # --- The stall watchdog advises; --timeout ends the job with 124 ---

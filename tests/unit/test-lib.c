@@ -47,6 +47,59 @@ static void strbuf_basics(void **state)
 	strbuf_release(&sb);
 }
 
+/* strbuf_add_printable() of s (NUL-terminated) with flags. */
+static void printable_is(const char *s, unsigned flags, const char *want)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_add_printable(&sb, s, strlen(s), flags);
+	assert_string_equal(sb.buf, want);
+	assert_int_equal(str_is_printable(s, strlen(s), flags), streq(s, want));
+	strbuf_release(&sb);
+}
+
+static void printable(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	/* Plain text and printable UTF-8 pass unchanged; a backslash is not doubled. */
+	printable_is("spark-01 eth0 /x\\y", 0, "spark-01 eth0 /x\\y");
+	printable_is("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc2\xa0", 0,
+		     "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc2\xa0");
+	/* C0 controls, DEL: an OSC title, a CSI colour, BEL. */
+	printable_is("\033]0;PWNED\007\033[31mRED\177", 0, "\\x1b]0;PWNED\\x07\\x1b[31mRED\\x7f");
+	printable_is("a\tb\nc\rd", 0, "a\\x09b\\x0ac\\x0dd");
+	/* Multi-line text keeps its newlines and tabs, nothing else. */
+	printable_is("a\tb\nc\rd\033", PRINTABLE_LINES, "a\tb\nc\\x0dd\\x1b");
+	/* The C1 controls U+0080-U+009F (CSI is U+009B): both bytes. */
+	printable_is("\xc2\x9b"
+		     "31m\xc2\x80\xc2\x9f",
+		     0,
+		     "\\xc2\\x9b"
+		     "31m\\xc2\\x80\\xc2\\x9f");
+	/* Not UTF-8: lone continuation and lead bytes, overlong forms, surrogates, > U+10FFFF. */
+	printable_is("\x80\xff\xfe", 0, "\\x80\\xff\\xfe");
+	printable_is("\xc3(", 0, "\\xc3(");
+	printable_is("\xc0\xaf\xe0\x80\xaf", 0, "\\xc0\\xaf\\xe0\\x80\\xaf");
+	printable_is("\xed\xa0\x80", 0, "\\xed\\xa0\\x80");
+	printable_is("\xf4\x90\x80\x80", 0, "\\xf4\\x90\\x80\\x80");
+	printable_is("\xe2\x82", 0, "\\xe2\\x82"); /* cut short */
+	/* One byte, one column. */
+	printable_is("caf\xc3\xa9", PRINTABLE_ASCII, "caf\\xc3\\xa9");
+	/* Escaping twice changes nothing. */
+	strbuf_add_printable(&sb, "x\033y\xff", 4, 0);
+	assert_true(str_is_printable(sb.buf, sb.len, 0));
+	/* A NUL inside the length is escaped too. */
+	strbuf_reset(&sb);
+	strbuf_add_printable(&sb, "a\0b", 3, 0);
+	assert_string_equal(sb.buf, "a\\x00b");
+	strbuf_reset(&sb);
+	strbuf_addstr_printable(&sb, "\033c");
+	assert_string_equal(sb.buf, "\\x1bc");
+	strbuf_release(&sb);
+}
+
 static void strvec_basics(void **state)
 {
 	struct strvec sv = STRVEC_INIT;
@@ -292,6 +345,20 @@ static void json_helpers(void **state)
 	assert_non_null(strstr(sb.buf, "\"unknown\": null"));
 	assert_non_null(strstr(sb.buf, "\"tri\": null"));
 	json_decref(o);
+	/* No control character reaches the text raw: C0 (jansson), DEL and C1 (ours). */
+	strbuf_reset(&sb);
+	o = json_object();
+	jset(o, "k\x7f",
+	     jstr("\033[2J\x7f\xc2\x9b"
+		  "1m\xc2\xa0\xc3\xa9"));
+	json_to_strbuf(o, &sb);
+	assert_string_equal(
+		sb.buf, "{\n  \"k\\u007F\": \"\\u001B[2J\\u007F\\u009B1m\xc2\xa0\xc3\xa9\"\n}\n");
+	strbuf_reset(&sb);
+	json_to_line(o, &sb);
+	assert_string_equal(sb.buf, "{\"k\\u007F\":\"\\u001B[2J\\u007F\\u009B1m\\u00A0\\u00E9\"}");
+	json_decref(o);
+	strbuf_reset(&sb);
 
 	/* Syntax errors name the line and column. */
 	const char *text = "{\n  \"a\": 1,\n  \"b\": ]\n}";
@@ -303,6 +370,22 @@ static void json_helpers(void **state)
 	strbuf_reset(&err);
 	assert_int_equal(json_load_path("/nonexistent/x.json", &doc, &err), -ENOENT);
 	assert_non_null(strstr(err.buf, "cannot open '/nonexistent/x.json'"));
+	/* The bytes jansson quotes from the input are escaped, and so is the name. */
+	strbuf_reset(&err);
+	text = "{\"a\": \033[31m}";
+	assert_int_equal(json_load_buffer(text, strlen(text), "f\033.json", &doc, &err), -EINVAL);
+	assert_string_equal(err.buf, "f\\x1b.json:1:7: invalid token near '\\x1b'");
+	strbuf_reset(&err);
+	text = "{\"a\": \"\xc2\x9b";
+	assert_int_equal(json_load_buffer(text, strlen(text), "f.json", &doc, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "near '\"\\xc2\\x9b'"));
+	strbuf_reset(&err);
+	o = json_object();
+	jset(o, "k\033", jstr("x"));
+	int64_t n;
+	assert_int_equal(jget_int(o, "a\033", "k\033", &n, &err), -EINVAL);
+	assert_string_equal(err.buf, "a\\x1b.k\\x1b: expected a non-negative integer");
+	json_decref(o);
 	strbuf_release(&sb);
 	strbuf_release(&err);
 }
@@ -310,10 +393,15 @@ static void json_helpers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(strbuf_basics), cmocka_unit_test(strvec_basics),
-		cmocka_unit_test(array_growth),	 cmocka_unit_test(numbers),
-		cmocka_unit_test(options),	 cmocka_unit_test(options_operands_stop),
-		cmocka_unit_test(suggestions),	 cmocka_unit_test(json_helpers),
+		cmocka_unit_test(strbuf_basics),
+		cmocka_unit_test(printable),
+		cmocka_unit_test(strvec_basics),
+		cmocka_unit_test(array_growth),
+		cmocka_unit_test(numbers),
+		cmocka_unit_test(options),
+		cmocka_unit_test(options_operands_stop),
+		cmocka_unit_test(suggestions),
+		cmocka_unit_test(json_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

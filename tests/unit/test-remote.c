@@ -11,6 +11,7 @@
 #include "lib/xalloc.h"
 #include "proc/run.h"
 #include "remote/hosts.h"
+#include "remote/session.h"
 #include "remote/ssh.h"
 
 /* ---- helpers ---- */
@@ -164,8 +165,9 @@ static void host_name_errors(void **state)
 		"a\x1b"
 		"b",
 		"invalid host name 'a\\x1bb': contains whitespace or a control character");
-	expect_spec_error("h\xc3\xa9",
-			  "invalid host name 'h\\xc3\\xa9': contains a non-ASCII byte");
+	/* Printable UTF-8 is shown as it is; a byte that is not UTF-8 is escaped. */
+	expect_spec_error("h\xc3\xa9", "invalid host name 'h\xc3\xa9': contains a non-ASCII byte");
+	expect_spec_error("h\xff", "invalid host name 'h\\xff': contains a non-ASCII byte");
 	expect_spec_error("a@b@c", "invalid host name 'a@b@c': contains more than one '@'");
 	expect_spec_error("@b", "invalid host name '@b': empty user name before '@'");
 	expect_spec_error("a@", "invalid host name 'a@': empty host name after '@'");
@@ -1138,6 +1140,27 @@ static void run_again(void **state)
 	run_job_release(&job);
 }
 
+/* The lines ssh prints before it replaces a dead master are not a command's failure. */
+static void ssh_dead_master_lines(void **state)
+{
+	char *line;
+
+	(void)state;
+	assert_true(ssh_recovered_master_line(
+		"mux_client_request_session: read from master failed: Broken pipe\r"));
+	assert_true(ssh_recovered_master_line(
+		"ControlSocket /run/x/abc already exists, disabling multiplexing"));
+	assert_false(
+		ssh_recovered_master_line("ssh: connect to host n1 port 22: No route to host"));
+	line = remote_first_line("mux_client_request_session: read from master failed: Broken "
+				 "pipe\r\nbash: sparkctl: command not found\r\n");
+	assert_string_equal(line, "bash: sparkctl: command not found");
+	free(line);
+	line = remote_first_line("mux_client_read_packet: read header failed: Broken pipe");
+	assert_string_equal(line, "mux_client_read_packet: read header failed: Broken pipe");
+	free(line);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1153,6 +1176,7 @@ int main(void)
 		cmocka_unit_test(quoting_round_trip),
 		cmocka_unit_test(ssh_argv),
 		cmocka_unit_test(ssh_argv_errors),
+		cmocka_unit_test(ssh_dead_master_lines),
 		cmocka_unit_test(ssh_remote_round_trip),
 		cmocka_unit_test(run_status),
 		cmocka_unit_test(run_own_process_group),

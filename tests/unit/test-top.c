@@ -507,7 +507,7 @@ static void layout_nodes(void **state ATTR_UNUSED)
 		  "\n"
 		  "[node1]  unreachable: ssh: connect to host node1 port 22: No route to ho\n"
 		  "\n"
-		  "[node?[2]\n"
+		  "[node\\x1b[2]\n"
 		  "GPU  none: NVML is not available\n"
 		  "PORT none\n");
 	strbuf_reset(&out);

@@ -98,6 +98,49 @@ static void colors_only_in_text(void **state)
 	strbuf_release(&out);
 }
 
+/*
+ * Values from outside reach the text escaped (newlines too), the report's
+ * own text keeps its lines, and only the emitter's colours are escape
+ * sequences; the JSON has the values exactly.
+ */
+static void text_escapes_controls(void **state)
+{
+	static const char *const headers[] = { "DEV", "NOTE" };
+	static const char hostile[] = "a\033]0;T\007\xc2\x9b"
+				      "b\n\xff";
+	struct strbuf out = STRBUF_INIT;
+	struct emitter e;
+	json_t *doc;
+
+	(void)state;
+	for (int m = 0; m < 2; m++) {
+		emit_init(&e, m ? EMIT_JSON : EMIT_TEXT, &out, true);
+		emit_str_color(&e, "host", "\033[31m", "[%s]\n", hostile);
+		emit_text(&e, "note\t%s\n", "x\033[2Jy");
+		emit_value(&e, "v", jstr(hostile), "v=\033c\n");
+		emit_table_open(&e, "rows", headers, 2, 80);
+		emit_row_open(&e);
+		emit_cell(&e, "dev", jstr(hostile), hostile);
+		emit_cellf(&e, NULL, NULL, "<%s>", "\177");
+		emit_row_close(&e);
+		emit_table_close(&e);
+		doc = emit_document(&e);
+		emit_release(&e);
+		if (!m)
+			continue;
+		assert_string_equal(json_string_value(json_object_get(doc, "host")),
+				    "a\033]0;T\007\xc2\x9b"
+				    "b\n\xef\xbf\xbd");
+		json_decref(doc);
+	}
+	assert_string_equal(out.buf, "\033[31m[a\\x1b]0;T\\x07\\xc2\\x9bb\\x0a\\xff]\n\033[0m"
+				     "note\tx\\x1b[2Jy\n"
+				     "v=\\x1bc\n"
+				     "DEV                             NOTE\n"
+				     "a\\x1b]0;T\\x07\\xc2\\x9bb\\x0a\\xff  <\\x7f>\n");
+	strbuf_release(&out);
+}
+
 /* Every key of v (objects inside arrays included) is added to keys. */
 static void collect_keys(const json_t *v, json_t *keys)
 {
@@ -166,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(text_and_json),
 		cmocka_unit_test(colors_only_in_text),
+		cmocka_unit_test(text_escapes_controls),
 		cmocka_unit_test(topo_view_keys_are_inventory_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
