@@ -53,25 +53,35 @@ static size_t utf8_seq_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-json_t *jstr(const char *s)
+/* s with every byte that is not valid UTF-8 replaced by U+FFFD; true if any was. */
+static bool utf8_clean(const char *s, struct strbuf *out)
 {
-	struct strbuf sb = STRBUF_INIT;
-	size_t n;
+	size_t n = strlen(s);
+	bool replaced = false;
 
-	if (!s)
-		return checked(json_null());
-	n = strlen(s);
 	for (size_t i = 0; i < n;) {
 		size_t len = utf8_seq_len((const unsigned char *)s + i, n - i);
 		if (len) {
-			strbuf_add(&sb, s + i, len);
+			strbuf_add(out, s + i, len);
 			i += len;
 		} else {
-			strbuf_addstr(&sb, "\xef\xbf\xbd");
+			strbuf_addstr(out, "\xef\xbf\xbd");
+			replaced = true;
 			i++;
 		}
 	}
-	json_t *j = checked(json_stringn(sb.buf, sb.len));
+	return replaced;
+}
+
+json_t *jstr(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	json_t *j;
+
+	if (!s)
+		return checked(json_null());
+	utf8_clean(s, &sb);
+	j = checked(json_stringn(sb.buf, sb.len));
 	strbuf_release(&sb);
 	return j;
 }
@@ -103,7 +113,17 @@ json_t *jbool(bool b)
 
 void jset(json_t *obj, const char *key, json_t *value)
 {
-	if (!value || json_object_set_new(obj, key, value) < 0)
+	struct strbuf clean = STRBUF_INIT;
+	int r;
+
+	if (!value)
+		json_oom();
+	/* A key from a file name or a value may hold bytes JSON cannot: as jstr() does. */
+	if (utf8_clean(key, &clean))
+		key = clean.buf;
+	r = json_object_set_new(obj, key, value);
+	strbuf_release(&clean);
+	if (r < 0)
 		json_oom();
 }
 

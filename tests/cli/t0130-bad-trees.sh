@@ -107,3 +107,11 @@ rm "$TMP/t/etc/os-release"; ln -s /etc/os-release "$TMP/t/etc/os-release"
 rm -rf "$TMP/t/usr"
 probe_ok
 json_get "$TMP/j.json" "d['system']['os']['id']" | grep -qx None || fail "an absolute symlink escaped the root"
+
+# A counter whose file name is not UTF-8 (a name becomes a JSON key): JSON
+# holds it with U+FFFD for the bad byte, and nothing aborts.
+fresh
+printf '7\n' > "$PORT/counters/$(printf 'bad\377name')"
+probe_ok
+json_get "$TMP/j.json" "[p for r in d['rdma_devices'] for p in r['ports'] if 'bad\ufffdname' in p['counters']][0]['counters']['bad\ufffdname']" \
+  | grep -qx 7 || fail "the counter with a name that is not UTF-8 is not in the JSON"
