@@ -58,6 +58,10 @@ left() { pgrep -af -- "sleep $1( |\$)" || true; }
 count_left() { pgrep -f -- "sleep $1( |\$)" | wc -l; }
 has_left() { [ "$(count_left "$1")" -ge "$2" ]; }
 gone() { [ -z "$(left "$1")" ]; }
+# sleeping MARK N: at least N processes that are 'sleep MARK' themselves
+# (not a shell or an agent whose command line holds the words): a command
+# that starts them after its traps has set them.
+sleeping() { [ "$(pgrep -f -- "^sleep $1( |\$)" | wc -l)" -ge "$2" ]; }
 none_left() {
   local l
   l=$(left "$1")

@@ -130,7 +130,7 @@ contains "$TMP/err" "cannot run '$TMP/noexec': Permission denied"
 # The caller's channel closes: the command, its child and its grandchild end.
 new_mark
 hold_bg -- sh -c "sleep $M & sleep $M"
-wait_for 5 "the command to start" has_left "$M" 2
+wait_for 5 "the command to start" sleeping "$M" 2
 hold_since=$(now_ms)
 close_input
 hold_wait 5
@@ -141,7 +141,7 @@ none_left "$M" "after the end of stdin"
 # SIGTERM to the agent: the command gets SIGTERM first (its trap runs), then nothing is left.
 new_mark
 hold_bg -- sh -c "trap 'echo TERM > \"\$0\"; exit 0' TERM; sleep $M & sleep $M & wait" "$TMP/termed"
-wait_for 5 "the command to start" has_left "$M" 2
+wait_for 5 "the command to start" sleeping "$M" 2
 hold_since=$(now_ms)
 kill -TERM "$hold_pid"
 hold_wait 5
@@ -152,7 +152,7 @@ none_left "$M" "after SIGTERM to the agent"
 # A command that ignores SIGTERM gets SIGKILL after 2 s.
 new_mark
 hold_bg -- sh -c "trap '' TERM; sleep $M & sleep $M"
-wait_for 5 "the command to start" has_left "$M" 2
+wait_for 5 "the command to start" sleeping "$M" 2
 hold_since=$(now_ms)
 kill -HUP "$hold_pid"
 hold_wait 8
@@ -163,7 +163,7 @@ none_left "$M" "by a command that ignores SIGTERM"
 # The agent killed outright: the command dies with it (PR_SET_PDEATHSIG).
 new_mark
 hold_bg -- sleep "$M"
-wait_for 5 "the command to start" has_left "$M" 1
+wait_for 5 "the command to start" sleeping "$M" 1
 kill -KILL "$hold_pid"
 hold_since=$(now_ms)
 hold_wait 5

@@ -42,7 +42,7 @@ env --default-signal=INT "$SPARKCTL" launch --no-env -n 2 --grace 1 --log-dir "$
   bash -c "$DAEMONS" "$M" "$TMP/r" > "$TMP/out" 2> "$TMP/err" &
 launcher=$!
 wait_for 30 "the ranks to start" up 2
-wait_for 30 "the daemons to start" has_left "$M" 6
+wait_for 30 "the daemons to start" sleeping "$M" 6
 agent=$(pgrep -P "$launcher" -f "agent launch")
 [ -n "$agent" ] || fail "no agent under the launcher"
 kill -KILL "$agent"
@@ -86,7 +86,7 @@ env --default-signal=INT "$SPARKCTL" launch --no-env --contain marks --log-dir "
   "$M" "$TMP/r" > "$TMP/out" 2> "$TMP/err" &
 launcher=$!
 wait_for 30 "the rank to start" up 1
-wait_for 30 "the daemon to start" has_left "$M" 2
+wait_for 30 "the daemon to start" sleeping "$M" 2
 kill -KILL "$(pgrep -P "$launcher" -f "agent launch")"
 set +e; wait "$launcher"; set -e
 wait_for 20 "the marked daemon to end" gone "$M"
@@ -113,7 +113,7 @@ rm -rf "$TMP/r"/* "$TMP/logs"/*
   bash -c "$DAEMONS" "$M" "$TMP/r" > "$TMP/out" 2> "$TMP/err" &
 launcher=$!
 wait_for 30 "the ranks to start" up 2
-wait_for 30 "the daemons to start" has_left "$M" 6
+wait_for 30 "the daemons to start" sleeping "$M" 6
 agent=""
 for pid in $(ip netns pids "$(cluster_ns node1)"); do
   grep -qa "agent" "/proc/$pid/cmdline" 2> /dev/null && grep -qa "launch" "/proc/$pid/cmdline" \
