@@ -367,7 +367,7 @@ static int start_unit(struct agent *a, struct unit *u, struct strbuf *err)
 	c->out = c->err = CHILD_IO_PIPE;
 	c->group = CHILD_OWN_SESSION;
 	c->die_with_parent = true;
-	c->cgroup_procs_fd = a->jc.procs_fd;
+	c->cgroup_fd = a->jc.dir_fd;
 	job_container_wrap(&a->jc, u->id, &c->wrap);
 	u->started_ms = monotonic_ms();
 	if ((r = child_start(c)) < 0) {
@@ -770,7 +770,7 @@ int launch_agent_main(int in_fd, int out_fd)
 			   .in = STRBUF_INIT,
 			   .tx = STRBUF_INIT,
 			   .node_env = STRVEC_INIT,
-			   .jc = { .procs_fd = -1, .how = CONTAIN_MARKS, .note = STRBUF_INIT } };
+			   .jc = { .dir_fd = -1, .how = CONTAIN_MARKS, .note = STRBUF_INIT } };
 	struct strbuf err = STRBUF_INIT;
 	int r, ret = 1;
 

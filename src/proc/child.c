@@ -8,7 +8,10 @@
  * threads, from the GPU libraries).  Either way the program is found in
  * PATH before the start, so "not found" is an error of child_start() and
  * never a child that exits 127, and an exec that fails in a forked child
- * sends its errno back through a close-on-exec pipe.
+ * sends its errno back through a close-on-exec pipe.  A child for a cgroup
+ * is made in it by clone3(CLONE_INTO_CGROUP): moving a running process
+ * into a cgroup waits for an RCU grace period (10-20 ms), being born there
+ * does not.
  */
 #include "sparkctl.h"
 
@@ -39,7 +42,7 @@ void child_init(struct child *c)
 	strvec_init(&c->args);
 	strvec_init(&c->env);
 	strvec_init(&c->wrap);
-	c->in_fd = c->out_fd = c->err_fd = c->pidfd = c->cgroup_procs_fd = -1;
+	c->in_fd = c->out_fd = c->err_fd = c->pidfd = c->cgroup_fd = -1;
 }
 
 void child_close_fd(int *fd)
@@ -223,7 +226,7 @@ static int plan_stream(struct stdio_plan *p, int n, enum child_io io, int given)
 /* What posix_spawn() cannot do needs a fork. */
 static bool forks(const struct child *c)
 {
-	return c->die_with_parent || c->cgroup_procs_fd >= 0;
+	return c->die_with_parent || c->cgroup_fd >= 0;
 }
 
 static int plan_make(const struct child *c, struct stdio_plan *p)
@@ -313,9 +316,22 @@ static int spawn(const struct child *c, const struct stdio_plan *p, pid_t *ret_p
 	return -e;
 }
 
+/* A kernel before 5.7 has no CLONE_INTO_CGROUP: the child moves itself ("0": the writer). */
+static int enter_cgroup(int cgroup_fd)
+{
+	int fd = openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, "0", 1);
+	close(fd);
+	return n == 1 ? 0 : -1;
+}
+
 /* The forked child's side: async-signal-safe calls only. */
 static ATTR_NORETURN void exec_forked(const struct child *c, const struct stdio_plan *p,
-				      pid_t parent)
+				      pid_t parent, bool move_to_cgroup)
 {
 	sigset_t none;
 	int e;
@@ -330,8 +346,7 @@ static ATTR_NORETURN void exec_forked(const struct child *c, const struct stdio_
 		if (getppid() != parent)
 			_exit(127);
 	}
-	/* "0" moves the writer itself. */
-	if (c->cgroup_procs_fd >= 0 && write(c->cgroup_procs_fd, "0", 1) != 1) {
+	if (move_to_cgroup && enter_cgroup(c->cgroup_fd) < 0) {
 		errno = ECHILD;
 		goto fail;
 	}
@@ -356,16 +371,55 @@ fail:
 	_exit(e == ENOENT ? 127 : 126);
 }
 
+/* clone3()'s arguments up to .cgroup (CLONE_ARGS_SIZE_VER2), as <linux/sched.h> has them. */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+		set_tid_size, cgroup;
+};
+#define CLONE3_INTO_CGROUP 0x200000000ULL
+
+/*
+ * fork() into the cgroup: the child's pid in the parent, 0 in the child,
+ * -1 with errno.  ENOSYS where the kernel cannot (the caller forks).
+ */
+static pid_t fork_into_cgroup(int cgroup_fd)
+{
+#ifdef SYS_clone3
+	struct clone3_args args = { .flags = CLONE3_INTO_CGROUP,
+				    .exit_signal = SIGCHLD,
+				    .cgroup = (uint64_t)cgroup_fd };
+	long pid = syscall(SYS_clone3, &args, sizeof(args));
+
+	/* Before 5.7 the flag is unknown (EINVAL, E2BIG for the size); before 5.3, clone3 is. */
+	if (pid < 0 && (errno == EINVAL || errno == E2BIG))
+		errno = ENOSYS;
+	return (pid_t)pid;
+#else
+	(void)cgroup_fd;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
 static int fork_child(const struct child *c, struct stdio_plan *p, pid_t *ret_pid)
 {
-	pid_t parent = getpid(), pid = fork();
+	pid_t parent = getpid(), pid = -1;
+	bool move_to_cgroup = false;
 	int child_errno = 0;
 	ssize_t n;
 
+	if (c->cgroup_fd >= 0) {
+		pid = fork_into_cgroup(c->cgroup_fd);
+		if (pid < 0 && errno != ENOSYS)
+			return errno == EAGAIN || errno == ENOMEM ? -errno : -ECHILD;
+		move_to_cgroup = pid < 0;
+	}
+	if (pid < 0)
+		pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		exec_forked(c, p, parent);
+		exec_forked(c, p, parent, move_to_cgroup);
 	child_close_fd(&p->report[1]);
 	do {
 		n = read(p->report[0], &child_errno, sizeof(child_errno));

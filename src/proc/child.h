@@ -56,10 +56,10 @@ struct child {
 	/* SIGKILL when this process dies, however it dies (PR_SET_PDEATHSIG). */
 	bool die_with_parent;
 	/*
-	 * A cgroup's cgroup.procs open for writing, or -1: the child moves
-	 * itself there before the exec, so nothing it starts is born outside.
+	 * A cgroup v2 directory (opened O_RDONLY | O_DIRECTORY), or -1: the
+	 * child is made in it, so nothing it starts is born outside.
 	 */
-	int cgroup_procs_fd;
+	int cgroup_fd;
 	/*
 	 * A command that runs the program (e.g. systemd-run --scope --), or
 	 * empty: args.v[0] is still looked up as without it, and the wrapper

@@ -94,7 +94,10 @@ static int try_systemd(struct job_container *jc, struct strbuf *why)
 	return -EPERM;
 }
 
-/* A cgroup of sparkctl's own below this process's cgroup, and its cgroup.procs. */
+/*
+ * A cgroup of sparkctl's own below this process's cgroup, open for struct
+ * child, whose cgroup.procs this user may write (as placing a child needs).
+ */
 static int try_cgroup(struct job_container *jc, struct strbuf *why)
 {
 	struct cgroup_self self;
@@ -114,12 +117,15 @@ static int try_cgroup(struct job_container *jc, struct strbuf *why)
 		goto fail;
 	}
 	procs = xasprintf("%s/cgroup.procs", jc->dir);
-	jc->procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
-	r = jc->procs_fd < 0 ? -errno : 0;
+	jc->dir_fd = open(jc->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = jc->dir_fd < 0 ? -errno : access(procs, W_OK) < 0 ? -errno : 0;
 	if (r < 0)
-		strbuf_addf(why, "cannot open %s: %s", procs, strerror(-r));
+		strbuf_addf(why, "cannot use %s: %s", jc->dir, strerror(-r));
 	free(procs);
 	if (r < 0) {
+		if (jc->dir_fd >= 0)
+			close(jc->dir_fd);
+		jc->dir_fd = -1;
 		rmdir(jc->dir);
 		goto fail;
 	}
@@ -145,7 +151,7 @@ int job_container_open(struct job_container *jc, const char *job_id, unsigned no
 	memset(jc, 0, sizeof(*jc));
 	jc->job_id = xstrdup(job_id);
 	jc->node = node;
-	jc->procs_fd = -1;
+	jc->dir_fd = -1;
 	strbuf_init(&jc->note, 0);
 	jc->how = want;
 	if (want == CONTAIN_SYSTEMD)
@@ -184,9 +190,9 @@ void job_container_wrap(const struct job_container *jc, unsigned unit_id, struct
 
 void job_container_close(struct job_container *jc)
 {
-	if (jc->procs_fd >= 0)
-		close(jc->procs_fd);
-	jc->procs_fd = -1;
+	if (jc->dir_fd >= 0)
+		close(jc->dir_fd);
+	jc->dir_fd = -1;
 	/* systemd collects its scopes (--collect); ours is known. */
 	if (jc->how == CONTAIN_CGROUP && jc->dir)
 		remove_tree(jc->dir);
@@ -194,7 +200,7 @@ void job_container_close(struct job_container *jc)
 	free(jc->job_id);
 	strbuf_release(&jc->note);
 	memset(jc, 0, sizeof(*jc));
-	jc->procs_fd = -1;
+	jc->dir_fd = -1;
 }
 
 struct name_match {

@@ -40,7 +40,7 @@ struct job_container {
 	char *job_id;
 	unsigned node;
 	char *dir;	    /* CONTAIN_CGROUP: the job's cgroup directory */
-	int procs_fd;	    /* CONTAIN_CGROUP: its cgroup.procs, for struct child */
+	int dir_fd;	    /* CONTAIN_CGROUP: the directory open, for struct child */
 	bool systemd_user;  /* CONTAIN_SYSTEMD: through the user's manager */
 	struct strbuf note; /* why a mode asked for or tried first was not used */
 };

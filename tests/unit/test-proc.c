@@ -5,10 +5,12 @@
 #include "sparkctl.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "lib/clock.h"
 #include "lib/strbuf.h"
+#include "lib/xalloc.h"
 #include "probe/cgroups.h"
 #include "proc/child.h"
 #include "proc/contain.h"
@@ -464,34 +466,51 @@ static void test_child_wrap(void **state)
 	}
 }
 
-/* The child writes "0" (itself) to its cgroup.procs before the exec; a failed write is -ECHILD. */
-static void test_child_cgroup_procs_fd(void **state)
+/*
+ * A child for a cgroup is born in it (its /proc/self/cgroup says so); a
+ * directory that is not a cgroup is -ECHILD and nothing runs.  Needs a
+ * cgroup v2 hierarchy this user may write below its own cgroup.
+ */
+static void test_child_cgroup(void **state)
 {
+	struct cgroup_self self;
 	struct capture cap;
-	char got[8] = "";
-	int fds[2];
+	char *dir, *want;
+	int fd;
 
 	(void)state;
-	assert_int_equal(pipe(fds), 0);
+	if (cgroup_self_read(&self) <= 0)
+		skip();
+	dir = xasprintf("%s/sparkctl-unit-test-%d", self.path, (int)getpid());
+	if (mkdir(dir, 0755) < 0) {
+		free(dir);
+		cgroup_self_release(&self);
+		skip();
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
 	child_init(&cap.c);
-	strvec_pushl(&cap.c.args, "sh", "-c", "echo ran", NULL);
-	cap.c.cgroup_procs_fd = fds[1];
+	strvec_pushl(&cap.c.args, "sh", "-c", "grep '^0::' /proc/self/cgroup", NULL);
+	cap.c.cgroup_fd = fd;
 	start_and_capture(&cap, false);
-	assert_string_equal(cap.out.got.buf, "ran\n");
-	assert_int_equal(read(fds[0], got, sizeof(got) - 1), 1);
-	assert_string_equal(got, "0");
+	want = xasprintf("0::%s\n", dir + strlen(self.mount));
+	assert_string_equal(cap.out.got.buf, want);
+	free(want);
 	child_release(&cap.c);
 	strbuf_release(&cap.out.got);
 	strbuf_release(&cap.err.got);
-	close(fds[1]);
+	close(fd);
 
-	/* A descriptor that cannot be written: the start fails, nothing runs. */
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	child_init(&cap.c);
 	strvec_pushl(&cap.c.args, "sh", "-c", "echo ran", NULL);
-	cap.c.cgroup_procs_fd = fds[0];
+	cap.c.cgroup_fd = fd;
 	assert_int_equal(child_start(&cap.c), -ECHILD);
 	child_release(&cap.c);
-	close(fds[0]);
+	close(fd);
+	assert_int_equal(rmdir(dir), 0);
+	free(dir);
+	cgroup_self_release(&self);
 }
 
 static void test_cgroup_parsers(void **state)
@@ -608,7 +627,7 @@ int main(void)
 		cmocka_unit_test(test_child_signal_group),
 		cmocka_unit_test(test_child_status_before_reap),
 		cmocka_unit_test(test_child_wrap),
-		cmocka_unit_test(test_child_cgroup_procs_fd),
+		cmocka_unit_test(test_child_cgroup),
 		cmocka_unit_test(test_cgroup_parsers),
 		cmocka_unit_test(test_contain_modes),
 	};
