@@ -398,17 +398,27 @@ static int make_job(const struct launch_args *a, const struct launch_node *nodes
  * where that directory cannot be used, plain connections that end with
  * the launch (a master of their own would serve no second session).
  */
-static void ssh_setup(const struct launch_args *a, bool any_remote, struct ssh_options *ssh,
-		      struct strvec *extra, char shared_dir[SSH_CONTROL_DIR_MAX + 1])
+static void ssh_setup(const struct launch_args *a, const struct launch_node *nodes, size_t nr,
+		      struct ssh_options *ssh, struct strvec *extra,
+		      char shared_dir[SSH_CONTROL_DIR_MAX + 1])
 {
+	struct strvec remote = STRVEC_INIT;
+
+	for (size_t i = 0; i < nr; i++)
+		if (!nodes[i].local)
+			strvec_push(&remote, nodes[i].host);
 	ssh->program = getenv("SPARKCTL_SSH");
 	ssh->connect_timeout = a->connect_timeout ? a->connect_timeout : 5;
 	/* A node that dies is noticed in 15 s, not at the next TCP timeout. */
 	strvec_push(extra, "ServerAliveInterval=5");
 	strvec_push(extra, "ServerAliveCountMax=3");
 	ssh->extra_options = extra;
-	if (any_remote && !a->ssh_close && ssh_control_dir_shared(shared_dir) == 0)
+	if (remote.nr && !a->ssh_close && ssh_control_dir_shared(shared_dir) == 0)
 		ssh->control_dir = shared_dir;
+	/* A new connection's handshake is most of a cold launch (docs/launch.md). */
+	if (remote.nr)
+		ssh->kex = ssh_fast_kex(ssh, (const char *const *)remote.v, remote.nr);
+	strvec_clear(&remote);
 }
 
 /* Run the job on the nodes and say how it ended; the exit status. */
@@ -421,12 +431,9 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 	struct launch_result res = { 0 };
 	struct strbuf err = STRBUF_INIT;
 	char *self = proc_self_path_or_name();
-	bool any_remote = false;
 	int ret;
 
-	for (size_t i = 0; i < nr; i++)
-		any_remote |= !nodes[i].local;
-	ssh_setup(a, any_remote, &ssh, &ssh_extra, shared_dir);
+	ssh_setup(a, nodes, nr, &ssh, &ssh_extra, shared_dir);
 	const struct launch_options o = {
 		.job = job,
 		.nodes = nodes,
@@ -461,6 +468,7 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 		launch_result_release(&res);
 	}
 	free(self);
+	free((char *)ssh.kex);
 	strvec_clear(&ssh_extra);
 	strbuf_release(&err);
 	return ret;

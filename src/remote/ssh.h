@@ -17,6 +17,7 @@ struct ssh_options {
 	unsigned connect_timeout; /* seconds; 0 means 5 */
 	const char *control_dir;  /* ControlMaster multiplexing sockets go here; NULL: none */
 	const struct strvec *extra_options; /* more "-o KEY=VALUE" options, verbatim */
+	const char *kex; /* "-o KexAlgorithms=..." (ssh_fast_kex()), or NULL: ssh's own */
 };
 
 /*
@@ -74,5 +75,23 @@ int ssh_command(struct strvec *out, const char *host, const struct ssh_options *
  * ('ssh -O check' cannot tell: a master answers it without the server.)
  */
 bool ssh_recovered_master_line(const char *line);
+
+/*
+ * The key exchange: OpenSSH 9.0-9.8 put sntrup761x25519 first, whose
+ * Streamlined NTRU Prime key generation takes most of a new connection's
+ * CPU time (about 70 ms of 200 on an x86 core).  Given the text of
+ * 'ssh -G HOST', the same list with curve25519-sha256 (and its
+ * @libssh.org name) moved before the sntrup761 methods, or NULL when
+ * nothing is to change: no sntrup761 before curve25519, or no curve25519
+ * at all (the configuration left it out).  Nothing else moves, and a faster
+ * post-quantum method first (mlkem768x25519, OpenSSH 9.9) stays first.
+ */
+char *ssh_kex_curve25519_first(const char *ssh_g_output);
+/*
+ * Ask ssh (o->program) for the key exchange of each host ('ssh -G', no
+ * connection): the reordered list when every host has the same one, for
+ * "-o KexAlgorithms=..."; NULL otherwise, or when ssh cannot tell.
+ */
+char *ssh_fast_kex(const struct ssh_options *o, const char *const *hosts, size_t n);
 
 #endif

@@ -76,16 +76,25 @@ assert len(jobs) == 1, "job ids differ"
 PY
 nothing_left || fail "processes are left after a clean job"
 # The connections stay for the next launch (ControlPersist) in the private directory...
-[ -n "$(ls "$SPARKCTL_SSH_CONTROL_DIR")" ] || fail "no ssh master kept for the next launch"
+masters() { find "$SPARKCTL_SSH_CONTROL_DIR" -type s; }
+[ -n "$(masters)" ] || fail "no ssh master kept for the next launch"
+# ...with what 'ssh -G' said of each node's key exchange (curve25519 first: the
+# cluster's ssh is OpenSSH 9.x, whose default puts sntrup761 first).
+for node in node0 node1; do
+  f="$SPARKCTL_SSH_CONTROL_DIR/kex-$(printf %s "$node" | od -An -tx1 | tr -d ' \n')"
+  [ -f "$f" ] || fail "no key exchange kept for $node"
+  if "$SPARKCTL_SSH" -G "$node" | grep -q '^kexalgorithms sntrup761'; then
+    grep -q '^curve25519-sha256,' "$f" || fail "the kept key exchange of $node does not start with curve25519"
+  fi
+done
 # ...unless --ssh-close: then nothing of ssh outlives the launch.
-ls "$SPARKCTL_SSH_CONTROL_DIR" > "$TMP/masters"
 "$SPARKCTL_SSH" -O exit -o ControlPath="$SPARKCTL_SSH_CONTROL_DIR/%C" node0 2> /dev/null || true
 "$SPARKCTL_SSH" -O exit -o ControlPath="$SPARKCTL_SSH_CONTROL_DIR/%C" node1 2> /dev/null || true
 # A master removes its socket just after -O exit returns: look again each time.
-no_master_left() { [ -z "$(ls "$SPARKCTL_SSH_CONTROL_DIR")" ]; }
+no_master_left() { [ -z "$(masters)" ]; }
 wait_until 5 "the masters to exit" no_master_left
 expect 0 "$SPARKCTL" launch -H "$hosts" --ssh-close -- true
-[ -z "$(ls "$SPARKCTL_SSH_CONTROL_DIR")" ] || fail "--ssh-close left a master in the shared directory"
+[ -z "$(masters)" ] || fail "--ssh-close left a master in the shared directory"
 ! ls -d "$TMP"/sparkctl-ssh-* 2> /dev/null || fail "an ssh control directory was left behind"
 no_ssh_left() { ! pgrep -f "^ssh -F $TMP/ssh_config" > /dev/null; }
 wait_until 5 "no ssh client left" no_ssh_left
@@ -208,7 +217,7 @@ lacks "$TMP/out" "err "
 # its link was down): ssh makes a new connection by itself, and the launch
 # says nothing of the dead master ---
 expect 0 "$SPARKCTL" launch -H "$hosts" -- true
-ls "$SPARKCTL_SSH_CONTROL_DIR"/* > /dev/null 2>&1 || fail "no ssh master kept for the next launch"
+[ -n "$(masters)" ] || fail "no ssh master kept for the next launch"
 cluster_node_unreachable node1
 for pid in $(ip netns pids "$(cluster_ns node1)"); do
   [ "$(cat "/proc/$pid/comm" 2> /dev/null)" != sshd ] || kill -KILL "$pid" 2> /dev/null || true

@@ -1161,6 +1161,33 @@ static void ssh_dead_master_lines(void **state)
 	free(line);
 }
 
+/* OpenSSH 9.0-9.8's default puts curve25519 first; nothing else moves. */
+static void ssh_kex_order(void **state)
+{
+	char *k;
+
+	(void)state;
+	k = ssh_kex_curve25519_first(
+		"user root\nkexalgorithms "
+		"sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,"
+		"curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256\nport 22\n");
+	assert_string_equal(k, "curve25519-sha256,curve25519-sha256@libssh.org,sntrup761x25519-"
+			       "sha512,sntrup761x25519-sha512@openssh.com,ecdh-sha2-nistp256");
+	free(k);
+	/* A fast post-quantum method first stays first. */
+	k = ssh_kex_curve25519_first("kexalgorithms mlkem768x25519-sha256,sntrup761x25519-sha512,"
+				     "curve25519-sha256\n");
+	assert_string_equal(k, "mlkem768x25519-sha256,curve25519-sha256,sntrup761x25519-sha512");
+	free(k);
+	/* Already first, or left out by the user's configuration: nothing to change. */
+	assert_null(ssh_kex_curve25519_first(
+		"kexalgorithms curve25519-sha256,sntrup761x25519-sha512\n"));
+	assert_null(ssh_kex_curve25519_first("kexalgorithms sntrup761x25519-sha512\n"));
+	assert_null(ssh_kex_curve25519_first(
+		"kexalgorithms mlkem768x25519-sha256,curve25519-sha256\n"));
+	assert_null(ssh_kex_curve25519_first("user root\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1177,6 +1204,7 @@ int main(void)
 		cmocka_unit_test(ssh_argv),
 		cmocka_unit_test(ssh_argv_errors),
 		cmocka_unit_test(ssh_dead_master_lines),
+		cmocka_unit_test(ssh_kex_order),
 		cmocka_unit_test(ssh_remote_round_trip),
 		cmocka_unit_test(run_status),
 		cmocka_unit_test(run_own_process_group),
