@@ -43,7 +43,9 @@ exporter_start() {
   : > "$EXPORTER_ERR"
   "$SPARKCTL" exporter --listen 127.0.0.1:0 "$@" 2> "$EXPORTER_ERR" &
   EXPORTER_PID=$!
-  at_exit "kill $EXPORTER_PID 2> /dev/null; wait $EXPORTER_PID 2> /dev/null"
+  # Stopped at the end only if the test did not wait for it: its PID may be
+  # another process's by then.
+  at_exit "kill_child $EXPORTER_PID"
   for i in $(seq 200); do
     url=$(sed -n 's|^sparkctl exporter: serving \(http://[0-9.:]*\)/metrics$|\1|p' "$EXPORTER_ERR")
     [ -z "$url" ] || break

@@ -32,7 +32,7 @@ for try in 1 2 3; do
   prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
     --web.listen-address="127.0.0.1:$pport" --log.level=warn > "$TMP/prometheus.log" 2>&1 &
   prom_pid=$!
-  at_exit "kill $prom_pid 2> /dev/null; wait $prom_pid 2> /dev/null"
+  at_exit "kill_child $prom_pid"
   sleep 1
   kill -0 "$prom_pid" 2> /dev/null && break
   grep -q 'address already in use' "$TMP/prometheus.log" ||
