@@ -45,7 +45,7 @@ static int scrape(void *data, struct strbuf *out)
 struct exporter_args {
 	const char *listen, *root;
 	bool once, no_gpu;
-	unsigned max_conn, max_per_ip, timeout_s;
+	unsigned max_conn, max_per_ip, timeout_s, request_timeout_s;
 };
 
 /* The command line into a; -1 when the command ends here with *ret. */
@@ -61,11 +61,14 @@ static int parse_exporter(const struct cmd *cmd, struct exporter_args *a, int ar
 		OPT_BOOL(0, "once", &a->once, "print one scrape to stdout and exit"),
 		OPT_BOOL(0, "no-gpu", &a->no_gpu, "leave NVML alone: no GPU metrics"),
 		OPT_UINT(0, "max-connections", &a->max_conn, "N",
-			 "connections served at once (default 32)"),
+			 "connections held at once (default 32); beyond, the one waiting "
+			 "longest for its request is closed"),
 		OPT_UINT(0, "max-per-ip", &a->max_per_ip, "N",
-			 "connections from one address (default 8)"),
+			 "the same, per client address (default 8)"),
 		OPT_UINT(0, "timeout", &a->timeout_s, "SECONDS",
 			 "close a connection idle this long (default 10)"),
+		OPT_UINT(0, "request-timeout", &a->request_timeout_s, "SECONDS",
+			 "close a connection whose request is not whole after this (default 5)"),
 		OPT_HELP(),
 		OPT_END(),
 	};
@@ -75,9 +78,10 @@ static int parse_exporter(const struct cmd *cmd, struct exporter_args *a, int ar
 		*ret = cmd_parse_exit(n);
 		return -1;
 	}
-	if (a->max_conn == 0 || a->max_per_ip == 0 || a->timeout_s == 0) {
-		*ret = cmd_usage_error("exporter",
-				       "--max-connections, --max-per-ip and --timeout must be > 0");
+	if (a->max_conn == 0 || a->max_per_ip == 0 || a->timeout_s == 0 ||
+	    a->request_timeout_s == 0) {
+		*ret = cmd_usage_error("exporter", "--max-connections, --max-per-ip, --timeout and "
+						   "--request-timeout must be > 0");
 		return -1;
 	}
 	return n;
@@ -111,11 +115,12 @@ static int serve(const struct exporter_args *a, struct exporter_source *src)
 		.max_connections = a->max_conn,
 		.max_per_ip = a->max_per_ip,
 		.timeout_s = a->timeout_s,
+		.request_timeout_s = a->request_timeout_s,
 		/* Request line and headers: a scrape needs well under 1 KiB. */
 		.memory = 16 * 1024,
 	};
 	struct http_server *server = NULL;
-	struct strbuf err = STRBUF_INIT, addr = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, url = STRBUF_INIT;
 	struct sockaddr_storage ss;
 	struct rlimit nofile;
 	struct loop loop;
@@ -137,21 +142,21 @@ static int serve(const struct exporter_args *a, struct exporter_source *src)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	open_gpu(a, src);
-	/* The counter files stay open: a node with many HCAs needs more than 1024. */
+	/* Counter files stay open and clients may hold many sockets: beyond 1024 descriptors. */
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
 	src->cache = reader_cache_new();
-	if (http_server_start(&server, (struct sockaddr *)&ss, len, &limits, scrape, src, &err) <
-	    0) {
+	if (http_server_start(&server, (struct sockaddr *)&ss, len, &limits, &loop, scrape, src,
+			      &err) < 0) {
 		cmd_error("exporter", "%s", err.buf);
 		goto out;
 	}
-	http_server_address(server, &addr);
-	fprintf(stderr, "sparkctl exporter: serving http://%s/metrics\n", addr.buf);
+	http_server_url(server, &url);
+	fprintf(stderr, "sparkctl exporter: serving %s/metrics\n", url.buf);
 	fflush(stderr);
-	/* Only the signals are watched: the server runs in its own thread. */
+	/* The signals, and the timer of the requests' deadline: the server has its own thread. */
 	while (!loop.stopped && loop_run_once(&loop, -1) == 0)
 		;
 	http_server_stop(server);
@@ -160,15 +165,17 @@ out:
 	reader_cache_free(src->cache);
 	loop_release(&loop);
 	strbuf_release(&err);
-	strbuf_release(&addr);
+	strbuf_release(&url);
 	return ret;
 }
 
 static int run_exporter(const struct cmd *cmd, int argc, char **argv)
 {
-	struct exporter_args a = {
-		.listen = EXPORTER_DEFAULT_LISTEN, .max_conn = 32, .max_per_ip = 8, .timeout_s = 10
-	};
+	struct exporter_args a = { .listen = EXPORTER_DEFAULT_LISTEN,
+				   .max_conn = 32,
+				   .max_per_ip = 8,
+				   .timeout_s = 10,
+				   .request_timeout_s = 5 };
 	struct exporter_source src = { .gpu_disabled = false };
 	struct rootfs root = { .dirfd = -1 };
 	const char *root_path;

@@ -1,16 +1,19 @@
 /*
  * Unit tests of the exporter's pure parts: the Prometheus text writer,
- * counter parsing, the --listen parser, and the sysfs collectors on a
- * small tree written here.
+ * counter parsing, the --listen parser, the sysfs collectors on a small
+ * tree written here, and the connection table's deadline and room-making
+ * (on socket pairs).
  */
 #include "sparkctl.h"
 
 #include <arpa/inet.h>
 #include <math.h>
+#include <sys/socket.h>
 
 #include "test_util.h"
 
 #include "exporter/collect.h"
+#include "exporter/conn_table.h"
 #include "exporter/http.h"
 #include "exporter/metrics.h"
 #include "lib/xalloc.h"
@@ -325,13 +328,119 @@ static void collect_host_tree(void **state)
 	strbuf_release(&out);
 }
 
+/* A connection from 10.0.0.ADDR on one end of a socket pair; the other end is the client's. */
+struct pair {
+	int server, client;
+	struct conn *conn;
+};
+
+static void pair_open(struct conn_table *t, struct pair *p, unsigned addr, uint64_t now)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)(1000 + now)) };
+	int fds[2];
+
+	in.sin_addr.s_addr = htonl(0x0a000000 + addr);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+	p->server = fds[0];
+	p->client = fds[1];
+	p->conn = conn_table_open(t, p->server, (struct sockaddr *)&in, now);
+}
+
+/* Whether the client sees its connection ended (shut down by the table). */
+static bool pair_cut(const struct pair *p)
+{
+	char c;
+
+	return recv(p->client, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+static void pair_close(struct conn_table *t, struct pair *p)
+{
+	conn_table_close(t, p->conn);
+	close(p->server);
+	close(p->client);
+}
+
+static void conn_room(void **state)
+{
+	struct conn_table t;
+	struct pair p[8];
+
+	(void)state;
+	conn_table_init(&t, 4, 2, 1000);
+	pair_open(&t, &p[0], 1, 10);
+	pair_open(&t, &p[1], 1, 20);
+	assert_false(pair_cut(&p[0]) || pair_cut(&p[1]));
+	/* A third from address 1: the one of it that waited longest goes. */
+	pair_open(&t, &p[2], 1, 30);
+	assert_true(pair_cut(&p[0]));
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[2]));
+	/* One being answered is never the one: the next in line goes. */
+	conn_table_answering(&t, p[1].conn);
+	pair_open(&t, &p[3], 1, 40);
+	assert_true(pair_cut(&p[2]));
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[3]));
+	/* None waits longer than the newcomer: it goes itself. */
+	conn_table_answering(&t, p[3].conn);
+	pair_open(&t, &p[4], 1, 50);
+	assert_true(pair_cut(&p[4]));
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[3]));
+	/* Over 4 in all: the longest waiting of any address; an answer restarts the wait. */
+	conn_table_answered(&t, p[3].conn, 60);
+	pair_open(&t, &p[5], 2, 70);
+	pair_open(&t, &p[6], 3, 80);
+	assert_false(pair_cut(&p[3]) || pair_cut(&p[5]) || pair_cut(&p[6]));
+	pair_open(&t, &p[7], 4, 90);
+	assert_true(pair_cut(&p[3]));
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[5]) || pair_cut(&p[6]) || pair_cut(&p[7]));
+	assert_int_equal(t.cuts, 4);
+	for (size_t i = 0; i < ARRAY_SIZE(p); i++)
+		pair_close(&t, &p[i]);
+	assert_null(t.head);
+	conn_table_release(&t);
+}
+
+static void conn_deadline(void **state)
+{
+	struct conn_table t;
+	struct pair p[3];
+
+	(void)state;
+	conn_table_init(&t, 10, 10, 100);
+	assert_int_equal(conn_table_sweep(&t, 5), 105);
+	pair_open(&t, &p[0], 1, 10);
+	pair_open(&t, &p[1], 2, 50);
+	pair_open(&t, &p[2], 3, 60);
+	conn_table_answering(&t, p[2].conn);
+	/* Nothing due yet: back at the first deadline. */
+	assert_int_equal(conn_table_sweep(&t, 109), 110);
+	assert_false(pair_cut(&p[0]));
+	assert_int_equal(conn_table_sweep(&t, 110), 150);
+	assert_true(pair_cut(&p[0]));
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[2]));
+	/* Being answered: no deadline, however long; answered: a new one from then. */
+	conn_table_answered(&t, p[1].conn, 140);
+	assert_int_equal(conn_table_sweep(&t, 200), 240);
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[2]));
+	conn_table_answered(&t, p[2].conn, 230);
+	assert_int_equal(conn_table_sweep(&t, 240), 330);
+	assert_true(pair_cut(&p[1]));
+	assert_false(pair_cut(&p[2]));
+	assert_int_equal(t.cuts, 2);
+	for (size_t i = 0; i < ARRAY_SIZE(p); i++)
+		pair_close(&t, &p[i]);
+	conn_table_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(writer_exact),	     cmocka_unit_test(writer_escaping),
 		cmocka_unit_test(writer_rejects),    cmocka_unit_test(counters),
 		cmocka_unit_test(listen_addresses),  cmocka_unit_test(collect_rdma_tree),
-		cmocka_unit_test(collect_host_tree),
+		cmocka_unit_test(collect_host_tree), cmocka_unit_test(conn_room),
+		cmocka_unit_test(conn_deadline),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
