@@ -4,6 +4,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 
+#include "exporter/basic_auth.h"
 #include "exporter/conn_table.h"
 #include "exporter/http.h"
 #include "lib/clock.h"
@@ -11,6 +12,9 @@
 #include "lib/xalloc.h"
 #include "proc/loop.h"
 
+/* TLS 1.2 and 1.3 only, as Prometheus' exporters have it. */
+#define TLS_PRIORITIES	  "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+#define AUTH_REALM	  "sparkctl exporter"
 /*
  * Sockets beyond --max-connections that libmicrohttpd may hold: those cut
  * for room, until its next round closes them.  At this cap it stops
@@ -21,6 +25,8 @@
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct sockaddr_storage addr; /* bound, with the real port */
+	bool tls;
+	struct basic_auth *auth;
 	struct conn_table conns;
 	struct loop *loop;
 	struct loop_timer sweep;
@@ -130,6 +136,35 @@ static struct conn *conn_of(struct MHD_Connection *c)
 	return info ? info->socket_context : NULL;
 }
 
+/* Whether the request carries the credentials of a configured user. */
+static bool authorized(struct http_server *s, struct MHD_Connection *c)
+{
+	char *password = NULL, *user = MHD_basic_auth_get_username_password(c, &password);
+	bool ok = user && password && basic_auth_check(s->auth, user, password);
+
+	if (password)
+		explicit_bzero(password, strlen(password));
+	MHD_free(user);
+	MHD_free(password);
+	return ok;
+}
+
+static enum MHD_Result refuse_unauthorized(struct MHD_Connection *c)
+{
+	static const char text[] = "unauthorized\n";
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		sizeof(text) - 1, (void *)(uintptr_t)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	/* 401 with WWW-Authenticate: Basic realm="..." */
+	ret = MHD_queue_basic_auth_fail_response(c, AUTH_REALM, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls)
@@ -148,6 +183,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		conn_table_answering(&s->conns, conn);
 	/* A request body is never wanted: drop it unread. */
 	*upload_data_size = 0;
+	if (s->auth && !authorized(s, c))
+		return refuse_unauthorized(c);
 	if (!streq(method, MHD_HTTP_METHOD_GET) && !streq(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (streq(url, "/"))
@@ -232,8 +269,21 @@ static int listen_socket(const struct sockaddr *sa, socklen_t len, struct http_s
 }
 
 static struct MHD_Daemon *start_daemon(struct http_server *s, int fd,
-				       const struct http_limits *limits)
+				       const struct http_limits *limits,
+				       const struct http_security *sec)
 {
+	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD;
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)(sec ? sec->cert_pem : NULL) },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)(sec ? sec->key_pem : NULL) },
+		{ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)TLS_PRIORITIES },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+
+	if (s->tls)
+		flags |= MHD_USE_TLS;
+	else
+		tls[0].option = MHD_OPTION_END;
 	/*
 	 * poll(), not epoll: with edge-triggered epoll libmicrohttpd 0.9.75
 	 * misses the end of a client's half of the connection that came with
@@ -243,36 +293,44 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, int fd,
 	 * bounds the sockets.
 	 */
 	return MHD_start_daemon(
-		MHD_USE_POLL_INTERNAL_THREAD, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET,
-		fd, MHD_OPTION_CONNECTION_LIMIT, limits->max_connections + CUT_SOCKETS_SLACK,
+		flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_CONNECTION_LIMIT, limits->max_connections + CUT_SOCKETS_SLACK,
 		MHD_OPTION_CONNECTION_TIMEOUT, limits->timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits->memory, MHD_OPTION_NOTIFY_CONNECTION,
-		on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+		on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_ARRAY,
+		tls, MHD_OPTION_END);
 }
 
 int http_server_start(struct http_server **ret, const struct sockaddr *sa, socklen_t len,
-		      const struct http_limits *limits, struct loop *loop, http_scrape_fn *scrape,
-		      void *data, struct strbuf *err)
+		      const struct http_limits *limits, const struct http_security *security,
+		      struct loop *loop, http_scrape_fn *scrape, void *data, struct strbuf *err)
 {
 	struct http_server *s = xcalloc(1, sizeof(*s));
 	struct strbuf addr = STRBUF_INIT;
 	int fd, r;
 
 	http_format_addr(sa, &addr);
+	s->tls = security && security->cert_pem;
+	s->auth = security ? security->auth : NULL;
 	s->scrape = scrape;
 	s->data = data;
 	s->loop = loop;
+	if (s->tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		r = -ENOTSUP;
+		strbuf_addstr(err, "this libmicrohttpd has no TLS");
+		goto fail;
+	}
 	if ((fd = listen_socket(sa, len, s, addr.buf, err)) < 0) {
 		r = fd;
 		goto fail;
 	}
 	conn_table_init(&s->conns, limits->max_connections, limits->max_per_ip,
 			(uint64_t)limits->request_timeout_s * 1000);
-	s->daemon = start_daemon(s, fd, limits);
+	s->daemon = start_daemon(s, fd, limits, security);
 	if (!s->daemon) {
 		r = -EIO;
-		strbuf_addf(err, "cannot serve HTTP on %s: libmicrohttpd failed to start",
-			    addr.buf);
+		strbuf_addf(err, "cannot serve HTTP%s on %s: libmicrohttpd failed to start",
+			    s->tls ? "S" : "", addr.buf);
 		conn_table_release(&s->conns);
 		close(fd);
 		goto fail;
@@ -290,7 +348,7 @@ fail:
 
 void http_server_url(const struct http_server *s, struct strbuf *out)
 {
-	strbuf_addstr(out, "http://");
+	strbuf_addstr(out, s->tls ? "https://" : "http://");
 	http_format_addr((const struct sockaddr *)&s->addr, out);
 }
 

@@ -1,9 +1,11 @@
 /*
- * http.h - the exporter's HTTP endpoint (libmicrohttpd).
+ * http.h - the exporter's HTTP endpoint (libmicrohttpd), with TLS and
+ * basic authentication when a web-config file asks for them.
  *
  * One internal polling thread (poll(), so thousands of sockets are fine)
  * serves every connection, so scrapes are collected one at a time.  Only
- * GET and HEAD are served (others: 405), on /metrics and / (others: 404).
+ * GET and HEAD are served (others: 405), on /metrics and / (others: 404);
+ * with users configured, a request without their credentials gets 401.
  *
  * Slow and idle clients cannot lock a scraper out:
  *  - a connection has request_timeout_s from its opening, or from its
@@ -30,6 +32,7 @@
 #include "lib/strbuf.h"
 
 struct loop;
+struct basic_auth;
 
 #define EXPORTER_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -39,6 +42,12 @@ struct http_limits {
 	unsigned timeout_s;	    /* idle connections are closed after this */
 	unsigned request_timeout_s; /* to send a whole request */
 	size_t memory;		    /* per connection: request line, headers, response headers */
+};
+
+/* TLS and authentication; NULL members: plain HTTP, no authentication. */
+struct http_security {
+	const char *cert_pem, *key_pem; /* PEM text; kept by the caller while serving */
+	struct basic_auth *auth;	/* used from the server's thread only */
 };
 
 /*
@@ -60,13 +69,13 @@ void http_format_addr(const struct sockaddr *sa, struct strbuf *out);
 /*
  * Bind the address (with SO_REUSEADDR, never SO_REUSEPORT: a second
  * exporter on the port must fail) and start serving, with the request
- * deadline kept by a timer in loop (the caller runs it).  On failure
- * returns -errno with a message naming the address in err.
+ * deadline kept by a timer in loop (the caller runs it).  security may be
+ * NULL.  On failure returns -errno with a message naming the address in err.
  */
 int http_server_start(struct http_server **ret, const struct sockaddr *sa, socklen_t len,
-		      const struct http_limits *limits, struct loop *loop, http_scrape_fn *scrape,
-		      void *data, struct strbuf *err);
-/* "http://ADDR:PORT", with the port picked for port 0. */
+		      const struct http_limits *limits, const struct http_security *security,
+		      struct loop *loop, http_scrape_fn *scrape, void *data, struct strbuf *err);
+/* "http://ADDR:PORT" or "https://...", with the port picked for port 0. */
 void http_server_url(const struct http_server *s, struct strbuf *out);
 /* Stop serving, close every connection, cancel the timer.  NULL is fine. */
 void http_server_stop(struct http_server *s);

@@ -1,8 +1,8 @@
 /*
  * Unit tests of the exporter's pure parts: the Prometheus text writer,
  * counter parsing, the --listen parser, the sysfs collectors on a small
- * tree written here, and the connection table's deadline and room-making
- * (on socket pairs).
+ * tree written here, the web-config parser, the basic-auth check, and the
+ * connection table's deadline and room-making (on socket pairs).
  */
 #include "sparkctl.h"
 
@@ -12,10 +12,12 @@
 
 #include "test_util.h"
 
+#include "exporter/basic_auth.h"
 #include "exporter/collect.h"
 #include "exporter/conn_table.h"
 #include "exporter/http.h"
 #include "exporter/metrics.h"
+#include "exporter/web_config.h"
 #include "lib/xalloc.h"
 
 static char tree[] = "/tmp/sparkctl-exporter-XXXXXX";
@@ -328,6 +330,175 @@ static void collect_host_tree(void **state)
 	strbuf_release(&out);
 }
 
+/* Two bcrypt hashes made with libcrypt: of "s3cret" ($2y$, cost 4) and "other pass" ($2b$, 5). */
+#define HASH_ALICE	"$2y$04$SparkctlTestSaltOfThe...lbex/mQmobWUBEwdsbNRmYp2oqb1i"
+#define BOB_SALT_DIGEST "AnotherSaltForTheTeste88eyDDSiy3c/KlveScOjZ9XuWH89ooa"
+#define HASH_BOB	"$2b$05$" BOB_SALT_DIGEST
+
+static int parse_config(const char *text, const char *path, struct web_config *cfg,
+			struct strbuf *err)
+{
+	strbuf_reset(err);
+	return web_config_parse(text, strlen(text), path, cfg, err);
+}
+
+static void web_config_accepted(void **state)
+{
+	struct web_config cfg;
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(parse_config("---\r\n"
+				      "# TLS and users\n"
+				      "tls_server_config:   # the files\n"
+				      "    cert_file: tls/server.crt\n"
+				      "\n"
+				      "    key_file: '/etc/key''s.pem'  # absolute\n"
+				      "basic_auth_users:\n"
+				      "  alice: " HASH_ALICE "\n"
+				      "  \"bob\": \"" HASH_BOB "\"\n",
+				      "/etc/sparkctl/web.yml", &cfg, &err),
+			 0);
+	assert_string_equal(cfg.cert_file, "/etc/sparkctl/tls/server.crt");
+	assert_string_equal(cfg.key_file, "/etc/key's.pem");
+	assert_int_equal(cfg.nr_users, 2);
+	assert_string_equal(cfg.users[0].name, "alice");
+	assert_string_equal(cfg.users[0].hash, HASH_ALICE);
+	assert_string_equal(cfg.users[1].name, "bob");
+	assert_string_equal(cfg.users[1].hash, HASH_BOB);
+	web_config_release(&cfg);
+	/* Users alone (plain HTTP with authentication); a file in the working directory. */
+	assert_int_equal(
+		parse_config("basic_auth_users:\n  a.b@c: " HASH_BOB, "web.yml", &cfg, &err), 0);
+	assert_null(cfg.cert_file);
+	assert_int_equal(cfg.nr_users, 1);
+	web_config_release(&cfg);
+	assert_int_equal(parse_config("tls_server_config:\n cert_file: c\n key_file: k\n",
+				      "web.yml", &cfg, &err),
+			 0);
+	assert_string_equal(cfg.cert_file, "c");
+	assert_int_equal(cfg.nr_users, 0);
+	web_config_release(&cfg);
+	strbuf_release(&err);
+}
+
+static void web_config_refused(void **state)
+{
+	static const struct {
+		const char *text, *error;
+	} cases[] = {
+		{ "",
+		  "w.yml: neither tls_server_config nor basic_auth_users: nothing to configure" },
+		{ "# only a comment\n", "w.yml: neither tls_server_config nor basic_auth_users: "
+					"nothing to configure" },
+		{ "http_server_config:\n  http2: true\n",
+		  "w.yml:1: unknown key 'http_server_config' (known: tls_server_config, "
+		  "basic_auth_users)" },
+		{ "tls_server_config:\n  cert_file: c\n  key_file: k\n  min_version: TLS13\n",
+		  "w.yml:4: unknown key 'min_version' in tls_server_config (known: cert_file, "
+		  "key_file)" },
+		{ "tls_server_config:\n  cert_file: c\nbasic_auth_users:\n  a: " HASH_ALICE "\n",
+		  "w.yml:1: tls_server_config needs both cert_file and key_file" },
+		{ "tls_server_config:\n  key_file: k\n  key_file: k\n",
+		  "w.yml:3: 'key_file' given twice" },
+		{ "basic_auth_users:\n", "w.yml:1: basic_auth_users lists no user" },
+		{ "basic_auth_users:\n  a: x\n", "w.yml:2: user 'a': the password must be a bcrypt "
+						 "hash ($2y$..., e.g. from 'htpasswd -nBC 10 a')" },
+		{ "basic_auth_users:\n  a: " HASH_ALICE "\n  a: " HASH_BOB "\n",
+		  "w.yml:3: user 'a' given twice" },
+		{ "basic_auth_users:\n  'a:b': " HASH_ALICE "\n",
+		  "w.yml:2: 'a:b' cannot be a user name: it is empty or has a ':'" },
+		{ "basic_auth_users:\n  a:\n", "w.yml:2: 'a' has no value" },
+		{ "basic_auth_users:\n  a: ''\n", "w.yml:2: 'a' has no value" },
+		{ "basic_auth_users: {}\n",
+		  "w.yml:1: 'basic_auth_users' takes its keys on the lines below, indented" },
+		{ "basic_auth_users:\n  - a\n", "w.yml:2: a list item where 'KEY: VALUE' belongs" },
+		{ "basic_auth_users:\n  a: [x]\n",
+		  "w.yml:2: '[' cannot begin a plain value here: quote the value" },
+		{ "basic_auth_users:\n  a: x: y\n",
+		  "w.yml:2: ': ' inside a value: quote the value" },
+		{ "basic_auth_users:\n  a: 'x' y\n",
+		  "w.yml:2: unexpected text after the value: 'y'" },
+		{ "basic_auth_users:\n  a: \"x\n",
+		  "w.yml:2: a quoted string that does not end on its "
+		  "line" },
+		{ "basic_auth_users:\n  a: \"\\n\"\n",
+		  "w.yml:2: only \\\\ and \\\" may be escaped in "
+		  "a double-quoted string" },
+		{ "basic_auth_users:\n\ta: x\n", "w.yml:2: a tab: YAML indents with spaces only" },
+		{ "tls_server_config:\n  cert_file: c\n    key_file: k\n",
+		  "w.yml:3: indented unlike the line above (nothing nests deeper)" },
+		{ "  cert_file: c\n", "w.yml:1: an indented line outside tls_server_config and "
+				      "basic_auth_users" },
+		{ "tls_server_config\n", "w.yml:1: expected 'KEY: VALUE'" },
+		{ "tls_server_config:x\n", "w.yml:1: expected 'KEY: VALUE'" },
+		{ "basic_auth_users:\n---\n", "w.yml:2: expected 'KEY: VALUE'" },
+	};
+	struct web_config cfg;
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		assert_int_equal(parse_config(cases[i].text, "w.yml", &cfg, &err), -EINVAL);
+		assert_string_equal(err.buf, cases[i].error);
+		assert_null(cfg.cert_file);
+		assert_int_equal(cfg.nr_users, 0);
+	}
+	/* A NUL byte inside the text. */
+	strbuf_reset(&err);
+	assert_int_equal(
+		web_config_parse("basic_auth_users:\n  a\0b: x\n", 24, "w.yml", &cfg, &err),
+		-EINVAL);
+	assert_string_equal(err.buf, "w.yml:2: a NUL byte");
+	strbuf_release(&err);
+}
+
+static void bcrypt_hashes(void **state)
+{
+	(void)state;
+	assert_true(web_config_is_bcrypt(HASH_ALICE));
+	assert_true(web_config_is_bcrypt(HASH_BOB));
+	assert_true(web_config_is_bcrypt("$2a$31$" BOB_SALT_DIGEST));
+	assert_false(web_config_is_bcrypt("$2x$04$" BOB_SALT_DIGEST));
+	assert_false(web_config_is_bcrypt("$2b$03$" BOB_SALT_DIGEST));
+	assert_false(web_config_is_bcrypt("$2b$32$" BOB_SALT_DIGEST));
+	assert_false(web_config_is_bcrypt("$2b$1a$" BOB_SALT_DIGEST));
+	assert_false(web_config_is_bcrypt(HASH_BOB "x"));
+	assert_false(web_config_is_bcrypt(
+		"$2b$05$AnotherSaltForTheTeste88eyDDSiy3c/KlveScOjZ9XuWH89oo!"));
+	assert_false(web_config_is_bcrypt("$6$salt$hash"));
+	assert_false(web_config_is_bcrypt(""));
+}
+
+static void basic_auth_users(void **state)
+{
+	struct web_config cfg;
+	struct strbuf err = STRBUF_INIT;
+	struct basic_auth *auth;
+
+	(void)state;
+	assert_int_equal(parse_config("basic_auth_users:\n  alice: " HASH_ALICE
+				      "\n  bob: " HASH_BOB,
+				      "w.yml", &cfg, &err),
+			 0);
+	auth = basic_auth_new(&cfg);
+	web_config_release(&cfg);
+	strbuf_release(&err);
+	assert_non_null(auth);
+	assert_true(basic_auth_check(auth, "alice", "s3cret"));
+	/* Again: from what was remembered; a wrong one is still wrong after it. */
+	assert_true(basic_auth_check(auth, "alice", "s3cret"));
+	assert_false(basic_auth_check(auth, "alice", "s3cret "));
+	assert_false(basic_auth_check(auth, "alice", ""));
+	assert_false(basic_auth_check(auth, "alice", "other pass"));
+	assert_true(basic_auth_check(auth, "bob", "other pass"));
+	assert_false(basic_auth_check(auth, "bob", "s3cret"));
+	assert_false(basic_auth_check(auth, "carol", "s3cret"));
+	assert_false(basic_auth_check(auth, "Alice", "s3cret"));
+	assert_true(basic_auth_check(auth, "alice", "s3cret"));
+	basic_auth_free(auth);
+}
+
 /* A connection from 10.0.0.ADDR on one end of a socket pair; the other end is the client's. */
 struct pair {
 	int server, client;
@@ -436,10 +607,12 @@ static void conn_deadline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(writer_exact),	     cmocka_unit_test(writer_escaping),
-		cmocka_unit_test(writer_rejects),    cmocka_unit_test(counters),
-		cmocka_unit_test(listen_addresses),  cmocka_unit_test(collect_rdma_tree),
-		cmocka_unit_test(collect_host_tree), cmocka_unit_test(conn_room),
+		cmocka_unit_test(writer_exact),	      cmocka_unit_test(writer_escaping),
+		cmocka_unit_test(writer_rejects),     cmocka_unit_test(counters),
+		cmocka_unit_test(listen_addresses),   cmocka_unit_test(collect_rdma_tree),
+		cmocka_unit_test(collect_host_tree),  cmocka_unit_test(web_config_accepted),
+		cmocka_unit_test(web_config_refused), cmocka_unit_test(bcrypt_hashes),
+		cmocka_unit_test(basic_auth_users),   cmocka_unit_test(conn_room),
 		cmocka_unit_test(conn_deadline),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
