@@ -11,6 +11,7 @@
 # answer within 30 s, or a closed connection); target: p99 under 100 ms.
 # The exporter runs with its defaults on the captured tree spark-1cable,
 # without NVML.  Prints figures, never fails on them.
+#   ninja -C build bench-exporter-load, or
 #   SPARKCTL=build/sparkctl SRCDIR=. bench/bench-exporter-load.sh
 # SPARKCTL_BASE=OTHER_BINARY runs another build (the one before a change)
 # through the same cases, after this one.
