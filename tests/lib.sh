@@ -18,6 +18,11 @@ _cleanups=""
 at_exit() { _cleanups="$1; $_cleanups"; }
 _on_exit() {
   local rc=$?
+  # Only the test's own shell cleans up.  A child it forks (a background
+  # job, a command substitution) carries these traps until it runs its
+  # command, and a signal that reaches it before then runs them there:
+  # it would remove $TMP under the running test.
+  [ "$BASHPID" = "$$" ] || exit $rc
   set +e
   eval "$_cleanups"
   rm -rf "$TMP"
@@ -25,6 +30,19 @@ _on_exit() {
 }
 trap _on_exit EXIT
 trap 'exit 130' INT TERM
+
+# kill_child PID: SIGTERM PID and wait for it, if it is still an unreaped
+# child of this shell.  A PID that was waited for may be another program's
+# by now (PIDs are reused), even another test's: it is left alone.
+kill_child() {
+  local stat
+  { read -r stat < "/proc/$1/stat"; } 2> /dev/null || return 0
+  # "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
+  set -- "$1" ${stat##*) }
+  [ "$3" = "$$" ] || return 0
+  kill "$1" 2> /dev/null || :
+  wait "$1" 2> /dev/null || :
+}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }

@@ -4,13 +4,32 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 
+#include "exporter/basic_auth.h"
+#include "exporter/conn_table.h"
 #include "exporter/http.h"
+#include "lib/clock.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
+#include "proc/loop.h"
+
+/* TLS 1.2 and 1.3 only, as Prometheus' exporters have it. */
+#define TLS_PRIORITIES	  "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+#define AUTH_REALM	  "sparkctl exporter"
+/*
+ * Sockets beyond --max-connections that libmicrohttpd may hold: those cut
+ * for room, until its next round closes them.  At this cap it stops
+ * accepting for a moment (the kernel queues the newcomers).
+ */
+#define CUT_SOCKETS_SLACK 64
 
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct sockaddr_storage addr; /* bound, with the real port */
+	bool tls;
+	struct basic_auth *auth;
+	struct conn_table conns;
+	struct loop *loop;
+	struct loop_timer sweep;
 	http_scrape_fn *scrape;
 	void *data;
 };
@@ -109,20 +128,63 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
 		     MHD_RESPMEM_PERSISTENT);
 }
 
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
+/* Whether the request carries the credentials of a configured user. */
+static bool authorized(struct http_server *s, struct MHD_Connection *c)
+{
+	char *password = NULL, *user = MHD_basic_auth_get_username_password(c, &password);
+	bool ok = user && password && basic_auth_check(s->auth, user, password);
+
+	if (password)
+		explicit_bzero(password, strlen(password));
+	MHD_free(user);
+	MHD_free(password);
+	return ok;
+}
+
+static enum MHD_Result refuse_unauthorized(struct MHD_Connection *c)
+{
+	static const char text[] = "unauthorized\n";
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		sizeof(text) - 1, (void *)(uintptr_t)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	/* 401 with WWW-Authenticate: Basic realm="..." */
+	ret = MHD_queue_basic_auth_fail_response(c, AUTH_REALM, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls)
 {
 	struct http_server *s = cls;
 	struct strbuf body = STRBUF_INIT;
+	struct conn *conn;
 	size_t len;
 	char *buf;
 
 	(void)version;
 	(void)upload_data;
 	(void)con_cls;
+	/* The request line and headers are in: out of the deadline while it is answered. */
+	if ((conn = conn_of(c)))
+		conn_table_answering(&s->conns, conn);
 	/* A request body is never wanted: drop it unread. */
 	*upload_data_size = 0;
+	if (s->auth && !authorized(s, c))
+		return refuse_unauthorized(c);
 	if (!streq(method, MHD_HTTP_METHOD_GET) && !streq(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (streq(url, "/"))
@@ -139,52 +201,142 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply(c, MHD_HTTP_OK, EXPORTER_CONTENT_TYPE, buf, len, MHD_RESPMEM_MUST_FREE);
 }
 
-int http_server_start(struct http_server **ret, const struct sockaddr *sa, socklen_t len,
-		      const struct http_limits *limits, http_scrape_fn *scrape, void *data,
-		      struct strbuf *err)
+/* libmicrohttpd's thread: a connection begins or ends (before its socket is closed). */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
 {
-	struct http_server *s = xcalloc(1, sizeof(*s));
-	struct strbuf addr = STRBUF_INIT;
+	struct http_server *s = cls;
+	const union MHD_ConnectionInfo *fd, *peer;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (*socket_context)
+			conn_table_close(&s->conns, *socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	peer = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	*socket_context = fd && peer ? conn_table_open(&s->conns, fd->connect_fd, peer->client_addr,
+						       monotonic_ms())
+				     : NULL;
+}
+
+/* libmicrohttpd's thread: an answer is sent (or the request ended): the next one may come. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	struct conn *conn = conn_of(c);
+
+	(void)con_cls;
+	(void)toe;
+	if (conn)
+		conn_table_answered(&s->conns, conn, monotonic_ms());
+}
+
+/* The caller's loop: cut what is past its deadline, come back at the next one. */
+static void sweep(struct loop *loop, void *data)
+{
+	struct http_server *s = data;
+
+	loop_timer_arm(loop, &s->sweep, conn_table_sweep(&s->conns, monotonic_ms()));
+}
+
+static int listen_socket(const struct sockaddr *sa, socklen_t len, struct http_server *s,
+			 const char *addr, struct strbuf *err)
+{
 	socklen_t alen = sizeof(s->addr);
 	int fd, one = 1, r;
 
-	http_format_addr(sa, &addr);
 	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		r = -errno;
-		strbuf_addf(err, "cannot listen on %s: %s", addr.buf, strerror(errno));
-		goto fail;
+		strbuf_addf(err, "cannot listen on %s: %s", addr, strerror(errno));
+		return r;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (sa->sa_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, sa, len) < 0 || listen(fd, 64) < 0 ||
+	/* A long queue: a burst of connections must not push a scraper's out. */
+	if (bind(fd, sa, len) < 0 || listen(fd, SOMAXCONN) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&s->addr, &alen) < 0) {
 		r = -errno;
-		strbuf_addf(err, "cannot listen on %s: %s", addr.buf, strerror(errno));
+		strbuf_addf(err, "cannot listen on %s: %s", addr, strerror(errno));
 		close(fd);
-		goto fail;
+		return r;
 	}
+	return fd;
+}
+
+static struct MHD_Daemon *start_daemon(struct http_server *s, int fd,
+				       const struct http_limits *limits,
+				       const struct http_security *sec)
+{
+	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD;
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)(sec ? sec->cert_pem : NULL) },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)(sec ? sec->key_pem : NULL) },
+		{ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)TLS_PRIORITIES },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+
+	if (s->tls)
+		flags |= MHD_USE_TLS;
+	else
+		tls[0].option = MHD_OPTION_END;
+	/*
+	 * poll(), not epoll: with edge-triggered epoll libmicrohttpd 0.9.75
+	 * misses the end of a client's half of the connection that came with
+	 * its last bytes, and holds an incomplete request until the timeout.
+	 * The limits per address and in all are conn_table's (it makes room
+	 * where libmicrohttpd would refuse); libmicrohttpd's own cap only
+	 * bounds the sockets.
+	 */
+	return MHD_start_daemon(
+		flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_CONNECTION_LIMIT, limits->max_connections + CUT_SOCKETS_SLACK,
+		MHD_OPTION_CONNECTION_TIMEOUT, limits->timeout_s,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits->memory, MHD_OPTION_NOTIFY_CONNECTION,
+		on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_ARRAY,
+		tls, MHD_OPTION_END);
+}
+
+int http_server_start(struct http_server **ret, const struct sockaddr *sa, socklen_t len,
+		      const struct http_limits *limits, const struct http_security *security,
+		      struct loop *loop, http_scrape_fn *scrape, void *data, struct strbuf *err)
+{
+	struct http_server *s = xcalloc(1, sizeof(*s));
+	struct strbuf addr = STRBUF_INIT;
+	int fd, r;
+
+	http_format_addr(sa, &addr);
+	s->tls = security && security->cert_pem;
+	s->auth = security ? security->auth : NULL;
 	s->scrape = scrape;
 	s->data = data;
-	/*
-	 * poll(), not epoll: with edge-triggered epoll libmicrohttpd 0.9.75 misses
-	 * the end of a client's half of the connection that came with its last
-	 * bytes, and holds an incomplete request until the timeout.
-	 */
-	s->daemon = MHD_start_daemon(
-		MHD_USE_POLL_INTERNAL_THREAD, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET,
-		fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)limits->max_connections,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)limits->max_per_ip,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)limits->timeout_s,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)limits->memory, MHD_OPTION_END);
+	s->loop = loop;
+	if (s->tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		r = -ENOTSUP;
+		strbuf_addstr(err, "this libmicrohttpd has no TLS");
+		goto fail;
+	}
+	if ((fd = listen_socket(sa, len, s, addr.buf, err)) < 0) {
+		r = fd;
+		goto fail;
+	}
+	conn_table_init(&s->conns, limits->max_connections, limits->max_per_ip,
+			(uint64_t)limits->request_timeout_s * 1000);
+	s->daemon = start_daemon(s, fd, limits, security);
 	if (!s->daemon) {
 		r = -EIO;
-		strbuf_addf(err, "cannot serve HTTP on %s: libmicrohttpd failed to start",
-			    addr.buf);
+		strbuf_addf(err, "cannot serve HTTP%s on %s: libmicrohttpd failed to start",
+			    s->tls ? "S" : "", addr.buf);
+		conn_table_release(&s->conns);
 		close(fd);
 		goto fail;
 	}
+	loop_timer_init(&s->sweep, sweep, s);
+	loop_timer_arm_in(loop, &s->sweep, (uint64_t)limits->request_timeout_s * 1000);
 	strbuf_release(&addr);
 	*ret = s;
 	return 0;
@@ -194,8 +346,9 @@ fail:
 	return r;
 }
 
-void http_server_address(const struct http_server *s, struct strbuf *out)
+void http_server_url(const struct http_server *s, struct strbuf *out)
 {
+	strbuf_addstr(out, s->tls ? "https://" : "http://");
 	http_format_addr((const struct sockaddr *)&s->addr, out);
 }
 
@@ -203,6 +356,9 @@ void http_server_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	loop_timer_cancel(s->loop, &s->sweep);
+	/* Every connection is closed, and so leaves the table, before this returns. */
 	MHD_stop_daemon(s->daemon);
+	conn_table_release(&s->conns);
 	free(s);
 }

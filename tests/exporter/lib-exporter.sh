@@ -32,7 +32,8 @@ fixture_copy() {
 
 # exporter_start ARGS...: start 'sparkctl exporter --listen 127.0.0.1:0 ARGS'
 # in the background (with the caller's environment); sets EXPORTER_PID and
-# EXPORTER_URL (http://127.0.0.1:PORT).  Its stderr goes to $TMP/exporter.err.
+# EXPORTER_URL (http://127.0.0.1:PORT, or https:// with TLS).  Its stderr goes
+# to $EXPORTER_ERR ($TMP/exporter-N.err).
 _exporters=0
 exporter_start() {
   local i url=""
@@ -43,9 +44,11 @@ exporter_start() {
   : > "$EXPORTER_ERR"
   "$SPARKCTL" exporter --listen 127.0.0.1:0 "$@" 2> "$EXPORTER_ERR" &
   EXPORTER_PID=$!
-  at_exit "kill $EXPORTER_PID 2> /dev/null; wait $EXPORTER_PID 2> /dev/null"
+  # Stopped at the end only if the test did not wait for it: its PID may be
+  # another process's by then.
+  at_exit "kill_child $EXPORTER_PID"
   for i in $(seq 200); do
-    url=$(sed -n 's|^sparkctl exporter: serving \(http://[0-9.:]*\)/metrics$|\1|p' "$EXPORTER_ERR")
+    url=$(sed -n 's|^sparkctl exporter: serving \(https\{0,1\}://[0-9.:]*\)/metrics$|\1|p' "$EXPORTER_ERR")
     [ -z "$url" ] || break
     kill -0 "$EXPORTER_PID" 2> /dev/null || { cat "$EXPORTER_ERR" >&2; fail "the exporter exited"; }
     sleep 0.05
@@ -87,6 +90,27 @@ have_samples() {
 promlint() {
   promtool check metrics < "$1" > "$TMP/promtool.out" 2>&1 ||
     { cat "$TMP/promtool.out" >&2; fail "promtool check metrics failed on $1"; }
+}
+
+# make_web_config DIR: in DIR, a self-signed certificate for 127.0.0.1 (cert.pem,
+# key.pem) and web.yml with TLS and two users: alice (password "s3cret", a
+# $2y$ hash as htpasswd makes them) and bob ("other pass", $2b$).
+make_web_config() {
+  mkdir -p "$1"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+    -keyout "$1/key.pem" -out "$1/cert.pem" > "$TMP/openssl.out" 2>&1 ||
+    { cat "$TMP/openssl.out" >&2; fail "openssl could not make a certificate"; }
+  chmod 600 "$1/key.pem"
+  # Made with libcrypt's crypt(); costs 4 and 5 keep the tests quick.
+  cat > "$1/web.yml" << 'EOF'
+tls_server_config:
+  cert_file: cert.pem
+  key_file: key.pem
+basic_auth_users:
+  alice: $2y$04$SparkctlTestSaltOfThe...lbex/mQmobWUBEwdsbNRmYp2oqb1i
+  bob: $2b$05$AnotherSaltForTheTeste88eyDDSiy3c/KlveScOjZ9XuWH89ooa
+EOF
 }
 
 require_prometheus() {

@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # A real Prometheus server (Debian's prometheus) scrapes sparkctl exporter on
 # 127.0.0.1, with contrib/'s alert rules loaded; its HTTP API returns the
-# exporter's exact values, also after a counter changed.
+# exporter's exact values, also after a counter changed.  It also scrapes a
+# second exporter over TLS with basic authentication (--web-config).
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/exporter/lib-exporter.sh"
 require_prometheus
 
 R=$TMP/spark
 fixture_copy spark-1cable "$R"
+if command -v openssl > /dev/null 2>&1; then
+  make_web_config "$TMP/web"
+  exporter_start --no-gpu --root "$R" --web-config "$TMP/web/web.yml"
+  tls_target=${EXPORTER_URL#https://}
+  TLS_EXPORTER_PID=$EXPORTER_PID TLS_EXPORTER_ERR=$EXPORTER_ERR
+else
+  [ "${SPARKCTL_REQUIRE_ROOT_TESTS:-}" != 1 ] || fail "no openssl"
+  tls_target=""
+fi
 LD_LIBRARY_PATH=$FAKE_LIBDIR SPARKCTL_FAKE_GPU=gb10 exporter_start --root "$R"
 target=${EXPORTER_URL#http://}
 
@@ -23,6 +33,17 @@ scrape_configs:
     static_configs:
       - targets: ['$target']
 EOF
+[ -z "$tls_target" ] || cat >> "$TMP/prometheus.yml" << EOF
+  - job_name: sparkctl-tls
+    scheme: https
+    tls_config:
+      ca_file: $TMP/web/cert.pem
+    basic_auth:
+      username: alice
+      password: s3cret
+    static_configs:
+      - targets: ['$tls_target']
+EOF
 promtool check config "$TMP/prometheus.yml" > "$TMP/check.out" 2>&1 ||
   { cat "$TMP/check.out" >&2; fail "promtool check config"; }
 # A free loopback port for Prometheus: the kernel's pick, released just before
@@ -32,7 +53,7 @@ for try in 1 2 3; do
   prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
     --web.listen-address="127.0.0.1:$pport" --log.level=warn > "$TMP/prometheus.log" 2>&1 &
   prom_pid=$!
-  at_exit "kill $prom_pid 2> /dev/null; wait $prom_pid 2> /dev/null"
+  at_exit "kill_child $prom_pid"
   sleep 1
   kill -0 "$prom_pid" 2> /dev/null && break
   grep -q 'address already in use' "$TMP/prometheus.log" ||
@@ -71,11 +92,15 @@ wait_value() {
 wait_value 'up{job="sparkctl"}' 1
 wait_value 'sparkctl_gpu_temperature_celsius{gpu="0"}' 45
 wait_value 'sparkctl_gpu_power_watts{gpu="0"}' 11.25
-wait_value 'sparkctl_rdma_port_data_transmitted_bytes_total{device="rocep1s0f1",port="1"}' 733902439248
+wait_value 'sparkctl_rdma_port_data_transmitted_bytes_total{job="sparkctl",device="rocep1s0f1",port="1"}' 733902439248
 wait_value 'sparkctl_gpu_info{memory_type="unified"}' 1
-wait_value 'count(sparkctl_rdma_port_info)' 4
+wait_value 'count(sparkctl_rdma_port_info{job="sparkctl"})' 4
+if [ -n "$tls_target" ]; then
+  wait_value 'up{job="sparkctl-tls"}' 1
+  wait_value 'sparkctl_rdma_port_data_transmitted_bytes_total{job="sparkctl-tls",device="rocep1s0f1",port="1"}' 733902439248
+fi
 echo 183475610812 > "$R/sys/class/infiniband/rocep1s0f1/ports/1/counters/port_xmit_data"
-wait_value 'sparkctl_rdma_port_data_transmitted_bytes_total{device="rocep1s0f1",port="1"}' 733902443248
+wait_value 'sparkctl_rdma_port_data_transmitted_bytes_total{job="sparkctl",device="rocep1s0f1",port="1"}' 733902443248
 # The alert rules loaded and evaluate without error.
 python3 - "http://127.0.0.1:$pport" << 'EOF' || fail "the alert rules are not all healthy"
 import json, sys, time, urllib.request
@@ -91,3 +116,7 @@ print(json.dumps(d, indent=1), file=sys.stderr)
 sys.exit(1)
 EOF
 exporter_stop
+if [ -n "$tls_target" ]; then
+  EXPORTER_PID=$TLS_EXPORTER_PID EXPORTER_ERR=$TLS_EXPORTER_ERR
+  exporter_stop
+fi

@@ -1,23 +1,28 @@
 /*
  * fuzz-exporter - the exporter's pure parts: the --listen parser, counter
- * parsing, and the Prometheus text writer.
+ * parsing, the Prometheus text writer and the web-config parser.
  *
  * The first byte selects what is fuzzed, the rest is the input.  An
  * address that parses must format and parse back to itself; a label
  * value and a HELP text must come out of the writer escaped so that
- * unescaping the line gives the input back, on exactly one line.
+ * unescaping the line gives the input back, on exactly one line; a
+ * web-config is refused with one line and nothing kept, or accepted with
+ * what the server needs (both TLS files or neither, bcrypt hashes, users
+ * named once).
  */
 #include "sparkctl.h"
 
 #include "exporter/collect.h"
 #include "exporter/http.h"
 #include "exporter/metrics.h"
+#include "exporter/web_config.h"
 #include "fuzz.h"
 
 enum target {
 	T_LISTEN,
 	T_COUNTER,
 	T_WRITER,
+	T_WEB_CONFIG,
 	NR_TARGETS
 };
 
@@ -101,6 +106,31 @@ static void writer(const char *s)
 	strbuf_release(&got);
 }
 
+static void web_config(const uint8_t *data, size_t size)
+{
+	struct web_config cfg;
+	struct strbuf err = STRBUF_INIT;
+	int r = web_config_parse((const char *)data, size, "/etc/w.yml", &cfg, &err);
+
+	FUZZ_CHECK(r == 0 || r == -EINVAL);
+	if (r < 0) {
+		FUZZ_CHECK(err.len && !strchr(err.buf, '\n') && starts_with(err.buf, "/etc/w.yml"));
+		FUZZ_CHECK(!cfg.cert_file && !cfg.key_file && !cfg.nr_users);
+	} else {
+		FUZZ_CHECK(!err.len);
+		FUZZ_CHECK(!cfg.cert_file == !cfg.key_file && (cfg.cert_file || cfg.nr_users));
+		FUZZ_CHECK(!cfg.cert_file || starts_with(cfg.cert_file, "/"));
+		for (size_t i = 0; i < cfg.nr_users; i++) {
+			FUZZ_CHECK(*cfg.users[i].name && !strchr(cfg.users[i].name, ':'));
+			FUZZ_CHECK(web_config_is_bcrypt(cfg.users[i].hash));
+			for (size_t j = 0; j < i; j++)
+				FUZZ_CHECK(!streq(cfg.users[i].name, cfg.users[j].name));
+		}
+	}
+	web_config_release(&cfg);
+	strbuf_release(&err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
@@ -115,8 +145,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case T_COUNTER:
 		counter(s);
 		break;
-	default:
+	case T_WRITER:
 		writer(s);
+		break;
+	default:
+		web_config(data + 1, size - 1);
 		break;
 	}
 	free(s);

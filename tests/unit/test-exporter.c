@@ -1,18 +1,23 @@
 /*
  * Unit tests of the exporter's pure parts: the Prometheus text writer,
- * counter parsing, the --listen parser, and the sysfs collectors on a
- * small tree written here.
+ * counter parsing, the --listen parser, the sysfs collectors on a small
+ * tree written here, the web-config parser, the basic-auth check, and the
+ * connection table's deadline and room-making (on socket pairs).
  */
 #include "sparkctl.h"
 
 #include <arpa/inet.h>
 #include <math.h>
+#include <sys/socket.h>
 
 #include "test_util.h"
 
+#include "exporter/basic_auth.h"
 #include "exporter/collect.h"
+#include "exporter/conn_table.h"
 #include "exporter/http.h"
 #include "exporter/metrics.h"
+#include "exporter/web_config.h"
 #include "lib/xalloc.h"
 
 static char tree[] = "/tmp/sparkctl-exporter-XXXXXX";
@@ -325,13 +330,290 @@ static void collect_host_tree(void **state)
 	strbuf_release(&out);
 }
 
+/* Two bcrypt hashes made with libcrypt: of "s3cret" ($2y$, cost 4) and "other pass" ($2b$, 5). */
+#define HASH_ALICE	"$2y$04$SparkctlTestSaltOfThe...lbex/mQmobWUBEwdsbNRmYp2oqb1i"
+#define BOB_SALT_DIGEST "AnotherSaltForTheTeste88eyDDSiy3c/KlveScOjZ9XuWH89ooa"
+#define HASH_BOB	"$2b$05$" BOB_SALT_DIGEST
+
+static int parse_config(const char *text, const char *path, struct web_config *cfg,
+			struct strbuf *err)
+{
+	strbuf_reset(err);
+	return web_config_parse(text, strlen(text), path, cfg, err);
+}
+
+static void web_config_accepted(void **state)
+{
+	struct web_config cfg;
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(parse_config("---\r\n"
+				      "# TLS and users\n"
+				      "tls_server_config:   # the files\n"
+				      "    cert_file: tls/server.crt\n"
+				      "\n"
+				      "    key_file: '/etc/key''s.pem'  # absolute\n"
+				      "basic_auth_users:\n"
+				      "  alice: " HASH_ALICE "\n"
+				      "  \"bob\": \"" HASH_BOB "\"\n",
+				      "/etc/sparkctl/web.yml", &cfg, &err),
+			 0);
+	assert_string_equal(cfg.cert_file, "/etc/sparkctl/tls/server.crt");
+	assert_string_equal(cfg.key_file, "/etc/key's.pem");
+	assert_int_equal(cfg.nr_users, 2);
+	assert_string_equal(cfg.users[0].name, "alice");
+	assert_string_equal(cfg.users[0].hash, HASH_ALICE);
+	assert_string_equal(cfg.users[1].name, "bob");
+	assert_string_equal(cfg.users[1].hash, HASH_BOB);
+	web_config_release(&cfg);
+	/* Users alone (plain HTTP with authentication); a file in the working directory. */
+	assert_int_equal(
+		parse_config("basic_auth_users:\n  a.b@c: " HASH_BOB, "web.yml", &cfg, &err), 0);
+	assert_null(cfg.cert_file);
+	assert_int_equal(cfg.nr_users, 1);
+	web_config_release(&cfg);
+	assert_int_equal(parse_config("tls_server_config:\n cert_file: c\n key_file: k\n",
+				      "web.yml", &cfg, &err),
+			 0);
+	assert_string_equal(cfg.cert_file, "c");
+	assert_int_equal(cfg.nr_users, 0);
+	web_config_release(&cfg);
+	strbuf_release(&err);
+}
+
+static void web_config_refused(void **state)
+{
+	static const struct {
+		const char *text, *error;
+	} cases[] = {
+		{ "",
+		  "w.yml: neither tls_server_config nor basic_auth_users: nothing to configure" },
+		{ "# only a comment\n", "w.yml: neither tls_server_config nor basic_auth_users: "
+					"nothing to configure" },
+		{ "http_server_config:\n  http2: true\n",
+		  "w.yml:1: unknown key 'http_server_config' (known: tls_server_config, "
+		  "basic_auth_users)" },
+		{ "tls_server_config:\n  cert_file: c\n  key_file: k\n  min_version: TLS13\n",
+		  "w.yml:4: unknown key 'min_version' in tls_server_config (known: cert_file, "
+		  "key_file)" },
+		{ "tls_server_config:\n  cert_file: c\nbasic_auth_users:\n  a: " HASH_ALICE "\n",
+		  "w.yml:1: tls_server_config needs both cert_file and key_file" },
+		{ "tls_server_config:\n  key_file: k\n  key_file: k\n",
+		  "w.yml:3: 'key_file' given twice" },
+		{ "basic_auth_users:\n", "w.yml:1: basic_auth_users lists no user" },
+		{ "basic_auth_users:\n  a: x\n", "w.yml:2: user 'a': the password must be a bcrypt "
+						 "hash ($2y$..., e.g. from 'htpasswd -nBC 10 a')" },
+		{ "basic_auth_users:\n  a: " HASH_ALICE "\n  a: " HASH_BOB "\n",
+		  "w.yml:3: user 'a' given twice" },
+		{ "basic_auth_users:\n  'a:b': " HASH_ALICE "\n",
+		  "w.yml:2: 'a:b' cannot be a user name: it is empty or has a ':'" },
+		{ "basic_auth_users:\n  a:\n", "w.yml:2: 'a' has no value" },
+		{ "basic_auth_users:\n  a: ''\n", "w.yml:2: 'a' has no value" },
+		{ "basic_auth_users: {}\n",
+		  "w.yml:1: 'basic_auth_users' takes its keys on the lines below, indented" },
+		{ "basic_auth_users:\n  - a\n", "w.yml:2: a list item where 'KEY: VALUE' belongs" },
+		{ "basic_auth_users:\n  a: [x]\n",
+		  "w.yml:2: '[' cannot begin a plain value here: quote the value" },
+		{ "basic_auth_users:\n  a: x: y\n",
+		  "w.yml:2: ': ' inside a value: quote the value" },
+		{ "basic_auth_users:\n  a: 'x' y\n",
+		  "w.yml:2: unexpected text after the value: 'y'" },
+		{ "basic_auth_users:\n  a: \"x\n",
+		  "w.yml:2: a quoted string that does not end on its "
+		  "line" },
+		{ "basic_auth_users:\n  a: \"\\n\"\n",
+		  "w.yml:2: only \\\\ and \\\" may be escaped in "
+		  "a double-quoted string" },
+		{ "basic_auth_users:\n\ta: x\n", "w.yml:2: a tab: YAML indents with spaces only" },
+		{ "tls_server_config:\n  cert_file: c\n    key_file: k\n",
+		  "w.yml:3: indented unlike the line above (nothing nests deeper)" },
+		{ "  cert_file: c\n", "w.yml:1: an indented line outside tls_server_config and "
+				      "basic_auth_users" },
+		{ "tls_server_config\n", "w.yml:1: expected 'KEY: VALUE'" },
+		{ "tls_server_config:x\n", "w.yml:1: expected 'KEY: VALUE'" },
+		{ "basic_auth_users:\n---\n", "w.yml:2: expected 'KEY: VALUE'" },
+	};
+	struct web_config cfg;
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		assert_int_equal(parse_config(cases[i].text, "w.yml", &cfg, &err), -EINVAL);
+		assert_string_equal(err.buf, cases[i].error);
+		assert_null(cfg.cert_file);
+		assert_int_equal(cfg.nr_users, 0);
+	}
+	/* A NUL byte inside the text. */
+	strbuf_reset(&err);
+	assert_int_equal(
+		web_config_parse("basic_auth_users:\n  a\0b: x\n", 24, "w.yml", &cfg, &err),
+		-EINVAL);
+	assert_string_equal(err.buf, "w.yml:2: a NUL byte");
+	strbuf_release(&err);
+}
+
+static void bcrypt_hashes(void **state)
+{
+	(void)state;
+	assert_true(web_config_is_bcrypt(HASH_ALICE));
+	assert_true(web_config_is_bcrypt(HASH_BOB));
+	assert_true(web_config_is_bcrypt("$2a$31$" BOB_SALT_DIGEST));
+	assert_false(web_config_is_bcrypt("$2x$04$" BOB_SALT_DIGEST));
+	assert_false(web_config_is_bcrypt("$2b$03$" BOB_SALT_DIGEST));
+	assert_false(web_config_is_bcrypt("$2b$32$" BOB_SALT_DIGEST));
+	assert_false(web_config_is_bcrypt("$2b$1a$" BOB_SALT_DIGEST));
+	assert_false(web_config_is_bcrypt(HASH_BOB "x"));
+	assert_false(web_config_is_bcrypt(
+		"$2b$05$AnotherSaltForTheTeste88eyDDSiy3c/KlveScOjZ9XuWH89oo!"));
+	assert_false(web_config_is_bcrypt("$6$salt$hash"));
+	assert_false(web_config_is_bcrypt(""));
+}
+
+static void basic_auth_users(void **state)
+{
+	struct web_config cfg;
+	struct strbuf err = STRBUF_INIT;
+	struct basic_auth *auth;
+
+	(void)state;
+	assert_int_equal(parse_config("basic_auth_users:\n  alice: " HASH_ALICE
+				      "\n  bob: " HASH_BOB,
+				      "w.yml", &cfg, &err),
+			 0);
+	auth = basic_auth_new(&cfg);
+	web_config_release(&cfg);
+	strbuf_release(&err);
+	assert_non_null(auth);
+	assert_true(basic_auth_check(auth, "alice", "s3cret"));
+	/* Again: from what was remembered; a wrong one is still wrong after it. */
+	assert_true(basic_auth_check(auth, "alice", "s3cret"));
+	assert_false(basic_auth_check(auth, "alice", "s3cret "));
+	assert_false(basic_auth_check(auth, "alice", ""));
+	assert_false(basic_auth_check(auth, "alice", "other pass"));
+	assert_true(basic_auth_check(auth, "bob", "other pass"));
+	assert_false(basic_auth_check(auth, "bob", "s3cret"));
+	assert_false(basic_auth_check(auth, "carol", "s3cret"));
+	assert_false(basic_auth_check(auth, "Alice", "s3cret"));
+	assert_true(basic_auth_check(auth, "alice", "s3cret"));
+	basic_auth_free(auth);
+}
+
+/* A connection from 10.0.0.ADDR on one end of a socket pair; the other end is the client's. */
+struct pair {
+	int server, client;
+	struct conn *conn;
+};
+
+static void pair_open(struct conn_table *t, struct pair *p, unsigned addr, uint64_t now)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)(1000 + now)) };
+	int fds[2];
+
+	in.sin_addr.s_addr = htonl(0x0a000000 + addr);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+	p->server = fds[0];
+	p->client = fds[1];
+	p->conn = conn_table_open(t, p->server, (struct sockaddr *)&in, now);
+}
+
+/* Whether the client sees its connection ended (shut down by the table). */
+static bool pair_cut(const struct pair *p)
+{
+	char c;
+
+	return recv(p->client, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+static void pair_close(struct conn_table *t, struct pair *p)
+{
+	conn_table_close(t, p->conn);
+	close(p->server);
+	close(p->client);
+}
+
+static void conn_room(void **state)
+{
+	struct conn_table t;
+	struct pair p[8];
+
+	(void)state;
+	conn_table_init(&t, 4, 2, 1000);
+	pair_open(&t, &p[0], 1, 10);
+	pair_open(&t, &p[1], 1, 20);
+	assert_false(pair_cut(&p[0]) || pair_cut(&p[1]));
+	/* A third from address 1: the one of it that waited longest goes. */
+	pair_open(&t, &p[2], 1, 30);
+	assert_true(pair_cut(&p[0]));
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[2]));
+	/* One being answered is never the one: the next in line goes. */
+	conn_table_answering(&t, p[1].conn);
+	pair_open(&t, &p[3], 1, 40);
+	assert_true(pair_cut(&p[2]));
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[3]));
+	/* None waits longer than the newcomer: it goes itself. */
+	conn_table_answering(&t, p[3].conn);
+	pair_open(&t, &p[4], 1, 50);
+	assert_true(pair_cut(&p[4]));
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[3]));
+	/* Over 4 in all: the longest waiting of any address; an answer restarts the wait. */
+	conn_table_answered(&t, p[3].conn, 60);
+	pair_open(&t, &p[5], 2, 70);
+	pair_open(&t, &p[6], 3, 80);
+	assert_false(pair_cut(&p[3]) || pair_cut(&p[5]) || pair_cut(&p[6]));
+	pair_open(&t, &p[7], 4, 90);
+	assert_true(pair_cut(&p[3]));
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[5]) || pair_cut(&p[6]) || pair_cut(&p[7]));
+	assert_int_equal(t.cuts, 4);
+	for (size_t i = 0; i < ARRAY_SIZE(p); i++)
+		pair_close(&t, &p[i]);
+	assert_null(t.head);
+	conn_table_release(&t);
+}
+
+static void conn_deadline(void **state)
+{
+	struct conn_table t;
+	struct pair p[3];
+
+	(void)state;
+	conn_table_init(&t, 10, 10, 100);
+	assert_int_equal(conn_table_sweep(&t, 5), 105);
+	pair_open(&t, &p[0], 1, 10);
+	pair_open(&t, &p[1], 2, 50);
+	pair_open(&t, &p[2], 3, 60);
+	conn_table_answering(&t, p[2].conn);
+	/* Nothing due yet: back at the first deadline. */
+	assert_int_equal(conn_table_sweep(&t, 109), 110);
+	assert_false(pair_cut(&p[0]));
+	assert_int_equal(conn_table_sweep(&t, 110), 150);
+	assert_true(pair_cut(&p[0]));
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[2]));
+	/* Being answered: no deadline, however long; answered: a new one from then. */
+	conn_table_answered(&t, p[1].conn, 140);
+	assert_int_equal(conn_table_sweep(&t, 200), 240);
+	assert_false(pair_cut(&p[1]) || pair_cut(&p[2]));
+	conn_table_answered(&t, p[2].conn, 230);
+	assert_int_equal(conn_table_sweep(&t, 240), 330);
+	assert_true(pair_cut(&p[1]));
+	assert_false(pair_cut(&p[2]));
+	assert_int_equal(t.cuts, 2);
+	for (size_t i = 0; i < ARRAY_SIZE(p); i++)
+		pair_close(&t, &p[i]);
+	conn_table_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(writer_exact),	     cmocka_unit_test(writer_escaping),
-		cmocka_unit_test(writer_rejects),    cmocka_unit_test(counters),
-		cmocka_unit_test(listen_addresses),  cmocka_unit_test(collect_rdma_tree),
-		cmocka_unit_test(collect_host_tree),
+		cmocka_unit_test(writer_exact),	      cmocka_unit_test(writer_escaping),
+		cmocka_unit_test(writer_rejects),     cmocka_unit_test(counters),
+		cmocka_unit_test(listen_addresses),   cmocka_unit_test(collect_rdma_tree),
+		cmocka_unit_test(collect_host_tree),  cmocka_unit_test(web_config_accepted),
+		cmocka_unit_test(web_config_refused), cmocka_unit_test(bcrypt_hashes),
+		cmocka_unit_test(basic_auth_users),   cmocka_unit_test(conn_room),
+		cmocka_unit_test(conn_deadline),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
