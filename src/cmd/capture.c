@@ -198,9 +198,10 @@ static int write_file(const struct mirror *m, const char *rel, const char *data,
 	if (r < 0)
 		return r;
 	fd = openat(dir.dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	r = fd < 0 ? -errno : 0;
 	rootfs_dir_close(&dir);
-	if (fd < 0)
-		return -errno;
+	if (r < 0)
+		return r;
 	r = write_all(fd, data, len);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
