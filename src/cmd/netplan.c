@@ -5,8 +5,6 @@
  */
 #include "sparkctl.h"
 
-#include <dirent.h>
-
 #include "cmd/cmd.h"
 #include "config/netplan_gen.h"
 #include "lib/atomic_file.h"
@@ -36,105 +34,106 @@ static const char netplan_description[] =
 	"link-local addresses, no default route.  Interface names come from the node's\n"
 	"inventory.\n"
 	"\n"
-	"Prints the YAML.  --write installs it as /etc/netplan/" NETPLAN_FILE " (below --root\n"
-	"when given) atomically with mode 0600, keeping the file it replaces as\n" NETPLAN_BAK
+	"Prints the YAML.  --write installs it as /etc/netplan/" NETPLAN_FILE " (below the\n"
+	"root it read, resolved inside it) atomically with mode 0600, keeping the file\n"
+	"it replaces as " NETPLAN_BAK
 	"; it refuses to replace a file sparkctl did not write unless --force.\n"
 	"--apply also runs 'netplan generate' and 'netplan apply', and refuses when this\n"
 	"SSH session arrives over an interface the plan changes, unless --force.\n"
 	"--hosts prints /etc/hosts lines for every node of the plan instead.";
 
-/* Read a whole small file below root; NULL when absent or unreadable. */
-static char *read_below(const char *root, const char *rel)
-{
-	struct rootfs r;
-	struct strbuf sb = STRBUF_INIT;
-	char *s = NULL;
-
-	if (rootfs_open(&r, root) < 0)
-		return NULL;
-	if (rootfs_read_file(&r, rel, ROOTFS_FILE_MAX, &sb) == 0)
-		s = strbuf_detach(&sb, NULL);
-	rootfs_close(&r);
-	strbuf_release(&sb);
-	return s;
-}
+/* The most a netplan file may hold for sparkctl to read it. */
+#define NETPLAN_FILE_MAX ((size_t)1024 * 1024)
 
 /* Warn about other netplan files that configure the same interfaces: netplan merges them. */
-static void warn_other_files(int dirfd, const struct netplan *p)
+static void warn_other_files(const struct rootfs_dir *dir, const struct netplan *p)
 {
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
+	struct strvec names = STRVEC_INIT;
+	struct strbuf text = STRBUF_INIT, key = STRBUF_INIT;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") != 0 ||
-		    streq(de->d_name, NETPLAN_FILE))
+	rootfs_dir_list(dir, &names);
+	for (size_t k = 0; k < names.nr; k++) {
+		const char *name = names.v[k];
+		size_t len = strlen(name);
+		if (len < 6 || strcmp(name + len - 5, ".yaml") != 0 || streq(name, NETPLAN_FILE))
 			continue;
-		int f = openat(dirfd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		char buf[65536];
-		ssize_t n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
-		if (f >= 0)
-			close(f);
-		if (n <= 0)
+		if (rootfs_dir_read_file(dir, name, NETPLAN_FILE_MAX, &text) < 0)
 			continue;
-		buf[n] = '\0';
 		for (size_t i = 0; i < p->nr_ifaces; i++) {
-			struct strbuf key = STRBUF_INIT;
+			strbuf_reset(&key);
 			strbuf_addf(&key, "%s:", p->ifaces[i].netdev->name);
-			if (strstr(buf, key.buf))
+			if (strstr(text.buf, key.buf))
 				cmd_error("netplan",
 					  "warning: /etc/netplan/%s also configures %s; netplan "
 					  "merges both files",
-					  de->d_name, p->ifaces[i].netdev->name);
-			strbuf_release(&key);
+					  name, p->ifaces[i].netdev->name);
 		}
 	}
-	closedir(d);
+	strvec_clear(&names);
+	strbuf_release(&text);
+	strbuf_release(&key);
 }
 
-static int write_plan(const char *root, const struct netplan *p, const char *yaml, bool force)
+/*
+ * Whether the file in place may be replaced: absent, or written by
+ * sparkctl (or --force).  Read through the directory that the write then
+ * uses.
+ */
+static bool may_replace(const struct rootfs_dir *dir, const char *where, bool force)
 {
-	struct strbuf dir = STRBUF_INIT, err = STRBUF_INIT, rel = STRBUF_INIT;
-	int dirfd = -1, ret = SPARKCTL_EXIT_ERROR;
-	char *old;
+	struct strbuf old = STRBUF_INIT;
+	int r = rootfs_dir_read_file(dir, NETPLAN_FILE, NETPLAN_FILE_MAX, &old);
+	bool ok = r == -ENOENT || (r == 0 && starts_with(old.buf, NETPLAN_MARKER)) || force;
 
-	strbuf_addf(&dir, "%s/%s", streq(root, "/") ? "" : root, NETPLAN_DIR);
-	dirfd = open(dir.buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		cmd_error("netplan", "cannot open %s: %s (is netplan installed?)", dir.buf,
-			  strerror(errno));
-		goto out;
-	}
-	strbuf_addf(&rel, "%s/%s", NETPLAN_DIR, NETPLAN_FILE);
-	old = read_below(root, rel.buf);
-	if (old && !starts_with(old, NETPLAN_MARKER) && !force) {
+	strbuf_release(&old);
+	if (ok)
+		return true;
+	/* A symlink, a directory, a device: not a file sparkctl wrote either. */
+	if (r == 0 || r == -ELOOP || r == -EISDIR || r == -ESPIPE || r == -EFBIG)
 		cmd_error("netplan",
 			  "%s/%s exists and was not written by sparkctl; use --force to replace it "
 			  "(it is kept as %s)",
-			  dir.buf, NETPLAN_FILE, NETPLAN_BAK);
-		free(old);
+			  where, NETPLAN_FILE, NETPLAN_BAK);
+	else
+		cmd_error("netplan", "cannot read %s/%s: %s", where, NETPLAN_FILE, strerror(-r));
+	return false;
+}
+
+/* Install yaml as etc/netplan/NETPLAN_FILE below root, resolved inside it. */
+static int write_plan(const char *root_path, const struct netplan *p, const char *yaml, bool force)
+{
+	struct strbuf where = STRBUF_INIT, err = STRBUF_INIT;
+	struct rootfs_dir dir = { .dirfd = -1 };
+	struct rootfs root;
+	int r, ret = SPARKCTL_EXIT_ERROR;
+
+	strbuf_addf(&where, "%s/%s", streq(root_path, "/") ? "" : root_path, NETPLAN_DIR);
+	if ((r = rootfs_open(&root, root_path)) < 0) {
+		cmd_error("netplan", "cannot use the root %s: %s", root_path, strerror(-r));
 		goto out;
 	}
-	free(old);
-	warn_other_files(dirfd, p);
-	if (atomic_replace(dirfd, NETPLAN_FILE, yaml, strlen(yaml), 0600, NETPLAN_BAK, &err) < 0) {
-		cmd_error("netplan", "%s/%s: %s", dir.buf, NETPLAN_FILE, err.buf);
-		goto out;
+	if ((r = rootfs_dir_open_for_write(&root, NETPLAN_DIR, 0, &dir)) < 0) {
+		cmd_error("netplan", "cannot open %s: %s%s", where.buf, strerror(-r),
+			  r == -ENOENT ? " (is netplan installed?)" : "");
+		goto out_root;
 	}
-	cmd_error("netplan", "wrote %s/%s", dir.buf, NETPLAN_FILE);
+	if (!may_replace(&dir, where.buf, force))
+		goto out_dir;
+	warn_other_files(&dir, p);
+	if (atomic_replace(dir.dirfd, NETPLAN_FILE, yaml, strlen(yaml), 0600, NETPLAN_BAK, &err) <
+	    0) {
+		cmd_error("netplan", "%s/%s: %s", where.buf, NETPLAN_FILE, err.buf);
+		goto out_dir;
+	}
+	cmd_error("netplan", "wrote %s/%s", where.buf, NETPLAN_FILE);
 	ret = SPARKCTL_EXIT_OK;
+out_dir:
+	rootfs_dir_close(&dir);
+out_root:
+	rootfs_close(&root);
 out:
-	if (dirfd >= 0)
-		close(dirfd);
-	strbuf_release(&dir);
+	strbuf_release(&where);
 	strbuf_release(&err);
-	strbuf_release(&rel);
 	return ret;
 }
 
@@ -267,6 +266,7 @@ static int print_hosts(const struct netplan_args *a, const struct netplan *p)
 static int install(const struct netplan_args *a, const struct inventory *inv,
 		   const struct netplan *p)
 {
+	const char *root_path = rootfs_root_path(a->src.root);
 	struct strbuf out = STRBUF_INIT;
 	int ret = SPARKCTL_EXIT_ERROR;
 
@@ -283,9 +283,11 @@ static int install(const struct netplan_args *a, const struct inventory *inv,
 			goto out;
 		}
 	}
-	if (a->apply && a->src.root) {
-		ret = cmd_usage_error("netplan", "--apply changes this running host; it cannot be "
-						 "combined with --root (use --write)");
+	/* The file goes below the root that the inventory was read from. */
+	if (a->apply && !streq(root_path, "/")) {
+		ret = cmd_usage_error("netplan",
+				      "--apply changes this running host; it cannot be "
+				      "combined with --root or $SPARKCTL_ROOT (use --write)");
 		goto out;
 	}
 	if (!a->write && !a->apply) {
@@ -293,7 +295,7 @@ static int install(const struct netplan_args *a, const struct inventory *inv,
 		ret = SPARKCTL_EXIT_OK;
 		goto out;
 	}
-	ret = write_plan(a->src.root ? a->src.root : "/", p, out.buf, a->force);
+	ret = write_plan(root_path, p, out.buf, a->force);
 	if (ret == SPARKCTL_EXIT_OK && a->apply) {
 		ret = netplan_tool("generate");
 		if (ret == SPARKCTL_EXIT_OK)

@@ -73,48 +73,131 @@ static const char *strip_slashes(const char *rel)
 }
 
 /*
- * openat2() with RESOLVE_IN_ROOT keeps every path inside the root.  Where
- * the kernel lacks it (before 5.6, or a seccomp filter answers ENOSYS),
- * fall back to openat(), which is exact for the live root and for trees
- * whose symlinks are relative, as sysfs's are.
+ * openat2() with RESOLVE_IN_ROOT keeps every path inside the root;
+ * -ENOSYS where the kernel lacks it (before 5.6, or a seccomp filter
+ * answers ENOSYS).
  */
-static int open_in_root(const struct rootfs *root, const char *rel, int flags)
+static int openat2_in_root(const struct rootfs *root, const char *rel, int flags)
 {
-	static int have_openat2 = 1;
+	static bool have_openat2 = true;
 	struct open_how how = {
 		.flags = (uint64_t)(unsigned int)(flags | O_CLOEXEC),
 		.resolve = (uint64_t)(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS),
 	};
+	/*
+	 * EAGAIN: a rename or mount anywhere on the system raced the lookup,
+	 * which on a busy machine can happen again and again.  The live root
+	 * gives up after a few tries (the caller may take openat(), exact
+	 * there); a tree keeps trying, yielding, since openat() could follow
+	 * an absolute link out of it.
+	 */
+	int max_tries = root->is_host_root ? 32 : 4096;
 
+	if (!have_openat2)
+		return -ENOSYS;
 	rel = strip_slashes(rel);
-	if (have_openat2) {
-		/*
-		 * EAGAIN: a rename or mount anywhere on the system raced the
-		 * lookup, which on a busy machine can happen again and again.
-		 * The live root takes openat() after a few tries (exact there);
-		 * a tree keeps trying, yielding, since openat() could follow an
-		 * absolute link out of it.
-		 */
-		int max_tries = root->is_host_root ? 32 : 4096;
-		for (int tries = 0; tries < max_tries; tries++) {
-			long fd = syscall(SYS_openat2, root->dirfd, rel, &how, sizeof(how));
-			if (fd >= 0)
-				return (int)fd;
-			if (errno == EAGAIN) {
-				if (tries >= 8)
-					sched_yield();
-				continue;
-			}
-			if (errno != ENOSYS)
-				return -errno;
-			have_openat2 = 0;
-			break;
-		}
-		if (have_openat2 && !root->is_host_root)
-			return -EAGAIN;
+	for (int tries = 0; tries < max_tries; tries++) {
+		long fd = syscall(SYS_openat2, root->dirfd, rel, &how, sizeof(how));
+		if (fd >= 0)
+			return (int)fd;
+		if (errno == ENOSYS)
+			have_openat2 = false;
+		if (errno != EAGAIN)
+			return -errno;
+		if (tries >= 8)
+			sched_yield();
 	}
-	int fd = openat(root->dirfd, rel, flags | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return -EAGAIN;
+}
+
+/*
+ * Where openat2() is missing, reads fall back to openat(), which is exact
+ * for the live root and for trees whose symlinks are relative, as sysfs's
+ * are.
+ */
+static int open_in_root(const struct rootfs *root, const char *rel, int flags)
+{
+	int fd = openat2_in_root(root, rel, flags);
+
+	if (fd == -ENOSYS || (fd == -EAGAIN && root->is_host_root)) {
+		fd = openat(root->dirfd, strip_slashes(rel), flags | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	return fd;
+}
+
+/*
+ * The directory rel for writing in it.  Without openat2(), a root other
+ * than the live one is walked one name at a time, refusing symlinks and
+ * "..", so that a write can fail there but never leave the root.
+ */
+static int open_dir_for_write(const struct rootfs *root, const char *rel)
+{
+	const int flags = O_RDONLY | O_DIRECTORY;
+	int fd = openat2_in_root(root, rel, flags);
+	char *copy, *save = NULL;
+
+	if (fd != -ENOSYS && !(fd == -EAGAIN && root->is_host_root))
+		return fd;
+	if (root->is_host_root) {
+		fd = openat(root->dirfd, strip_slashes(rel), flags | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	copy = xstrdup(strip_slashes(rel));
+	fd = openat(root->dirfd, ".", flags | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	for (char *c = strtok_r(copy, "/", &save); c && fd >= 0; c = strtok_r(NULL, "/", &save)) {
+		int next;
+		if (streq(c, "."))
+			continue;
+		next = streq(c, "..") ? -EXDEV : openat(fd, c, flags | O_NOFOLLOW | O_CLOEXEC);
+		if (next == -1)
+			next = errno == ENOTDIR || errno == ELOOP ? -ELOOP : -errno;
+		close(fd);
+		fd = next;
+	}
+	free(copy);
+	return fd;
+}
+
+/*
+ * Create the missing directories of rel, one at a time: each is made in
+ * its parent as found inside the root, then looked up again from the
+ * root, so that a symlink that appears on the way is resolved inside it
+ * too.  A name that exists but is not a directory (a dangling symlink)
+ * fails the lookup that follows.
+ */
+static int create_dirs(const struct rootfs *root, const char *rel, mode_t mode)
+{
+	struct strbuf prefix = STRBUF_INIT;
+	char *copy = xstrdup(strip_slashes(rel)), *save = NULL;
+	int parent = open_dir_for_write(root, ".");
+
+	for (char *c = strtok_r(copy, "/", &save); c && parent >= 0;
+	     c = strtok_r(NULL, "/", &save)) {
+		int fd;
+		strbuf_addf(&prefix, "%s%s", prefix.len ? "/" : "", c);
+		fd = open_dir_for_write(root, prefix.buf);
+		if (fd == -ENOENT) {
+			bool made = mkdirat(parent, c, mode) == 0;
+			if (!made && errno != EEXIST) {
+				fd = -errno;
+			} else {
+				fd = open_dir_for_write(root, prefix.buf);
+				/* The mode asked for, whatever the umask. */
+				if (made && fd >= 0 && fchmod(fd, mode) < 0) {
+					close(fd);
+					fd = -errno;
+				}
+			}
+		}
+		close(parent);
+		parent = fd;
+	}
+	free(copy);
+	strbuf_release(&prefix);
+	return parent;
 }
 
 static void record(const struct rootfs *root, enum rootfs_record_kind kind, const char *rel,
@@ -286,10 +369,11 @@ static bool entry_is_dir(int dirfd, const struct dirent *de)
 	return fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int list_names(const struct rootfs *root, const char *rel, bool dirs_only,
-		      struct strvec *names)
+/* The names (of directories only, if dirs_only) in the directory fd (which this takes over), listed
+ * as rel. */
+static int list_fd(const struct rootfs *root, int fd, const char *rel, bool dirs_only,
+		   struct strvec *names)
 {
-	int fd = open_in_root(root, rel, O_RDONLY | O_DIRECTORY);
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
@@ -334,12 +418,12 @@ static int list_names(const struct rootfs *root, const char *rel, bool dirs_only
 
 int rootfs_list(const struct rootfs *root, const char *rel, struct strvec *names)
 {
-	return list_names(root, rel, false, names);
+	return list_fd(root, open_in_root(root, rel, O_RDONLY | O_DIRECTORY), rel, false, names);
 }
 
 int rootfs_list_dirs(const struct rootfs *root, const char *rel, struct strvec *names)
 {
-	return list_names(root, rel, true, names);
+	return list_fd(root, open_in_root(root, rel, O_RDONLY | O_DIRECTORY), rel, true, names);
 }
 
 bool rootfs_exists(const struct rootfs *root, const char *rel)
@@ -366,10 +450,8 @@ void rootfs_recorder_release(struct rootfs_recorder *rec)
 	rec->nr = 0;
 }
 
-int rootfs_dir_open(const struct rootfs *root, const char *rel, struct rootfs_dir *dir)
+static int dir_init(const struct rootfs *root, const char *rel, int fd, struct rootfs_dir *dir)
 {
-	int fd = open_in_root(root, rel, O_RDONLY | O_DIRECTORY);
-
 	dir->root = root;
 	dir->dirfd = fd;
 	dir->rel = NULL;
@@ -377,6 +459,21 @@ int rootfs_dir_open(const struct rootfs *root, const char *rel, struct rootfs_di
 		return fd;
 	dir->rel = xstrdup(strip_slashes(rel));
 	return 0;
+}
+
+int rootfs_dir_open(const struct rootfs *root, const char *rel, struct rootfs_dir *dir)
+{
+	return dir_init(root, rel, open_in_root(root, rel, O_RDONLY | O_DIRECTORY), dir);
+}
+
+int rootfs_dir_open_for_write(const struct rootfs *root, const char *rel, mode_t create_mode,
+			      struct rootfs_dir *dir)
+{
+	int fd = open_dir_for_write(root, rel);
+
+	if (fd == -ENOENT && create_mode)
+		fd = create_dirs(root, rel, create_mode);
+	return dir_init(root, rel, fd, dir);
 }
 
 void rootfs_dir_close(struct rootfs_dir *dir)
@@ -410,15 +507,15 @@ int rootfs_dir_open_value(const struct rootfs_dir *dir, const char *name)
 	return fd;
 }
 
-/* The whole content of fd from offset 0, at most ROOTFS_VALUE_MAX bytes. */
-static int pread_all(int fd, struct strbuf *out)
+/* The whole content of fd from offset 0, at most max bytes. */
+static int pread_all(int fd, size_t max, struct strbuf *out)
 {
 	strbuf_reset(out);
 	for (;;) {
 		strbuf_grow(out, 4096);
 		size_t room = out->alloc - out->len - 1;
-		if (out->len + room > ROOTFS_VALUE_MAX + 1)
-			room = ROOTFS_VALUE_MAX + 1 - out->len;
+		if (out->len + room > max + 1)
+			room = max + 1 - out->len;
 		ssize_t n = pread(fd, out->buf + out->len, room, (off_t)out->len);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -429,7 +526,7 @@ static int pread_all(int fd, struct strbuf *out)
 		}
 		out->len += (size_t)n;
 		out->buf[out->len] = '\0';
-		if (out->len > ROOTFS_VALUE_MAX) {
+		if (out->len > max) {
 			strbuf_reset(out);
 			return -EFBIG;
 		}
@@ -442,21 +539,22 @@ static int pread_all(int fd, struct strbuf *out)
 
 int rootfs_reread_value(int fd, struct strbuf *out)
 {
-	int r = pread_all(fd, out);
+	int r = pread_all(fd, ROOTFS_VALUE_MAX, out);
 
 	if (r == 0)
 		strbuf_rtrim(out);
 	return r;
 }
 
-int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct strbuf *out)
+int rootfs_dir_read_file(const struct rootfs_dir *dir, const char *name, size_t max,
+			 struct strbuf *out)
 {
 	int fd = rootfs_dir_open_value(dir, name), r;
 
 	strbuf_reset(out);
 	if (fd < 0)
 		return fd;
-	r = pread_all(fd, out);
+	r = pread_all(fd, max, out);
 	close(fd);
 	if (r < 0)
 		return r;
@@ -466,14 +564,24 @@ int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct
 		record(dir->root, ROOTFS_RECORD_FILE, path.buf, out->buf, out->len);
 		strbuf_release(&path);
 	}
-	strbuf_rtrim(out);
 	return 0;
+}
+
+int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct strbuf *out)
+{
+	int r = rootfs_dir_read_file(dir, name, ROOTFS_VALUE_MAX, out);
+
+	if (r == 0)
+		strbuf_rtrim(out);
+	return r;
 }
 
 int rootfs_dir_list(const struct rootfs_dir *dir, struct strvec *names)
 {
-	/* rootfs_list() by the same path; the directory is already known to be inside. */
-	return rootfs_list(dir->root, dir->rel, names);
+	/* A descriptor of its own: a listing moves the offset of the one it reads. */
+	int fd = openat(dir->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return list_fd(dir->root, fd < 0 ? -errno : fd, dir->rel, false, names);
 }
 
 int rootfs_dir_readlink(const struct rootfs_dir *dir, const char *name, struct strbuf *out)

@@ -130,7 +130,14 @@ int rootfs_dir_open(const struct rootfs *root, const char *rel, struct rootfs_di
 void rootfs_dir_close(struct rootfs_dir *dir);
 /* rootfs_read_value() of the file name in the directory. */
 int rootfs_dir_read_value(const struct rootfs_dir *dir, const char *name, struct strbuf *out);
-/* rootfs_list() of the directory. */
+/*
+ * The whole file name in the directory (at most max bytes), as it is:
+ * -ELOOP for a symlink, -EISDIR for a directory, -ESPIPE for anything else
+ * that is not a regular file.
+ */
+int rootfs_dir_read_file(const struct rootfs_dir *dir, const char *name, size_t max,
+			 struct strbuf *out);
+/* rootfs_list() of the directory, through its descriptor. */
 int rootfs_dir_list(const struct rootfs_dir *dir, struct strvec *names);
 /* The target of the symlink name in the directory, as stored (rootfs_readlink()). */
 int rootfs_dir_readlink(const struct rootfs_dir *dir, const char *name, struct strbuf *out);
@@ -145,5 +152,25 @@ int rootfs_dir_readlink(const struct rootfs_dir *dir, const char *name, struct s
  */
 int rootfs_dir_open_value(const struct rootfs_dir *dir, const char *name);
 int rootfs_reread_value(int fd, struct strbuf *out);
+
+/*
+ * Writing below a root (sparkctl netplan --write, and every command that
+ * installs a file below --root): rootfs_dir_open_for_write() opens the
+ * directory rel resolved inside the root exactly as reads are (openat2
+ * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS: an absolute symlink or ".." on
+ * the way leads to the same path below the root, never out of it), as a
+ * rootfs_dir whose descriptor (O_RDONLY) the caller then writes through
+ * with *at() calls and lib/atomic_file.h.  What the caller checks before
+ * writing (a file's current content) is read with rootfs_dir_read_file()
+ * through that same descriptor, so that the check and the write are about
+ * one directory.  With create_mode, missing directories on the way are
+ * created inside the root with exactly that mode (not the umask's);
+ * without, a missing one fails with -ENOENT.  Where the kernel lacks
+ * openat2(), a root other than the live "/" is walked one name at a time
+ * and a symlink on the way fails with -ELOOP.  Close it with
+ * rootfs_dir_close().
+ */
+int rootfs_dir_open_for_write(const struct rootfs *root, const char *rel, mode_t create_mode,
+			      struct rootfs_dir *dir);
 
 #endif

@@ -4,6 +4,7 @@
 #include "sparkctl.h"
 
 #include <signal.h>
+#include <sys/utsname.h>
 
 #include "lib/parse.h"
 #include "lib/rootfs.h"
@@ -422,4 +423,104 @@ char *proc_self_path_or_name(void)
 		strbuf_addstr(&path, "sparkctl");
 	}
 	return strbuf_detach(&path, NULL);
+}
+
+/* Copy text into a fixed field of an identity; -ENAMETOOLONG when it does not fit. */
+static int set_field(char *field, size_t size, const char *text)
+{
+	if (!*text || strlen(text) >= size)
+		return -ENAMETOOLONG;
+	memcpy(field, text, strlen(text) + 1);
+	return 0;
+}
+
+/* The start of process pid into *ret_start, and its state: 0, or -ENOENT when it is gone. */
+static int read_start(const struct rootfs *host, pid_t pid, uint64_t *ret_start, char *ret_state)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct proc_entry e;
+	char rel[32];
+	int r;
+
+	snprintf(rel, sizeof(rel), "%d/stat", (int)pid);
+	r = read_proc_file(host, rel, 4096, &text);
+	if (r == 0 && (proc_stat_parse(text.buf, &e) < 0 || e.pid != pid || !e.start_ticks))
+		r = -EINVAL;
+	if (r == 0) {
+		*ret_start = e.start_ticks;
+		*ret_state = e.state;
+	}
+	strbuf_release(&text);
+	return r == -ESRCH ? -ENOENT : r;
+}
+
+static int identity_of_self(const struct rootfs *host, struct proc_identity *id)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct utsname u;
+	char state;
+	int r;
+
+	memset(id, 0, sizeof(*id));
+	id->pid = getpid();
+	r = read_start(host, id->pid, &id->start_ticks, &state);
+	if (r == 0)
+		r = rootfs_read_value(host, "proc/sys/kernel/random/boot_id", &text);
+	if (r == 0)
+		r = set_field(id->boot_id, sizeof(id->boot_id), text.buf);
+	if (r == 0)
+		r = rootfs_readlink(host, "proc/self/ns/pid", &text);
+	if (r == 0)
+		r = set_field(id->pid_ns, sizeof(id->pid_ns), text.buf);
+	if (r == 0)
+		r = uname(&u) < 0 ? -errno : set_field(id->host, sizeof(id->host), u.nodename);
+	strbuf_release(&text);
+	return r;
+}
+
+int proc_identity_self(struct proc_identity *id)
+{
+	struct rootfs host;
+	int r = open_host(&host);
+
+	if (r == 0)
+		r = identity_of_self(&host, id);
+	rootfs_close(&host);
+	return r;
+}
+
+/* proc_identity_running() with this process's identity known. */
+static int running(const struct rootfs *host, const struct proc_identity *self,
+		   const struct proc_identity *id)
+{
+	uint64_t start;
+	char state;
+	int r;
+
+	if (!streq(self->host, id->host))
+		return -EXDEV;
+	if (!streq(self->boot_id, id->boot_id))
+		return 0; /* rebooted: whatever ran then has ended */
+	if (!streq(self->pid_ns, id->pid_ns))
+		return -EXDEV;
+	r = read_start(host, id->pid, &start, &state);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	return start == id->start_ticks && state != 'Z';
+}
+
+int proc_identity_running(const struct proc_identity *id)
+{
+	struct proc_identity self;
+	struct rootfs host;
+	int r = open_host(&host);
+
+	if (r == 0)
+		r = identity_of_self(&host, &self);
+	if (r == 0)
+		r = running(&host, &self, id);
+	rootfs_close(&host);
+	return r;
 }

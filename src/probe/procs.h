@@ -102,6 +102,31 @@ int tcp_port_owner(unsigned port, pid_t *ret_pid);
  */
 size_t procs_signal(const struct proc_list *l, int sig);
 
+/*
+ * Who a process is, beyond its pid, which is reused: when it started, on
+ * which boot of which host, in which pid namespace.  Written into a mark
+ * (a capture's partial tree), it lets a later process tell whether the one
+ * that made the mark still runs.
+ */
+struct proc_identity {
+	pid_t pid;
+	uint64_t start_ticks; /* clock ticks after boot (/proc/PID/stat) */
+	char boot_id[64];     /* /proc/sys/kernel/random/boot_id */
+	char pid_ns[64];      /* the link /proc/self/ns/pid: "pid:[4026531836]" */
+	char host[72];	      /* the host name (uname) */
+};
+
+/* This process's identity: 0 or -errno. */
+int proc_identity_self(struct proc_identity *id);
+/*
+ * Whether the process id describes still runs: 1 when it does, 0 when it
+ * has ended (no such process, its pid taken by a later one, a zombie, or
+ * the host rebooted since), -EXDEV when this process cannot tell (another
+ * host, another pid namespace), another negative errno when /proc cannot
+ * be read.  Only 0 means "ended".
+ */
+int proc_identity_running(const struct proc_identity *id);
+
 /* The absolute path of this program (proc/self/exe, symlinks resolved) into out: 0 or -errno. */
 int proc_self_path(struct strbuf *out);
 /* The same, allocated; "sparkctl" (looked up in PATH) where it cannot be read. */

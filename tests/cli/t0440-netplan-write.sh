@@ -39,6 +39,74 @@ expect 0 "$SPARKCTL" netplan $args --write --force
 same "$TMP/foreign" "$target.bak"
 same "$TMP/printed" "$target"
 
+# Whatever a write meets on its way, the file in place and its backup stay as
+# they were when it fails: a directory where the file goes is refused, and
+# even with --force the backup is not touched.
+expect 0 "$SPARKCTL" netplan $args --write --force
+cp "$target" "$TMP/current"
+cp "$target.bak" "$TMP/backup"
+mv "$target" "$TMP/file-aside"
+mkdir "$target"
+printf 'x\n' > "$target/inside"
+expect 1 "$SPARKCTL" netplan $args --write
+contains "$TMP/err" "exists and was not written by sparkctl"
+expect 1 "$SPARKCTL" netplan $args --write --force
+same "$TMP/backup" "$target.bak"
+[ "$(cat "$target/inside")" = x ] || fail "the directory in the way was changed"
+rm -r "$target"
+mv "$TMP/file-aside" "$target"
+[ "$(ls -A "$R/etc/netplan" | tr '\n' ' ')" = "40-sparkctl.yaml 40-sparkctl.yaml.bak " ] \
+  || fail "a failed write left files: $(ls -A "$R/etc/netplan")"
+
+# A symlink out of the root is followed inside the root, never out of it:
+# etc/netplan -> $TMP/outside (absolute or ../..) is $R$TMP/outside.
+outside=$TMP/outside
+mkdir "$outside"
+printf 'network:\n  version: 2\n' > "$outside/40-sparkctl.yaml"
+cp "$outside/40-sparkctl.yaml" "$TMP/outside-before"
+mv "$R/etc/netplan" "$R/etc/netplan.real"
+up=$(printf '../%.0s' $(seq 1 40))
+for link in "$outside" "$up${outside#/}"; do
+  ln -s "$link" "$R/etc/netplan"
+  # shellcheck disable=SC2086
+  expect 1 "$SPARKCTL" netplan $args --write --force
+  contains "$TMP/err" "is netplan installed?"
+  mkdir -p "$R$outside"
+  # shellcheck disable=SC2086
+  expect 0 "$SPARKCTL" netplan $args --write --force
+  same "$TMP/printed" "$R$outside/40-sparkctl.yaml"
+  same "$TMP/outside-before" "$outside/40-sparkctl.yaml"
+  [ "$(ls -A "$outside")" = 40-sparkctl.yaml ] || fail "files written outside the root: $(ls -A "$outside")"
+  rm -r "${R:?}/${TMP#/}" "$R/etc/netplan"
+done
+mv "$R/etc/netplan.real" "$R/etc/netplan"
+
+# The file itself a symlink out of the root: not sparkctl's, and --force
+# replaces the link, not what it points to.
+mv "$target" "$TMP/file-aside"
+ln -s "$outside/40-sparkctl.yaml" "$target"
+# shellcheck disable=SC2086
+expect 1 "$SPARKCTL" netplan $args --write
+contains "$TMP/err" "exists and was not written by sparkctl"
+# shellcheck disable=SC2086
+expect 0 "$SPARKCTL" netplan $args --write --force
+[ -f "$target" ] && [ ! -L "$target" ] || fail "the link was not replaced by a file"
+same "$TMP/printed" "$target"
+same "$TMP/outside-before" "$outside/40-sparkctl.yaml"
+[ "$(readlink "$target.bak")" = "$outside/40-sparkctl.yaml" ] || fail "the link is not the backup"
+rm "$TMP/file-aside"
+
+# $SPARKCTL_ROOT is the root read and written, like --root; with no file to
+# replace, the backup there is kept.
+mv "$target" "$TMP/file-aside"
+cp "$target.bak" "$TMP/backup"
+SPARKCTL_ROOT=$R expect 0 "$SPARKCTL" netplan --plan pair --node 0 --write
+same "$TMP/printed" "$target"
+same "$TMP/backup" "$target.bak"
+SPARKCTL_ROOT=$R expect 2 "$SPARKCTL" netplan --plan pair --node 0 --apply
+contains "$TMP/err" "cannot be combined with --root or \$SPARKCTL_ROOT"
+rm "$TMP/file-aside"
+
 # Another netplan file naming the same interface is reported (netplan merges files).
 printf 'network:\n  ethernets:\n    enp1s0f1np1:\n      dhcp4: true\n' > "$R/etc/netplan/40-cx7.yaml"
 # shellcheck disable=SC2086

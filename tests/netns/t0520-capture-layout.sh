@@ -2,6 +2,11 @@
 # A capture taken in a fresh namespace has sysfs's layout: relative symlinks
 # that resolve inside the capture, plain 0644 files and 0755 directories, and
 # exactly the files sparkctl reads - nothing else of sysfs or procfs.
+#
+# The probe also reads files of /etc that one host has and another lacks
+# (/etc/modules where kmod is installed, modules-load.d): the capture and the
+# checks run with /etc overlaid, in a private mount namespace, by files of
+# known content, so that they are the same on every host.
 . "$SRCDIR/tests/lib.sh"
 require_root
 . "$SRCDIR/tests/netns/netns.sh"
@@ -15,8 +20,24 @@ ip -n "$N" link set sp1b up
 wait_until 10 "sp1a to be up" link_ready "$N" sp1a
 wait_until 10 "sp1b to be up" link_ready "$N" sp1b
 
+# with_test_etc CMD...: CMD with /etc overlaid by /etc/modules and two
+# modules-load.d entries, one of them masked (a link to /dev/null).
+mkdir "$TMP/etc-layer"
+with_test_etc() {
+  unshare -m bash -c 'set -e
+    mount --make-rprivate /
+    mount -t tmpfs sparkctl-test "$1"
+    mkdir -p "$1/upper/modules-load.d" "$1/work"
+    printf "# loaded at boot\nbonding\n" > "$1/upper/modules"
+    printf "8021q\n" > "$1/upper/modules-load.d/sparkctl-test.conf"
+    ln -s /dev/null "$1/upper/modules-load.d/sparkctl-masked.conf"
+    mount -t overlay sparkctl-test -o "lowerdir=/etc,upperdir=$1/upper,workdir=$1/work" /etc
+    shift
+    exec "$@"' with-test-etc "$TMP/etc-layer" "$@"
+}
+
 CAP=$TMP/cap
-ns_sparkctl "$N" capture "$CAP"
+run with_test_etc ip netns exec "$N" "$SPARKCTL" capture "$CAP"
 [ "$status" = 0 ] || { cat "$TMP/err" >&2; fail "sparkctl capture in $N exited $status"; }
 expect 0 "$SPARKCTL" topo --root "$CAP" --json
 cp "$TMP/out" "$TMP/replay.json"
@@ -45,7 +66,7 @@ done
 # Every file, link and directory, checked against the rules.  The probe reads
 # a device's driver link without following it, so only such a link may point
 # at something that is not in the capture.
-ip netns exec "$N" "$PYTHON" - "$CAP" "$(getent passwd "$(id -u)" | cut -d: -f6)" <<'PY' \
+with_test_etc ip netns exec "$N" "$PYTHON" - "$CAP" "$(getent passwd "$(id -u)" | cut -d: -f6)" <<'PY' \
   || fail "the capture's layout is wrong"
 import os, re, stat, sys
 
@@ -59,12 +80,18 @@ net_attrs = {"ifindex", "mtu", "operstate", "carrier", "speed", "address",
 allowed_files = [
     r"\.sparkctl/(host|ip-address|inventory)\.json",
     r"etc/os-release", r"usr/lib/os-release", r"etc/nccl\.conf",
+    r"etc/modules", r"(etc|run|usr/lib)/modules-load\.d/[^/]+\.conf",
     re.escape(home) + r"/\.nccl\.conf",
     r"proc/sys/kernel/(hostname|osrelease)", r"proc/sys/net/core/[rw]mem_max",
     r"proc/meminfo", r"proc/modules", r"proc/driver/nvidia/version",
     r"proc/[0-9]+/net/route",
     r"sys/devices/virtual/net/(lo|sp1a|sp1b)/(%s)" % "|".join(net_attrs),
 ]
+# What the probe could have read through a link: a file or a directory (a
+# link to /dev/null, which masks a modules-load.d entry, leads to neither).
+def readable(path):
+    return os.path.isfile(path) or os.path.isdir(path)
+
 # RDMA devices are not per namespace: where the host has some, their files
 # (counters included) are read and captured too.
 rdma = os.path.isdir("/sys/class/infiniband") and os.listdir("/sys/class/infiniband")
@@ -82,13 +109,18 @@ for dirpath, dirnames, filenames in os.walk(cap):
             resolved = os.path.realpath(p)
             if os.path.commonpath([resolved, real_cap]) != real_cap:
                 errors.append("symlink %s -> %s leaves the capture" % (rel, target))
-            elif not os.path.exists(p) and name != "driver" and os.path.exists("/" + rel):
+            elif not os.path.exists(p) and name != "driver" and readable("/" + rel):
                 # Dangling in the capture but not on the host: something the probe read was lost.
                 errors.append("dangling symlink %s -> %s" % (rel, target))
-            # The same link on this host (in the namespace), except /proc/self.
+            # The same link on this host (in the namespace), except /proc/self;
+            # an absolute target is made relative to the link (docs/capture.md).
             host = "/" + rel
-            if rel != "proc/self" and os.path.islink(host) and os.readlink(host) != target:
-                errors.append("%s -> %s, but the host has -> %s" % (rel, target, os.readlink(host)))
+            if rel != "proc/self" and os.path.islink(host):
+                want = os.readlink(host)
+                if want.startswith("/"):
+                    want = "../" * rel.count("/") + (want.lstrip("/") or ".")
+                if want != target:
+                    errors.append("%s -> %s, but the host has -> %s" % (rel, target, os.readlink(host)))
         elif stat.S_ISDIR(st.st_mode):
             if stat.S_IMODE(st.st_mode) != 0o755:
                 errors.append("directory %s has mode %o" % (rel, stat.S_IMODE(st.st_mode)))
@@ -126,6 +158,14 @@ if errors:
     print("\n".join(errors), file=sys.stderr)
     sys.exit(1)
 PY
+
+# The /etc files of the overlay, as the probe read them.
+[ "$(cat "$CAP/etc/modules")" = "$(printf '# loaded at boot\nbonding')" ] \
+  || fail "etc/modules was not captured"
+[ "$(cat "$CAP/etc/modules-load.d/sparkctl-test.conf")" = 8021q ] \
+  || fail "etc/modules-load.d/sparkctl-test.conf was not captured"
+[ "$(readlink "$CAP/etc/modules-load.d/sparkctl-masked.conf")" = ../../dev/null ] \
+  || fail "the masked etc/modules-load.d entry is not a link to ../../dev/null"
 
 # The captured route table is the namespace's.
 route=$(find "$CAP/proc" -path '*/net/route' -type f)

@@ -6,6 +6,8 @@
  */
 #include "sparkctl.h"
 
+#include <sys/wait.h>
+
 #include "test_util.h"
 
 #include "lib/rootfs.h"
@@ -237,11 +239,69 @@ static void procs(void **state)
 	strbuf_release(&path);
 }
 
+/* Whether the process an identity names still runs. */
+static void identities(void **state)
+{
+	struct proc_identity self, other;
+	int status;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(proc_identity_self(&self), 0);
+	assert_int_equal(self.pid, getpid());
+	assert_true(self.start_ticks > 0);
+	assert_int_equal(strlen(self.boot_id), 36);
+	assert_true(starts_with(self.pid_ns, "pid:["));
+	assert_int_equal(proc_identity_running(&self), 1);
+	/* Its pid taken by a later process. */
+	other = self;
+	other.start_ticks++;
+	assert_int_equal(proc_identity_running(&other), 0);
+	/* Another boot of this host: ended. */
+	other = self;
+	other.boot_id[0] = other.boot_id[0] == '0' ? '1' : '0';
+	assert_int_equal(proc_identity_running(&other), 0);
+	/* Another host or pid namespace: cannot be told. */
+	other = self;
+	memcpy(other.host, "elsewhere", sizeof("elsewhere"));
+	assert_int_equal(proc_identity_running(&other), -EXDEV);
+	other = self;
+	memcpy(other.pid_ns, "pid:[1]", sizeof("pid:[1]"));
+	assert_int_equal(proc_identity_running(&other), -EXDEV);
+	/* Another process: running, then a zombie, then reaped. */
+	int id_pipe[2], go_pipe[2];
+	char go;
+	assert_int_equal(pipe(id_pipe), 0);
+	assert_int_equal(pipe(go_pipe), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		close(go_pipe[1]);
+		if (proc_identity_self(&other) < 0 ||
+		    write(id_pipe[1], &other, sizeof(other)) != (ssize_t)sizeof(other))
+			_exit(1);
+		_exit(read(go_pipe[0], &go, 1) == 0 ? 0 : 1);
+	}
+	close(go_pipe[0]);
+	assert_int_equal(read(id_pipe[0], &other, sizeof(other)), (ssize_t)sizeof(other));
+	assert_int_equal(other.pid, child);
+	assert_int_equal(proc_identity_running(&other), 1);
+	close(go_pipe[1]);
+	assert_int_equal(waitid(P_PID, (id_t)child, &(siginfo_t){ 0 }, WEXITED | WNOWAIT), 0);
+	assert_int_equal(proc_identity_running(&other), 0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(status, 0);
+	assert_int_equal(proc_identity_running(&other), 0);
+	close(id_pipe[0]);
+	close(id_pipe[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(absence),     cmocka_unit_test(root_path), cmocka_unit_test(reads),
 		cmocka_unit_test(bad_content), cmocka_unit_test(cache),	    cmocka_unit_test(procs),
+		cmocka_unit_test(identities),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

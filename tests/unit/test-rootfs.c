@@ -227,12 +227,96 @@ static void dir_values(void **state)
 	strbuf_release(&sb);
 }
 
+/*
+ * Directories to write in: looked up inside the root like reads, created
+ * there with exactly the mode asked for, never through a symlink out of it.
+ */
+static void dirs_for_write(void **state)
+{
+	struct rootfs root;
+	struct rootfs_dir dir;
+	struct strbuf sb = STRBUF_INIT;
+	struct stat st;
+	char *w = xasprintf("%s/w", tree), *cmd;
+	mode_t mask;
+
+	(void)state;
+	/* w/etc/netplan -> TREE/outside (absolute), w/dotdot -> ../../../outside, w/dangling. */
+	cmd = xasprintf(
+		"mkdir -p %s/etc %s/outside && ln -s %s/outside %s/etc/netplan && "
+		"ln -s ../../../../../../../outside %s/dotdot && ln -s nowhere %s/dangling && "
+		": > %s/file && ln -s file %s/link",
+		w, tree, tree, w, w, w, w, w);
+	sh(cmd);
+	free(cmd);
+	assert_int_equal(rootfs_open(&root, w), 0);
+
+	/* Without create_mode, what the link leads to inside the root must exist. */
+	assert_int_equal(rootfs_dir_open_for_write(&root, "etc/netplan", 0, &dir), -ENOENT);
+	rootfs_dir_close(&dir);
+	/* A link is never made a directory (as mkdir -p): what it leads to is made first. */
+	assert_int_equal(rootfs_dir_open_for_write(&root, "etc/netplan/sub", 0755, &dir), -ENOENT);
+	rootfs_dir_close(&dir);
+	cmd = xasprintf("mkdir -p %s%s/outside", w, tree);
+	sh(cmd);
+	free(cmd);
+	/* Then below it, inside the root, with 0750 whatever the umask. */
+	mask = umask(0777);
+	assert_int_equal(rootfs_dir_open_for_write(&root, "etc/netplan/sub", 0750, &dir), 0);
+	umask(mask);
+	assert_int_equal(fstat(dir.dirfd, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0750);
+	assert_int_equal(mkdirat(dir.dirfd, "made", 0700), 0);
+	rootfs_dir_close(&dir);
+	cmd = xasprintf("%s%s/outside/sub/made", w, tree);
+	assert_int_equal(stat(cmd, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	free(cmd);
+	cmd = xasprintf("%s/outside/sub", tree);
+	assert_int_equal(stat(cmd, &st), -1);
+	free(cmd);
+
+	/* ".." stops at the root: dotdot is w/outside. */
+	cmd = xasprintf("mkdir %s/outside", w);
+	sh(cmd);
+	free(cmd);
+	assert_int_equal(rootfs_dir_open_for_write(&root, "dotdot/x", 0755, &dir), 0);
+	rootfs_dir_close(&dir);
+	cmd = xasprintf("%s/outside/x", w);
+	assert_int_equal(stat(cmd, &st), 0);
+	free(cmd);
+	cmd = xasprintf("%s/outside/x", tree);
+	assert_int_equal(stat(cmd, &st), -1);
+	free(cmd);
+
+	/* A dangling link or a file in the way is not made a directory. */
+	assert_int_equal(rootfs_dir_open_for_write(&root, "dangling/x", 0755, &dir), -ENOENT);
+	rootfs_dir_close(&dir);
+	cmd = xasprintf("%s/nowhere", w);
+	assert_int_equal(lstat(cmd, &st), -1);
+	free(cmd);
+	assert_int_equal(rootfs_dir_open_for_write(&root, "file/x", 0755, &dir), -ENOTDIR);
+	rootfs_dir_close(&dir);
+
+	/* What is read through it is read as it is: a link is not followed. */
+	assert_int_equal(rootfs_dir_open_for_write(&root, ".", 0, &dir), 0);
+	assert_int_equal(rootfs_dir_read_file(&dir, "file", 10, &sb), 0);
+	assert_int_equal(rootfs_dir_read_file(&dir, "link", 10, &sb), -ELOOP);
+	assert_int_equal(rootfs_dir_read_file(&dir, "etc", 10, &sb), -EISDIR);
+	assert_int_equal(rootfs_dir_read_file(&dir, "missing", 10, &sb), -ENOENT);
+	rootfs_dir_close(&dir);
+	rootfs_close(&root);
+	strbuf_release(&sb);
+	free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reads),	   cmocka_unit_test(containment),
 		cmocka_unit_test(links_and_lists), cmocka_unit_test(recorder),
 		cmocka_unit_test(open_errors),	   cmocka_unit_test(dir_values),
+		cmocka_unit_test(dirs_for_write),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
