@@ -25,7 +25,7 @@ enum opt_type {
 	/*
 	 * Not an option: the first operand ends the options, and everything
 	 * after it is an operand (for commands that run a command: 'launch
-	 * -n 2 train.py -n 5' passes the second -n to train.py).
+	 * -N 2 train.py -N 5' passes the second -N to train.py).
 	 */
 	OPT_TYPE_OPERANDS_STOP,
 	/*
