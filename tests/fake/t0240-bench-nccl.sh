@@ -332,7 +332,7 @@ contains "$TMP/err" "one rank"
 [ "$(grep -c . "$TMP/err")" = 1 ] || fail "one error line expected"
 ! pgrep -f "bench nccl .*--rank=1" > /dev/null || fail "rank 1 outlived the run"
 
-# A rank that never comes: the others give up at --timeout.
+# A rank that never comes: the others give up at --op-timeout.
 expect 1 fake gb10 "$SPARKCTL" bench nccl --rank 0 --world-size 2 --rendezvous 127.0.0.1:$port --op-timeout 1
 contains "$TMP/err" "did not connect"
 

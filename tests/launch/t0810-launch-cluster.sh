@@ -196,12 +196,12 @@ contains "$TMP/err" 'sparkctl launch: node1: no\x1b]0;T\x07pe'
 lacks "$TMP/err" '\x0d'
 cluster_remote_sparkctl node1 "$SPARKCTL"
 
-# --- The stall watchdog advises; --timeout ends the job with 124 ---
+# --- The stall watchdog advises; --job-timeout ends the job with 124 ---
 expect 124 "$SPARKCTL" launch -H "$hosts" --stall 1 --job-timeout 3 -- sleep 300
 contains "$TMP/err" "no output for 1 s"
 contains "$TMP/err" "sparkctl doctor -H $hosts"
-contains "$TMP/err" "--timeout 3 s reached"
-nothing_left || fail "processes are left after --timeout"
+contains "$TMP/err" "--job-timeout 3 s reached"
+nothing_left || fail "processes are left after --job-timeout"
 
 # --- The output of every rank, prefixed, stdout and stderr apart ---
 expect 0 "$SPARKCTL" launch -H "$hosts" --tag-output -N 2 -- \
