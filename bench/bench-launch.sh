@@ -7,7 +7,7 @@
 #   SPARKCTL=build/sparkctl SRCDIR=. bench/bench-launch.sh
 #
 # All three reach the nodes through the cluster's ssh wrapper, $SPARKCTL_SSH:
-#   sparkctl  launch -q --no-env -H node0,...,node7 [-n 8] -- true, twice:
+#   sparkctl  launch -q --no-env -H node0,...,node7 [-N 8] -- true, twice:
 #             "sparkctl" reuses the ssh connection the previous launch kept
 #             (ControlPersist, the default), "sparkctl_cold" makes new ones and
 #             closes them (--ssh-close), as pdsh and mpirun do on every run
@@ -34,7 +34,7 @@ now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 # TOOL_argv RANKS_PER_NODE CMD: argv, the command line that runs CMD as the job.
 sparkctl_argv() {
   argv=("$SPARKCTL" launch -q --no-env -H "$(cluster_hosts)")
-  [ "$1" = 1 ] || argv+=(-n "$1")
+  [ "$1" = 1 ] || argv+=(--nproc-per-node "$1")
   argv+=(-- "$2")
 }
 sparkctl_cold_argv() {

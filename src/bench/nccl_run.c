@@ -531,7 +531,7 @@ enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
 	unsigned bad = 0;
 	int r;
 
-	/* Rank 0 reports: the table unless --json -, the JSON with --json. */
+	/* Rank 0 reports: the table unless --json, the JSON with --json or -o FILE. */
 	if (me->rank == 0) {
 		nccl_report_init(&report, streq(opts->json_path, "-") ? NULL : out,
 				 opts->json_path != NULL);

@@ -47,7 +47,7 @@ static const char nccl_description[] =
 	"with the path NCCL took above it: network (IB or Socket), HCAs, GPUDirect RDMA,\n"
 	"channels.  It loads libnccl.so.2 and libcuda.so.1 at run time: no MPI, no CUDA\n"
 	"build.  On one node it runs one rank per GPU (--gpus).  Across nodes, start it\n"
-	"with 'sparkctl launch' (one rank per GPU: -n GPUS), which passes RANK,\n"
+	"with 'sparkctl launch' (one rank per GPU: -N GPUS), which passes RANK,\n"
 	"WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT; or start each rank by hand\n"
 	"with --rank, --world-size and --rendezvous (rank 0 listens on that port).\n"
 	"\n"
@@ -60,16 +60,16 @@ static const char nccl_description[] =
 	"takes fewer operations at large sizes.  Results are checked on the host after\n"
 	"the timed loop (-c 0 to skip).  -C 1 shows the host's time to issue an\n"
 	"operation instead of the time to complete it (both are in the JSON).  A\n"
-	"collective that does not finish within --timeout is aborted.\n"
+	"collective that does not finish within --op-timeout is aborted.\n"
 	"\n"
 	"Exit status: 0 all values right, 4 wrong values, 5 a collective timed out, 3 no\n"
 	"GPU or NCCL, 2 bad usage, 1 other errors.";
 
 struct nccl_args {
-	const char *ops, *min, *max, *step, *dtype, *redop, *precision, *json, *rendezvous, *bind;
+	const char *ops, *min, *max, *step, *dtype, *redop, *precision, *output, *rendezvous, *bind;
 	const char *rank, *world_size, *device;
 	unsigned factor, iters, warmup, root, check, cputime, gpus, timeout;
-	bool force;
+	bool force, json;
 };
 
 /* "all_reduce,all_gather" or "all". */
@@ -175,10 +175,17 @@ static int nccl_options(const struct nccl_args *a, struct nccl_bench_opts *o)
 	o->host_root = rootfs_root_path(NULL);
 	o->root = (int)a->root;
 	if (a->timeout == 0 || a->timeout > 86400)
-		return cmd_usage_error(cmd, "--timeout takes 1 to 86400 seconds");
+		return cmd_usage_error(cmd, "--op-timeout takes 1 to 86400 seconds");
 	o->timeout_ms = a->timeout * 1000;
 	o->force = a->force;
-	o->json_path = a->json;
+	if (a->json && a->output)
+		return cmd_usage_error(cmd, "--json prints the JSON, -o writes it to a file: "
+					    "choose one");
+	/* -o was the collective once: 'bench nccl -o all' must not write a file named all. */
+	if (a->output && parse_ops(a->output, &(struct nccl_bench_opts){ 0 }) == 0)
+		return cmd_usage_error(cmd, "-o %s: -o is --output FILE; the collective is --op",
+				       a->output);
+	o->json_path = a->json ? "-" : a->output;
 	o->version = SPARKCTL_VERSION;
 	return SPARKCTL_EXIT_OK;
 }
@@ -261,10 +268,10 @@ static void child_argv(const struct nccl_args *a, int r, int n, uint16_t port, s
 	strvec_pushf(v, "-c%u", a->check);
 	strvec_pushf(v, "-C%u", a->cputime);
 	strvec_pushf(v, "--bind=%s", a->bind);
-	strvec_pushf(v, "--root=%u", a->root);
+	strvec_pushf(v, "--root-rank=%u", a->root);
 	strvec_pushf(v, "--dtype=%s", a->dtype);
 	strvec_pushf(v, "--redop=%s", a->redop);
-	strvec_pushf(v, "--timeout=%u", a->timeout);
+	strvec_pushf(v, "--op-timeout=%u", a->timeout);
 	if (a->precision)
 		strvec_pushf(v, "--precision=%s", a->precision);
 	if (a->force)
@@ -338,7 +345,8 @@ static int run_local(const struct nccl_args *a, const struct nccl_bench_opts *o)
 		n = (int)a->gpus;
 	}
 	if (o->root >= n)
-		return cmd_usage_error("bench nccl", "--root %d: there are %d ranks", o->root, n);
+		return cmd_usage_error("bench nccl", "--root-rank %d: there are %d ranks", o->root,
+				       n);
 	if (rdv_listen("127.0.0.1", 0, &me.listen_fd, &port, &err) < 0) {
 		cmd_error("bench nccl", "%s", err.buf);
 		strbuf_release(&err);
@@ -416,7 +424,7 @@ static int run_one_rank(const struct nccl_args *a, const struct nccl_bench_opts 
 	me.rendezvous = addr.buf;
 	if (o->root >= me.world_size) {
 		strbuf_release(&addr);
-		return cmd_usage_error("bench nccl", "--root %d: there are %d ranks", o->root,
+		return cmd_usage_error("bench nccl", "--root-rank %d: there are %d ranks", o->root,
 				       me.world_size);
 	}
 	ret = run_rank(o, &me);
@@ -443,7 +451,7 @@ static int bench_nccl(const struct cmd *cmd, int argc, char **argv)
 		.timeout = NCCL_DEFAULT_TIMEOUT,
 	};
 	const struct opt opts[] = {
-		OPT_STRING('o', "op", &a.ops, "OP", "collective(s) to time (all_reduce)"),
+		OPT_STRING(0, "op", &a.ops, "OP", "collective(s) to time (all_reduce)"),
 		OPT_STRING('b', "minbytes", &a.min, "SIZE", "smallest size (8)"),
 		OPT_STRING('e', "maxbytes", &a.max, "SIZE",
 			   "largest size (1G, within free memory)"),
@@ -455,7 +463,8 @@ static int bench_nccl(const struct cmd *cmd, int argc, char **argv)
 			   "adaptive: time until the mean is known within P percent"),
 		OPT_STRING('d', "dtype", &a.dtype, "TYPE", "data type (float)"),
 		OPT_STRING(0, "redop", &a.redop, "OP", "reduction: sum, prod, max, min, avg (sum)"),
-		OPT_UINT('r', "root", &a.root, "RANK", "root of broadcast and reduce (0)"),
+		OPT_UINT(0, "root-rank", &a.root, "RANK", "root of broadcast and reduce (0)"),
+		OPT_RENAMED('r', "root", "--root-rank"),
 		OPT_UINT('c', "check", &a.check, "0|1", "check the results (1)"),
 		OPT_UINT('C', "report-cputime", &a.cputime, "0|1",
 			 "time columns: the host's time to issue an operation (0)"),
@@ -463,11 +472,13 @@ static int bench_nccl(const struct cmd *cmd, int argc, char **argv)
 		OPT_STRING(0, "bind", &a.bind, "core|numa|none",
 			   "run each rank on one core next to its GPU, on its GPU's NUMA node, or "
 			   "as started (core)"),
-		OPT_STRING(0, "json", &a.json, "FILE",
-			   "also write every row and the path ('-': only JSON, to stdout)"),
+		OPT_BOOL(0, "json", &a.json, "print every row and the path as JSON, not the table"),
+		OPT_STRING('o', "output", &a.output, "FILE",
+			   "also write every row and the path as JSON to FILE"),
 		OPT_BOOL(0, "force", &a.force, "allow -e beyond what free memory allows"),
-		OPT_UINT(0, "timeout", &a.timeout, "S",
+		OPT_UINT(0, "op-timeout", &a.timeout, "S",
 			 "abort a collective (or a wait for another rank) after S seconds (60)"),
+		OPT_RENAMED(0, "timeout", "--op-timeout"),
 		OPT_STRING(0, "rank", &a.rank, "R",
 			   "this process is rank R (by hand, across nodes)"),
 		OPT_STRING(0, "world-size", &a.world_size, "N", "of N ranks"),

@@ -38,9 +38,9 @@ static const char link_description[] =
 	"fabric path; 2 usage, 1 other errors.";
 
 struct link_args {
-	const char *hosts, *remote_sparkctl, *json, *size, *expect;
+	const char *hosts, *remote_sparkctl, *output, *size, *expect;
 	unsigned duration, qps, streams, rdma_port, tcp_port;
-	bool rdma, tcp, all;
+	bool rdma, tcp, all, json;
 };
 
 /* The options into what the run needs; a usage error's exit status, or OK. */
@@ -50,6 +50,9 @@ static int check_args(const struct link_args *a, struct link_run_options *o)
 
 	if (!a->hosts)
 		return cmd_usage_error("bench link", "-H A,B is required: the two nodes");
+	if (a->json && a->output)
+		return cmd_usage_error("bench link", "--json prints the JSON, -o writes it to a "
+						     "file: choose one");
 	if (a->rdma + a->tcp + a->all > 1)
 		return cmd_usage_error("bench link", "--rdma, --tcp and --all cannot be combined");
 	if (a->duration < 1 || a->duration > 3600)
@@ -152,7 +155,7 @@ static int run(const struct link_args *a, struct link_run_options *o)
 	} else if (link_run_measure(&b) < 0) {
 		cmd_error("bench link", "%s", b.unavailable.buf);
 		ret = LINK_EXIT_UNAVAILABLE;
-	} else if (print_report(&b, a->json) < 0) {
+	} else if (print_report(&b, a->json ? "-" : a->output) < 0) {
 		ret = SPARKCTL_EXIT_ERROR;
 	} else {
 		ret = b.worst == LINK_HEALTHY ? LINK_EXIT_OK : LINK_EXIT_PROBLEMS;
@@ -178,7 +181,8 @@ static int run_bench_link(const struct cmd *cmd, int argc, char **argv)
 		OPT_UINT('t', "duration", &a.duration, "S",
 			 "seconds per bandwidth run (default 5)"),
 		OPT_STRING('s', "size", &a.size, "BYTES", "RDMA message size (default 64K)"),
-		OPT_UINT('q', "qps", &a.qps, "N", "RDMA queue pairs per twin (default 4)"),
+		OPT_UINT(0, "qps", &a.qps, "N", "RDMA queue pairs per twin (default 4)"),
+		OPT_RENAMED('q', NULL, "--qps"),
 		OPT_UINT('P', "streams", &a.streams, "N", "TCP streams per netdev (default 8)"),
 		OPT_UINT(0, "rdma-port", &a.rdma_port, "PORT",
 			 "first TCP port of perftest's servers (default 18515)"),
@@ -186,8 +190,9 @@ static int run_bench_link(const struct cmd *cmd, int argc, char **argv)
 			 "first port of iperf3's servers (default 5201)"),
 		OPT_STRING(0, "expect-gbps", &a.expect, "G",
 			   "healthy from G Gb/s per path, instead of a fraction of the line rate"),
-		OPT_STRING(0, "json", &a.json, "FILE",
-			   "also write the report as JSON ('-': only JSON)"),
+		OPT_BOOL(0, "json", &a.json, "print the report as JSON, not as text"),
+		OPT_STRING('o', "output", &a.output, "FILE",
+			   "also write the report as JSON to FILE"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path)"),
 		OPT_HELP(),

@@ -35,6 +35,12 @@ enum cmd_flags {
 	 * --help is taken for it, and shows its help.
 	 */
 	CMD_RAW_ARGS = 1 << 1,
+	/*
+	 * Reads a node (the host, a captured tree or a saved inventory): takes
+	 * --root DIR and --from FILE (OPT_INVENTORY_SOURCE), which the test of
+	 * the option vocabulary (tests/unit/test-options.c) holds it to.
+	 */
+	CMD_READS_NODE = 1 << 2,
 };
 
 struct cmd {
@@ -83,6 +89,26 @@ void cmd_help_text(const struct cmd *cmd, const struct opt *opts, struct strbuf 
  * operands (now argv[1..]).
  */
 int cmd_parse(const struct cmd *cmd, const struct opt *opts, int argc, char **argv);
+/*
+ * For the test of the option vocabulary: when set, cmd_parse() hands it
+ * the command's whole table (with the shared options) and returns -2 as
+ * for --help, printing nothing, so the command does nothing else.
+ */
+extern void (*cmd_parse_observer)(const struct cmd *cmd, const struct opt *opts);
+
+/*
+ * --color=WHEN, which cmd_parse() adds to every command: whether a report
+ * on stdout is coloured.  always and never are obeyed; auto (the default)
+ * colours when stdout is a terminal, TERM is set and not "dumb", and
+ * NO_COLOR is unset or empty (no-color.org).
+ */
+enum cmd_color {
+	CMD_COLOR_AUTO,
+	CMD_COLOR_ALWAYS,
+	CMD_COLOR_NEVER
+};
+bool cmd_use_color(void);
+
 /* Map the result of cmd_parse() to an exit status when it is negative. */
 static inline int cmd_parse_exit(int r)
 {

@@ -88,14 +88,78 @@ void cmd_help_text(const struct cmd *cmd, const struct opt *opts, struct strbuf 
 	free(noun);
 }
 
+void (*cmd_parse_observer)(const struct cmd *cmd, const struct opt *opts);
+
+/* --color's value, as the last cmd_parse() found it (NULL: auto). */
+static const char *color_when;
+static enum cmd_color color_mode = CMD_COLOR_AUTO;
+
+/*
+ * opts with the options every command takes (--color) added before -h
+ * (or at the end), so that the help lists them with the command's own.
+ */
+static struct opt *with_shared_options(const struct opt *opts)
+{
+	const struct opt color = OPT_STRING(0, "color", &color_when, "WHEN",
+					    "colour: auto (on a terminal), always or never");
+	size_t n = 0, k = 0, at;
+	struct opt *all;
+
+	while (opts[n].type != OPT_TYPE_END)
+		n++;
+	for (at = 0; at < n && opts[at].type != OPT_TYPE_HELP; at++)
+		;
+	all = xcalloc(n + 2, sizeof(*all));
+	for (size_t i = 0; i <= n; i++) {
+		if (i == at)
+			all[k++] = color;
+		all[k++] = opts[i];
+	}
+	return all;
+}
+
+static int parse_color(const struct cmd *cmd)
+{
+	if (!color_when || streq(color_when, "auto"))
+		color_mode = CMD_COLOR_AUTO;
+	else if (streq(color_when, "always"))
+		color_mode = CMD_COLOR_ALWAYS;
+	else if (streq(color_when, "never"))
+		color_mode = CMD_COLOR_NEVER;
+	else
+		return cmd_usage_error(cmd_title(cmd), "bad --color '%s': auto, always or never",
+				       color_when);
+	return 0;
+}
+
+bool cmd_use_color(void)
+{
+	const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
+
+	if (color_mode != CMD_COLOR_AUTO)
+		return color_mode == CMD_COLOR_ALWAYS;
+	/* no-color.org: only a NO_COLOR with a value turns colour off. */
+	if (no_color && *no_color)
+		return false;
+	return isatty(STDOUT_FILENO) && term && *term && !streq(term, "dumb");
+}
+
 int cmd_parse(const struct cmd *cmd, const struct opt *opts, int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT;
-	int n = options_parse(opts, argc, argv, &err);
+	struct opt *all = with_shared_options(opts);
+	int n;
 
+	color_when = NULL;
+	if (cmd_parse_observer) {
+		cmd_parse_observer(cmd, all);
+		free(all);
+		return -2;
+	}
+	n = options_parse(all, argc, argv, &err);
 	if (n == OPTIONS_HELP) {
 		struct strbuf out = STRBUF_INIT;
-		cmd_help_text(cmd, opts, &out);
+		cmd_help_text(cmd, all, &out);
 		fputs(out.buf, stdout);
 		strbuf_release(&out);
 		n = -2;
@@ -106,7 +170,10 @@ int cmd_parse(const struct cmd *cmd, const struct opt *opts, int argc, char **ar
 		cmd_usage_error(cmd_title(cmd), "unexpected argument '%s'",
 				argv[1 + cmd->max_operands]);
 		n = -1;
+	} else if (parse_color(cmd) != 0) {
+		n = -1;
 	}
+	free(all);
 	strbuf_release(&err);
 	return n;
 }

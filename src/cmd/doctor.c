@@ -277,12 +277,6 @@ static void save_report(const struct doctor_cluster *c, const struct findings *f
 	strbuf_release(&err);
 }
 
-static bool use_color(void)
-{
-	const char *term = getenv("TERM");
-	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && !streq(term, "dumb");
-}
-
 /*
  * The command line into a and the checks it selects into sel; -1 when the
  * command ends here with *ret (--help, --list, a usage error).
@@ -342,7 +336,7 @@ static int print_report(const struct doctor_args *a, const struct doctor_cluster
 		json_decref(doc);
 	} else {
 		struct emitter e;
-		emit_init(&e, EMIT_TEXT, &out, use_color());
+		emit_init(&e, EMIT_TEXT, &out, cmd_use_color());
 		doctor_emit(c, f, a->quiet, &e);
 		emit_release(&e);
 	}
@@ -399,5 +393,6 @@ const struct cmd cmd_doctor = {
 	.summary = "check this node or the cluster; every finding with its fix",
 	.usage = doctor_usage,
 	.description = doctor_description,
+	.flags = CMD_READS_NODE,
 	.max_operands = 0,
 };

@@ -12,7 +12,7 @@
 static const char *const env_usage[] = {
 	"sparkctl env [--topology auto|pair|switch|ring] [--nodes N] [--socket-if IF]\n"
 	"                    [--pin-gid] [--mode auto|safe|dmabuf [--force]] [--set KEY=VALUE]...\n"
-	"                    [--format sh|env|docker|json] [--explain]\n"
+	"                    [--format sh|env|docker | --json] [--explain]\n"
 	"                    [--root DIR | --from FILE [--from FILE]...]",
 	NULL,
 };
@@ -33,7 +33,7 @@ static const char env_description[] =
 struct env_args {
 	const char *topology, *mode, *format, *socket_if, *root;
 	unsigned nodes;
-	bool pin_gid, force, explain;
+	bool pin_gid, force, explain, json;
 	struct strvec from, sets;
 };
 
@@ -47,6 +47,11 @@ static int parse_choices(struct env_args *a, struct env_options *o, enum env_for
 	if (a->format && env_parse_format(a->format, fmt) < 0)
 		return cmd_usage_error("env", "unknown format '%s' (sh, env, docker, json)",
 				       a->format);
+	if (a->json && a->format && *fmt != ENV_FORMAT_JSON)
+		return cmd_usage_error("env", "--json and --format %s cannot be used together",
+				       a->format);
+	if (a->json)
+		*fmt = ENV_FORMAT_JSON;
 	if (a->root && a->from.nr)
 		return cmd_usage_error("env", "--root and --from cannot be used together");
 	if (a->force && o->mode != GDR_MODE_DMABUF)
@@ -87,7 +92,9 @@ static int parse_env(const struct cmd *cmd, struct env_args *a, struct env_optio
 			   "GPUDirect: auto (default, from the GPU), safe or dmabuf"),
 		OPT_BOOL(0, "force", &a->force, "allow --mode dmabuf where the GPU lacks DMA-BUF"),
 		OPT_LIST(0, "set", &a->sets, "KEY=VALUE", "add or override a variable"),
-		OPT_STRING(0, "format", &a->format, "FORMAT", "sh (default), env, docker or json"),
+		OPT_STRING(0, "format", &a->format, "FORMAT",
+			   "sh (default), env or docker (json: as --json)"),
+		OPT_BOOL(0, "json", &a->json, "print the variables as JSON"),
 		OPT_BOOL(0, "explain", &a->explain, "say for every variable the fact it came from"),
 		OPT_STRING(0, "root", &a->root, "DIR",
 			   "read the host below DIR, e.g. a 'sparkctl capture' tree"),
@@ -195,5 +202,6 @@ const struct cmd cmd_env = {
 	.summary = "print the NCCL/UCX/Gloo/MPI environment for this node",
 	.usage = env_usage,
 	.description = env_description,
+	.flags = CMD_READS_NODE,
 	.max_operands = 0,
 };

@@ -48,7 +48,7 @@ static int scrape(void *data, struct strbuf *out)
 }
 
 struct exporter_args {
-	const char *listen, *root, *web_config;
+	const char *listen, *root, *from, *web_config;
 	bool once, no_gpu;
 	unsigned max_conn, max_per_ip, timeout_s, request_timeout_s;
 };
@@ -65,6 +65,8 @@ static int parse_exporter(const struct cmd *cmd, struct exporter_args *a, int ar
 			   "TLS and basic authentication, as in Prometheus' web-config.yml"),
 		OPT_STRING(0, "root", &a->root, "DIR",
 			   "read sysfs and procfs below DIR, e.g. a 'sparkctl capture' tree"),
+		OPT_STRING(0, "from", &a->from, "FILE",
+			   "refused: a saved inventory holds no counters (use --root)"),
 		OPT_BOOL(0, "once", &a->once, "print one scrape to stdout and exit"),
 		OPT_BOOL(0, "no-gpu", &a->no_gpu, "leave NVML alone: no GPU metrics"),
 		OPT_UINT(0, "max-connections", &a->max_conn, "N",
@@ -72,8 +74,9 @@ static int parse_exporter(const struct cmd *cmd, struct exporter_args *a, int ar
 			 "longest for its request is closed"),
 		OPT_UINT(0, "max-per-ip", &a->max_per_ip, "N",
 			 "the same, per client address (default 8)"),
-		OPT_UINT(0, "timeout", &a->timeout_s, "SECONDS",
+		OPT_UINT(0, "idle-timeout", &a->timeout_s, "SECONDS",
 			 "close a connection idle this long (default 10)"),
+		OPT_RENAMED(0, "timeout", "--idle-timeout"),
 		OPT_UINT(0, "request-timeout", &a->request_timeout_s, "SECONDS",
 			 "close a connection whose request is not whole after this (default 5)"),
 		OPT_HELP(),
@@ -85,10 +88,17 @@ static int parse_exporter(const struct cmd *cmd, struct exporter_args *a, int ar
 		*ret = cmd_parse_exit(n);
 		return -1;
 	}
+	if (a->from) {
+		*ret = cmd_usage_error("exporter",
+				       "--from: a saved inventory holds no counters or readings "
+				       "to export; --root DIR reads a captured tree");
+		return -1;
+	}
 	if (a->max_conn == 0 || a->max_per_ip == 0 || a->timeout_s == 0 ||
 	    a->request_timeout_s == 0) {
-		*ret = cmd_usage_error("exporter", "--max-connections, --max-per-ip, --timeout and "
-						   "--request-timeout must be > 0");
+		*ret = cmd_usage_error("exporter",
+				       "--max-connections, --max-per-ip, --idle-timeout "
+				       "and --request-timeout must be > 0");
 		return -1;
 	}
 	if (a->once && a->web_config) {
@@ -268,5 +278,6 @@ const struct cmd cmd_exporter = {
 	.summary = "serve GPU, RDMA and thermal metrics to Prometheus",
 	.usage = exporter_usage,
 	.description = exporter_description,
+	.flags = CMD_READS_NODE,
 	.max_operands = 0,
 };

@@ -20,11 +20,11 @@
 /* A bound on the ranks of one job (each is a process and four pipe ends somewhere). */
 #define LAUNCH_MAX_RANKS     65536
 #define LAUNCH_GRACE_DEFAULT 10
-/* -n not given: the hostfile's slots, else 1. */
+/* -N not given: the hostfile's slots, else 1. */
 #define NPROC_FROM_HOSTS     UINT_MAX
 
 static const char *const launch_usage[] = {
-	"sparkctl launch [-H HOSTS | --hostfile FILE] [-n N] [options] -- CMD [ARG]...",
+	"sparkctl launch [-H HOSTS | --hostfile FILE] [-N N] [options] -- CMD [ARG]...",
 	NULL,
 };
 
@@ -41,7 +41,7 @@ static const char launch_description[] =
 	"its ranks itself.  No process of the job outlives it.\n"
 	"\n"
 	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has 'host slots=N' lines.\n"
-	"Exit status: the first failed rank's (128+N for signal N), 124 after --timeout,\n"
+	"Exit status: the first failed rank's (128+N for signal N), 124 after --job-timeout,\n"
 	"255 when a node could not be reached, set up, or was lost, 2 for bad usage.";
 
 struct launch_args {
@@ -149,7 +149,7 @@ static int make_job_id(char **ret)
 	return 0;
 }
 
-/* The nodes, with the ranks of each: -n, else the hostfile's slots, else 1. */
+/* The nodes, with the ranks of each: -N, else the hostfile's slots, else 1. */
 static int make_nodes(const struct launch_args *a, const struct host_list *hosts,
 		      struct launch_node **ret, size_t *total)
 {
@@ -207,7 +207,7 @@ static void print_outcome(const struct launch_options *o, const struct launch_re
 			sigabbrev_np(res->signal) ? sigabbrev_np(res->signal) : "?");
 		break;
 	case LAUNCH_END_TIMEOUT:
-		fprintf(stderr, "sparkctl launch: the job was ended by --timeout\n");
+		fprintf(stderr, "sparkctl launch: the job was ended by --job-timeout\n");
 		break;
 	case LAUNCH_END_NODE_FAILED:
 		fprintf(stderr, "sparkctl launch: the job failed on %s\n",
@@ -304,8 +304,9 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 			   "nodes: spark1,spark2 or spark[1-4] (default localhost)"),
 		OPT_STRING(0, "hostfile", &a->hostfile, "FILE",
 			   "nodes from a hostfile ('host slots=N')"),
-		OPT_UINT('n', "nproc-per-node", &a->nproc, "N",
+		OPT_UINT('N', "nproc-per-node", &a->nproc, "N",
 			 "ranks on each node (default: the hostfile's slots, else 1)"),
+		OPT_RENAMED('n', NULL, "-N"),
 		OPT_BOOL(0, "torchrun", &a->torchrun,
 			 "run one torchrun per node, which starts the node's ranks"),
 		OPT_LIST(0, "torchrun-opt", &a->torchrun_opts, "OPTION",
@@ -331,8 +332,9 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 			 "from SIGTERM to SIGKILL when the job ends (default 10)"),
 		OPT_UINT(0, "stall", &a->stall, "SECONDS",
 			 "say what hangs a job when it prints nothing for this long"),
-		OPT_UINT(0, "timeout", &a->timeout, "SECONDS",
+		OPT_UINT(0, "job-timeout", &a->timeout, "SECONDS",
 			 "end the job after this long (exit 124)"),
+		OPT_RENAMED(0, "timeout", "--job-timeout"),
 		OPT_UINT(0, "connect-timeout", &a->connect_timeout, "SECONDS",
 			 "ssh connect timeout (default 5)"),
 		OPT_BOOL(0, "ssh-close", &a->ssh_close,

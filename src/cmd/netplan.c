@@ -340,5 +340,6 @@ const struct cmd cmd_netplan = {
 	.summary = "generate (and --write) the fabric addresses of a plan",
 	.usage = netplan_usage,
 	.description = netplan_description,
+	.flags = CMD_READS_NODE,
 	.max_operands = 0,
 };

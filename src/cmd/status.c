@@ -29,13 +29,17 @@
 
 static const char *const status_usage[] = {
 	"sparkctl status [-H HOST,... | --hostfile FILE] [--json] [options]",
+	"sparkctl status [--root DIR | --from FILE] [--json]",
 	NULL,
 };
 
 static const char status_description[] =
 	"One screen for the cluster: each node reachable or not, its GPUs' temperature\n"
 	"and utilisation, its fabric ports up with rate and MTU, and the result of the\n"
-	"last 'sparkctl doctor' run on it.  Without -H: this node.\n"
+	"last 'sparkctl doctor' run on it.  Without -H: this node.  --root DIR (a\n"
+	"capture) or --from FILE (a saved inventory) show that node instead, from\n"
+	"what it holds: its ports and GPUs, without the live GPU figures or a doctor\n"
+	"result.\n"
 	"\n"
 	"Exit status: 0 every node answered, 3 a node could not be reached, 2 usage.";
 
@@ -134,12 +138,60 @@ static json_t *doctor_json_kept(void)
 	return doc ? doc : json_null();
 }
 
+/*
+ * The GPUs a saved inventory or captured tree lists: names and memory only,
+ * the live figures (temperature, utilisation, power) are null.
+ */
+static json_t *gpus_json_saved(const struct inventory *inv)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < inv->gpu.nr_gpus; i++) {
+		const struct inv_gpu *g = &inv->gpu.gpus[i];
+		json_t *o = json_object();
+		jset(o, "index", jint(g->index));
+		jset(o, "name", jstr(g->name));
+		jset(o, "temperature_celsius", json_null());
+		jset(o, "utilization_ratio", json_null());
+		jset(o, "power_watts", json_null());
+		jset(o, "memory_used_bytes", json_null());
+		jset(o, "memory_total_bytes", jint_known(g->memory_total_bytes));
+		jset(o, "unified_memory", jbool(g->unified_memory == TRI_YES));
+		jpush(arr, o);
+	}
+	return arr;
+}
+
+/*
+ * This node's status document (docs/status.md).  live: the running host,
+ * with NVML's figures and the doctor report kept here; otherwise the
+ * inventory of --root or --from, whose GPU figures are null and which has
+ * no doctor report.
+ */
+static json_t *node_status_json(const struct inventory *inv, bool live)
+{
+	struct strbuf gpu_err = STRBUF_INIT;
+	json_t *doc = json_object();
+
+	jset(doc, "schema_version", jint(1));
+	jset(doc, "hostname", jstr(inv->sys.hostname));
+	jset(doc, "time", jint((int64_t)time(NULL)));
+	jset(doc, "gpus", live ? gpus_json(&gpu_err) : gpus_json_saved(inv));
+	jset(doc, "gpu_error", gpu_err.len ? jstr(gpu_err.buf) : json_null());
+	jset(doc, "memory_available_bytes", jint_known(inv->sys.mem_available));
+	jset(doc, "memory_total_bytes", jint_known(inv->sys.mem_total));
+	jset(doc, "ports", ports_json(inv));
+	jset(doc, "doctor", live ? doctor_json_kept() : json_null());
+	strbuf_release(&gpu_err);
+	return doc;
+}
+
 static int run_agent_status(const struct cmd *cmd, int argc, char **argv)
 {
 	/* NVML is opened once, for the figures; the probe needs none of the libraries. */
 	struct inventory_source src = { .no_nvidia_libraries = true };
 	struct inventory inv;
-	struct strbuf gpu_err = STRBUF_INIT, out = STRBUF_INIT;
+	struct strbuf out = STRBUF_INIT;
 	json_t *doc;
 	int r;
 
@@ -153,23 +205,13 @@ static int run_agent_status(const struct cmd *cmd, int argc, char **argv)
 		inventory_release(&inv);
 		return r;
 	}
-	doc = json_object();
-	jset(doc, "schema_version", jint(1));
-	jset(doc, "hostname", jstr(inv.sys.hostname));
-	jset(doc, "time", jint((int64_t)time(NULL)));
-	jset(doc, "gpus", gpus_json(&gpu_err));
-	jset(doc, "gpu_error", gpu_err.len ? jstr(gpu_err.buf) : json_null());
-	jset(doc, "memory_available_bytes", jint_known(inv.sys.mem_available));
-	jset(doc, "memory_total_bytes", jint_known(inv.sys.mem_total));
-	jset(doc, "ports", ports_json(&inv));
-	jset(doc, "doctor", doctor_json_kept());
+	doc = node_status_json(&inv, true);
 	json_to_strbuf(doc, &out);
 	strbuf_addch(&out, '\n');
 	fwrite(out.buf, 1, out.len, stdout);
 	r = fflush(stdout) == 0 ? SPARKCTL_EXIT_OK : SPARKCTL_EXIT_ERROR;
 	json_decref(doc);
 	inventory_release(&inv);
-	strbuf_release(&gpu_err);
 	strbuf_release(&out);
 	return r;
 }
@@ -190,6 +232,7 @@ const struct cmd cmd_agent_status = {
 
 struct status_args {
 	const char *hosts, *hostfile, *remote_sparkctl;
+	struct inventory_source src;
 	unsigned fanout;
 	bool json;
 };
@@ -247,10 +290,22 @@ static void gather(struct remote_session *rm, struct status_node *nodes, size_t 
 	free(jobs);
 }
 
-static bool use_color(void)
+/* The node of --root or --from, read here: its document in node->doc. */
+static int status_saved(const struct inventory_source *src, struct status_node *node)
 {
-	const char *term = getenv("TERM");
-	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && !streq(term, "dumb");
+	struct inventory inv;
+	int r;
+
+	inventory_init(&inv);
+	r = inventory_source_load("status", src, &inv);
+	if (r == SPARKCTL_EXIT_OK) {
+		node->doc = node_status_json(&inv, false);
+		/* Named as it names itself: "localhost" would be this host. */
+		if (json_is_string(json_object_get(node->doc, "hostname")))
+			node->host = json_string_value(json_object_get(node->doc, "hostname"));
+	}
+	inventory_release(&inv);
+	return r;
 }
 
 static int run_status(const struct cmd *cmd, int argc, char **argv)
@@ -263,6 +318,7 @@ static int run_status(const struct cmd *cmd, int argc, char **argv)
 		OPT_UINT(0, "fanout", &a.fanout, "N", "nodes asked at once (default 16)"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path)"),
+		OPT_INVENTORY_SOURCE(&a.src),
 		OPT_HELP(),
 		OPT_END(),
 	};
@@ -280,6 +336,9 @@ static int run_status(const struct cmd *cmd, int argc, char **argv)
 		return cmd_usage_error("status", "-H and --hostfile cannot be combined");
 	if (a.fanout == 0)
 		return cmd_usage_error("status", "--fanout must be at least 1");
+	if ((a.src.root || a.src.from) && (a.hosts || a.hostfile))
+		return cmd_usage_error("status", "--root and --from show this node; -H and "
+						 "--hostfile ask the nodes");
 	if (load_hosts(&a, &hosts) < 0) {
 		host_list_release(&hosts);
 		return SPARKCTL_EXIT_USAGE;
@@ -289,13 +348,19 @@ static int run_status(const struct cmd *cmd, int argc, char **argv)
 	nodes = xcalloc(hosts.nr + 1, sizeof(*nodes));
 	for (size_t i = 0; i < hosts.nr; i++)
 		nodes[i].host = hosts.hosts[i].name;
-	gather(&rm, nodes, hosts.nr, a.fanout);
+	if (a.src.root || a.src.from) {
+		ret = status_saved(&a.src, &nodes[0]);
+		if (ret != SPARKCTL_EXIT_OK)
+			goto out;
+	} else {
+		gather(&rm, nodes, hosts.nr, a.fanout);
+	}
 	for (size_t i = 0; i < hosts.nr; i++)
 		unreachable += nodes[i].error != NULL;
 
 	{
 		struct emitter e;
-		emit_init(&e, a.json ? EMIT_JSON : EMIT_TEXT, &out, use_color());
+		emit_init(&e, a.json ? EMIT_JSON : EMIT_TEXT, &out, cmd_use_color());
 		status_emit(nodes, hosts.nr, (int64_t)time(NULL), &e);
 		if (a.json) {
 			json_t *doc = emit_document(&e);
@@ -307,7 +372,7 @@ static int run_status(const struct cmd *cmd, int argc, char **argv)
 	}
 	fputs(out.buf, stdout);
 	ret = unreachable ? STATUS_EXIT_UNREACHABLE : SPARKCTL_EXIT_OK;
-
+out:
 	remote_session_close(&rm);
 	for (size_t i = 0; i < hosts.nr; i++) {
 		free(nodes[i].error);
@@ -325,5 +390,6 @@ const struct cmd cmd_status = {
 	.summary = "one screen for the cluster: nodes, GPUs, links, last doctor",
 	.usage = status_usage,
 	.description = status_description,
+	.flags = CMD_READS_NODE,
 	.max_operands = 0,
 };

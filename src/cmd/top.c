@@ -392,7 +392,7 @@ static int open_root(const char *path, struct rootfs *root)
 }
 
 struct top_args {
-	const char *root, *then, *hosts, *remote_sparkctl, *interval, *sort;
+	const char *root, *from, *then, *hosts, *remote_sparkctl, *interval, *sort;
 	bool once, no_gpu, json;
 	unsigned count;
 	uint64_t interval_ms;
@@ -417,6 +417,8 @@ static int parse_top(const struct cmd *cmd, struct top_args *a, struct top_view_
 			   "read sysfs and procfs below DIR, e.g. a 'sparkctl capture' tree"),
 		OPT_STRING(0, "then", &a->then, "DIR",
 			   "with --once --root: the second sample is DIR, an interval later"),
+		OPT_STRING(0, "from", &a->from, "FILE",
+			   "refused: a saved inventory holds no counters (use --root)"),
 		OPT_BOOL(0, "no-gpu", &a->no_gpu, "leave NVML alone: no GPU figures"),
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "the sparkctl the nodes run (default: this one's path)"),
@@ -435,6 +437,9 @@ static int parse_top(const struct cmd *cmd, struct top_args *a, struct top_view_
 	else if (top_sort_parse(a->sort, &o->sort) < 0)
 		cmd_usage_error("top", "invalid --sort '%s': expected name, traffic, util or temp",
 				a->sort);
+	else if (a->from)
+		cmd_usage_error("top", "--from: a saved inventory holds no counters or readings "
+				       "to show; --root DIR reads a captured tree");
 	else if (a->hosts && (a->root || a->then))
 		cmd_usage_error("top", "--root and --then are for this node, not with -H");
 	else if (a->then && (!a->root || !a->once || a->count > 1))
@@ -555,5 +560,6 @@ const struct cmd cmd_top = {
 	.summary = "live view of GPUs and fabric ports, of this node or several",
 	.usage = top_usage,
 	.description = top_description,
+	.flags = CMD_READS_NODE,
 	.max_operands = 0,
 };

@@ -62,5 +62,6 @@ const struct cmd cmd_topo = {
 	.summary = "show this node's RDMA ports, twins, netdevs, GPUs and software",
 	.usage = topo_usage,
 	.description = topo_description,
+	.flags = CMD_READS_NODE,
 	.max_operands = 0,
 };

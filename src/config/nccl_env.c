@@ -566,7 +566,7 @@ static int check_printable(const struct env_var *v, struct strbuf *err)
 	strbuf_addf(err, "%s: the value '", v->key);
 	strbuf_addstr_printable(err, v->value);
 	strbuf_addstr(err, "' holds control characters or bytes that are not UTF-8; only "
-			   "--format json can carry it");
+			   "--json can carry it");
 	return -EINVAL;
 }
 

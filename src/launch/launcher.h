@@ -26,7 +26,7 @@ struct launch_options {
 	const char *remote_sparkctl; /* sparkctl on the other nodes */
 	const struct ssh_options *ssh;
 	unsigned stall_s;      /* --stall: advice after this long without output; 0: off */
-	unsigned timeout_s;    /* --timeout: end the job after this long; 0: none */
+	unsigned timeout_s;    /* --job-timeout: end the job after this long; 0: none */
 	bool tag_output;       /* "[host:rank]" instead of "[rank]" */
 	const char *log_dir;   /* one file per unit here, or NULL */
 	const char *hosts_arg; /* the hosts as given, for the 'sparkctl doctor' hint */
@@ -37,7 +37,7 @@ enum launch_end {
 	LAUNCH_END_OK,		/* every unit exited 0 */
 	LAUNCH_END_UNIT_FAILED, /* a unit exited non-zero or by a signal */
 	LAUNCH_END_INTERRUPTED, /* SIGINT, SIGTERM or SIGHUP to the launcher */
-	LAUNCH_END_TIMEOUT,	/* --timeout */
+	LAUNCH_END_TIMEOUT,	/* --job-timeout */
 	LAUNCH_END_NODE_FAILED, /* a node could not be reached, set up, or was lost */
 };
 
@@ -75,7 +75,7 @@ struct launch_result {
 
 /* The exit status of a launch that could not start or lost a node. */
 #define LAUNCH_EXIT_NODE_FAILED 255
-/* The exit status after --timeout, as timeout(1) has it. */
+/* The exit status after --job-timeout, as timeout(1) has it. */
 #define LAUNCH_EXIT_TIMEOUT	124
 
 /*

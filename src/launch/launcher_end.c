@@ -1,7 +1,7 @@
 /*
  * launcher_end.c - how the launcher ends a job: the end requests to the
  * agents, the first reason the job ended, and the job's deadlines (the
- * nodes' readiness, --timeout, --stall, the SIGKILL request and the
+ * nodes' readiness, --job-timeout, --stall, the SIGKILL request and the
  * hang-up), each a loop timer armed where its wait begins.
  */
 #include "sparkctl.h"
@@ -89,7 +89,7 @@ static void timeout_reached(struct loop *loop, void *data)
 	struct launcher *l = data;
 
 	(void)loop;
-	launcher_notice(l, "--timeout %u s reached: ending the job", l->o->timeout_s);
+	launcher_notice(l, "--job-timeout %u s reached: ending the job", l->o->timeout_s);
 	launcher_set_end(l, LAUNCH_END_TIMEOUT, LAUNCH_EXIT_TIMEOUT);
 	launcher_end_job(l, 'T');
 }

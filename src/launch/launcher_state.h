@@ -54,7 +54,7 @@ struct launcher {
 	struct loop loop;
 	uint64_t started_ms, ready_wait_ms;
 	struct loop_timer ready;    /* every node must be ready by then */
-	struct loop_timer timeout;  /* --timeout, from the go */
+	struct loop_timer timeout;  /* --job-timeout, from the go */
 	struct loop_timer stall;    /* --stall, from the last output */
 	struct loop_timer end_kill; /* ending: SIGKILL requested from the agents */
 	struct loop_timer hangup;   /* ending: the agents are hung up on */

@@ -27,6 +27,8 @@ static int opt_apply(const struct opt *o, const char *arg, struct strbuf *err)
 		return 0;
 	case OPT_TYPE_HELP:
 		return OPTIONS_HELP;
+	case OPT_TYPE_RENAMED:
+		return -EINVAL; /* said by renamed() before the value is looked at */
 	case OPT_TYPE_STRING:
 		*(const char **)o->value = arg;
 		return 0;
@@ -75,13 +77,23 @@ static void unknown_long(const struct opt *opts, const char *name, size_t len, s
 	char *word = xstrndup(name, len);
 
 	for (const struct opt *o = opts; o->type != OPT_TYPE_END && n < ARRAY_SIZE(names); o++)
-		if (o->long_name)
+		if (o->long_name && o->type != OPT_TYPE_RENAMED)
 			names[n++] = o->long_name;
 	const char *near = suggest_nearest(word, names, n);
 	strbuf_addf(err, "unknown option '--%s'", word);
 	if (near)
 		strbuf_addf(err, "; did you mean '--%s'?", near);
 	free(word);
+}
+
+/* The use of a renamed option: the message names the option that replaced it. */
+static int renamed(const struct opt *o, bool as_long, struct strbuf *err)
+{
+	if (as_long)
+		strbuf_addf(err, "option '--%s' is now '%s'", o->long_name, o->arg_name);
+	else
+		strbuf_addf(err, "option '-%c' is now '%s'", o->short_name, o->arg_name);
+	return -EINVAL;
 }
 
 static int parse_long(const struct opt *opts, int argc, char **argv, int *i, struct strbuf *err)
@@ -95,6 +107,8 @@ static int parse_long(const struct opt *opts, int argc, char **argv, int *i, str
 		unknown_long(opts, name, len, err);
 		return -EINVAL;
 	}
+	if (o->type == OPT_TYPE_RENAMED)
+		return renamed(o, true, err);
 	if (!takes_argument(o)) {
 		if (eq) {
 			strbuf_addf(err, "option '--%s' takes no value", o->long_name);
@@ -124,6 +138,8 @@ static int parse_short_cluster(const struct opt *opts, int argc, char **argv, in
 			strbuf_addf(err, "unknown option '-%c'", *p);
 			return -EINVAL;
 		}
+		if (o->type == OPT_TYPE_RENAMED)
+			return renamed(o, false, err);
 		if (!takes_argument(o)) {
 			int r = opt_apply(o, NULL, err);
 			if (r < 0)
@@ -198,7 +214,7 @@ void options_help(struct strbuf *out, const char *const *usage, const char *desc
 	strbuf_addstr(out, "\noptions:\n");
 	for (const struct opt *o = opts; o->type != OPT_TYPE_END; o++) {
 		size_t start = out->len;
-		if (o->type == OPT_TYPE_OPERANDS_STOP)
+		if (o->type == OPT_TYPE_OPERANDS_STOP || o->type == OPT_TYPE_RENAMED)
 			continue;
 		strbuf_addstr(out, "  ");
 		if (o->short_name)

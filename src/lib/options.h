@@ -25,9 +25,15 @@ enum opt_type {
 	/*
 	 * Not an option: the first operand ends the options, and everything
 	 * after it is an operand (for commands that run a command: 'launch
-	 * -n 2 train.py -n 5' passes the second -n to train.py).
+	 * -N 2 train.py -N 5' passes the second -N to train.py).
 	 */
 	OPT_TYPE_OPERANDS_STOP,
+	/*
+	 * A name this command no longer takes: using it is an error that names
+	 * what replaced it (arg_name), so that an old script fails with a hint
+	 * instead of the name silently meaning something else.  Not in the help.
+	 */
+	OPT_TYPE_RENAMED,
 };
 
 struct opt {
@@ -59,6 +65,11 @@ struct opt {
 	{                                                                                          \
 		OPT_TYPE_HELP, 'h', "help", NULL, NULL, "show this help"                           \
 	}
+/* now: what replaced the option, as the user types it ("--job-timeout", "-N"). */
+#define OPT_RENAMED(s, l, now)                                                                     \
+	{                                                                                          \
+		OPT_TYPE_RENAMED, (s), (l), NULL, (now), NULL                                      \
+	}
 #define OPT_OPERANDS_STOP()                                                                        \
 	{                                                                                          \
 		OPT_TYPE_OPERANDS_STOP, 0, NULL, NULL, NULL, NULL                                  \
@@ -73,7 +84,9 @@ struct opt {
  * Operands are moved, in order, to argv[1..]; the number of operands is
  * returned.  On a bad option returns -EINVAL with a one-line message
  * (no trailing newline) in err.  When -h or --help was given (and nothing
- * was wrong) returns OPTIONS_HELP: the caller shows the help.
+ * was wrong) returns OPTIONS_HELP: the caller shows the help.  A renamed
+ * option (OPT_RENAMED) is a bad option: "option '--timeout' is now
+ * '--job-timeout'".
  */
 #define OPTIONS_HELP (-ECANCELED)
 int options_parse(const struct opt *opts, int argc, char **argv, struct strbuf *err);

@@ -306,7 +306,7 @@ int nccl_report_finish(struct nccl_report *rp, unsigned bad_tests, const char *p
 	emit_value(&rp->json, "out_of_bounds", jint(bad_tests), NULL);
 	emit_value(&rp->json, "ok", jbool(bad_tests == 0), NULL);
 	doc = emit_document(&rp->json);
-	/* --json FILE: replaced whole, or left as it was. */
+	/* -o FILE: replaced whole, or left as it was. */
 	r = json_save(doc, path, err);
 	json_decref(doc);
 	return r;

@@ -65,7 +65,7 @@ b1=$(gid_of node1 roceP2p1s0f1 198.19.178.12)
 
 # ---- RDMA, healthy: both twins at once, 92.88 Gb/s each ----------------------
 rm -f "$LOG" "$MODE"
-expect 0 "$SPARKCTL" bench link -H "$hosts" --rdma -t 3 -q 2 --json "$TMP/rdma.json"
+expect 0 "$SPARKCTL" bench link -H "$hosts" --rdma -t 3 --qps 2 -o "$TMP/rdma.json"
 nothing_left "bench link --rdma"
 contains "$TMP/out" "RDMA write  node0 -> node1  (ib_write_bw -q 2 -s 65536, 3 s; ib_write_lat 2 B)"
 contains "$TMP/out" "rocep1s0f1 -> rocep1s0f1"
@@ -117,7 +117,7 @@ grep -E "^p1 +sum of the twins +105\.93 +200 +degraded" "$TMP/out" > /dev/null |
 contains "$TMP/out" "port p1: degraded: roceP2p1s0f1 -> roceP2p1s0f1: 13.1 Gb/s of the 70.0 expected, as from a NIC whose PCIe link trained down"
 contains "$TMP/out" "check: sparkctl doctor -H $hosts --only pci.link"
 # The same figure is healthy when the caller expects no more than 10 Gb/s per twin.
-expect 0 "$SPARKCTL" bench link -H "$hosts" --rdma -t 1 --expect-gbps 10 --json -
+expect 0 "$SPARKCTL" bench link -H "$hosts" --rdma -t 1 --expect-gbps 10 --json
 py "$TMP/out" 'want(d["rdma"][0]["verdict"], "healthy", "verdict with --expect-gbps 10")'
 
 # ---- RDMA, a client that fails: broken, and its server ended at once ----------
@@ -158,7 +158,7 @@ contains "$TMP/err" "the ib_write_bw server on node1: sparkctl agent: port 18516
 for n in node0 node1; do
   for d in enp1s0f1np1 enP2p1s0f1np1; do echo 1000 > "$(cluster_tree $n)/sys/class/net/$d/speed"; done
 done
-expect 0 "$SPARKCTL" bench link -H "$hosts" --tcp -t 2 -P 2 --json "$TMP/tcp.json"
+expect 0 "$SPARKCTL" bench link -H "$hosts" --tcp -t 2 -P 2 -o "$TMP/tcp.json"
 nothing_left "bench link --tcp"
 contains "$TMP/out" "TCP  node0 -> node1  (iperf3 -P 2, 2 s)"
 contains "$TMP/out" "enp1s0f1np1 198.19.177.11 -> enp1s0f1np1 198.19.177.12"
@@ -173,7 +173,7 @@ for p in d["tcp"]:
 
 # One twin shaped to 100 Mbit/s: degraded (10% of the line rate), the other healthy.
 cluster_exec node0 tc qdisc add dev enp1s0f1np1 root tbf rate 100mbit burst 64kb latency 50ms
-expect 4 "$SPARKCTL" bench link -H "$hosts" --tcp -t 2 -P 2 --json "$TMP/tcp.json"
+expect 4 "$SPARKCTL" bench link -H "$hosts" --tcp -t 2 -P 2 -o "$TMP/tcp.json"
 nothing_left "a shaped link"
 py "$TMP/tcp.json" '
 a, b = d["tcp"]
@@ -202,7 +202,7 @@ rm -rf "$TMP"/sparkctl-ssh-*
 nothing_left "a killed bench link"
 
 # ---- --all: RDMA, then TCP, in one report ---------------------------------------
-expect 0 "$SPARKCTL" bench link -H "$hosts" -t 1 -P 1 --json "$TMP/all.json"
+expect 0 "$SPARKCTL" bench link -H "$hosts" -t 1 -P 1 -o "$TMP/all.json"
 nothing_left "bench link --all"
 py "$TMP/all.json" 'want((d["verdict"], len(d["rdma"]), len(d["tcp"])), ("healthy", 1, 2), "all")'
 
@@ -214,6 +214,13 @@ expect 2 "$SPARKCTL" bench link -H "$hosts" --expect-gbps fast
 contains "$TMP/err" "bad --expect-gbps 'fast'"
 expect 2 "$SPARKCTL" bench link -H "$hosts" --size 0
 expect 2 "$SPARKCTL" bench link -H "$hosts" -t 0
+# Old names: refused, naming the new one.
+expect 2 "$SPARKCTL" bench link -H "$hosts" -q 2
+contains "$TMP/err" "option '-q' is now '--qps'"
+expect 2 "$SPARKCTL" bench link -H "$hosts" --json "$TMP/x.json"
+contains "$TMP/err" "unexpected argument"
+expect 2 "$SPARKCTL" bench link -H "$hosts" --json -o "$TMP/x.json"
+contains "$TMP/err" "choose one"
 # A node that cannot be reached: exit 3, named.
 expect 3 "$SPARKCTL" bench link -H node0,nosuchnode --tcp
 contains "$TMP/err" "nosuchnode could not be inspected"

@@ -3,7 +3,7 @@
 
   slow_clients.py PORT EXPECTED_LINE
 
-The exporter runs with a short --request-timeout and an idle --timeout far
+The exporter runs with a short --request-timeout and an idle --idle-timeout far
 longer than this script waits, so only the request deadline can close what
 the checks below need closed.
 

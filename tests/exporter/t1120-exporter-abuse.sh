@@ -12,7 +12,7 @@ fixture_copy spark-1cable "$R"
 # does not pass for growth (no effect without it).
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1" \
   LD_LIBRARY_PATH=$FAKE_LIBDIR SPARKCTL_FAKE_GPU=gb10 \
-  exporter_start --root "$R" --timeout 2 --max-per-ip 8 --max-connections 32
+  exporter_start --root "$R" --idle-timeout 2 --max-per-ip 8 --max-connections 32
 port=${EXPORTER_URL##*:}
 python3 "$SRCDIR/tests/exporter/abuse.py" "$port" "$EXPORTER_PID" \
   'sparkctl_rdma_port_data_transmitted_bytes_total{device="rocep1s0f1",port="1"} 733902439248' \

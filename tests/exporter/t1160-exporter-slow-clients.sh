@@ -11,7 +11,7 @@ R=$TMP/spark
 fixture_copy spark-1cable "$R"
 # The idle timeout is far beyond the test's waits: only the deadline may close.
 LD_LIBRARY_PATH=$FAKE_LIBDIR SPARKCTL_FAKE_GPU=gb10 \
-  exporter_start --root "$R" --request-timeout 1 --timeout 600 --max-per-ip 4 --max-connections 16
+  exporter_start --root "$R" --request-timeout 1 --idle-timeout 600 --max-per-ip 4 --max-connections 16
 python3 "$SRCDIR/tests/exporter/slow_clients.py" "${EXPORTER_URL##*:}" \
   'sparkctl_rdma_port_data_transmitted_bytes_total{device="rocep1s0f1",port="1"} 733902439248' ||
   fail "slow clients kept the exporter from its scrapes"

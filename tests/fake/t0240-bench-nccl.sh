@@ -72,7 +72,7 @@ table_ok "$TMP/out" 4
 contains "$TMP/out" "step: 1024(bytes)"
 
 # --- Every collective, JSON beside the table.
-expect 0 fake gb10 "$SPARKCTL" bench nccl --op all -b 64 -e 64K -f 4 --json "$TMP/all.json"
+expect 0 fake gb10 "$SPARKCTL" bench nccl --op all -b 64 -e 64K -f 4 -o "$TMP/all.json"
 quiet
 [ "$(grep -c '^# Collective test starting' "$TMP/out")" = 7 ] || fail "not 7 collectives"
 for t in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
@@ -98,10 +98,10 @@ d["tests"][3]["results"][0]["root"] => 0
 d["tests"][3]["results"][0]["redop"] => none
 d["tests"][0]["nccl_path"][0]["summary"].startswith("network Socket") => True
 EOF2
-# --json -: the JSON alone on stdout.
-expect 0 fake gb10 "$SPARKCTL" bench nccl -e 4K --json -
+# --json: the JSON alone on stdout.
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 4K --json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"]' "$TMP/out" ||
-  fail "--json - did not print JSON alone"
+  fail "--json did not print JSON alone"
 
 # --- Every type and reduction is checked exactly.
 for t in int8 uint8 int32 uint32 int64 uint64 half float double bfloat16; do
@@ -115,7 +115,7 @@ done
 
 # --- Wrong results: #wrong per row, FAILED, exit 4, JSON says so.
 expect 4 fake gb10 env SPARKCTL_FAKE_NCCL_CORRUPT=1024 "$SPARKCTL" bench nccl -b 256 -e 4K \
-  --json "$TMP/bad.json"
+  -o "$TMP/bad.json"
 contains "$TMP/err" "some results were wrong"
 rows "$TMP/out" | grep -E '^ +256 ' | grep -qE ' 0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$' || fail "256 B should be right"
 rows "$TMP/out" | grep -qE '^ +1024 .* 1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1$' || fail "1 KiB should have 1 wrong value per placement"
@@ -126,16 +126,16 @@ d["out_of_bounds"] => 6
 d["tests"][0]["results"][2]["out_of_place"]["wrong"] => 1
 EOF2
 
-# --- A collective that never finishes: aborted at --timeout, exit 5.
+# --- A collective that never finishes: aborted at --op-timeout, exit 5.
 start=$(date +%s)
-expect 5 fake gb10 env SPARKCTL_FAKE_NCCL_HANG_BYTES=65536 "$SPARKCTL" bench nccl -b 1K -e 1M --timeout 1 --json "$TMP/hang.json"
+expect 5 fake gb10 env SPARKCTL_FAKE_NCCL_HANG_BYTES=65536 "$SPARKCTL" bench nccl -b 1K -e 1M --op-timeout 1 -o "$TMP/hang.json"
 [ $(( $(date +%s) - start )) -lt 15 ] || fail "the timeout took too long"
 contains "$TMP/err" "did not finish within 1 s"
 contains "$TMP/err" "sparkctl doctor"
 [ ! -e "$TMP/hang.json" ] || fail "a JSON file was written for a run that failed"
 
 # An asynchronous NCCL error ends the run with NCCL's message.
-expect 1 fake gb10 env SPARKCTL_FAKE_NCCL_ASYNC_ERROR=1 "$SPARKCTL" bench nccl -e 1M --timeout 5
+expect 1 fake gb10 env SPARKCTL_FAKE_NCCL_ASYNC_ERROR=1 "$SPARKCTL" bench nccl -e 1M --op-timeout 5
 contains "$TMP/err" "remote peer closed connection"
 
 # --- The memory bound: on an 80 GiB H100 NCCL keeps 5 GiB, and the send and
@@ -161,7 +161,7 @@ contains "$TMP/out" "# NCCL path            : not read: NCCL_DEBUG is set"
 # --- NCCL set up as nccl-tests does: from NCCL 2.28 the communicator has
 # nvlinkCentricSched set (NCCL's log says so), and the buffers come from
 # ncclMemAlloc (the stand-in libcuda reports any not freed on stderr).
-expect 0 fake gb10 env NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$TMP/nccl-228.log" "$SPARKCTL" bench nccl -e 4K --json "$TMP/228.json"
+expect 0 fake gb10 env NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$TMP/nccl-228.log" "$SPARKCTL" bench nccl -e 4K -o "$TMP/228.json"
 quiet
 contains "$TMP/nccl-228.log" "NCCL INFO Comm config nvlinkCentricSched set to 1"
 json_check "$TMP/228.json" << 'EOF2'
@@ -184,7 +184,7 @@ contains "$TMP/err" "out of memory"
 # 20 ms, so 5 of them take at least 4 ms each to complete, while issuing
 # one (a copy of a few KiB) takes far less.  The JSON has both always.
 expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=20000 "$SPARKCTL" bench nccl -b 1K -e 4K -n 5 -w 0 -C 1 \
-  --json "$TMP/cpu.json"
+  -o "$TMP/cpu.json"
 quiet
 contains "$TMP/out" "#       size         count      type   redop    root  cputime   algbw   busbw  #wrong  cputime   algbw   busbw  #wrong"
 json_get "$TMP/cpu.json" 'all(r[h]["time_us"] >= 4000 and r[h]["cpu_time_us"] < r[h]["time_us"] / 2
@@ -233,13 +233,13 @@ first=${allowed%% *}
 last=${allowed##* }
 # core, the default: the first core (its CPUs, SMT siblings too) of those
 # the rank may use.
-expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K --json "$TMP/core.json"
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K -o "$TMP/core.json"
 quiet
 json_check "$TMP/core.json" << EOF2
 d["config"]["bind"] => core
 d["devices"][0]["cpus"] => $(cpulist $(siblings "$first"))
 EOF2
-expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K --bind numa --json "$TMP/bind.json"
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K --bind numa -o "$TMP/bind.json"
 quiet
 json_check "$TMP/bind.json" << EOF2
 d["config"]["bind"] => numa
@@ -247,9 +247,9 @@ d["devices"][0]["cpus"] => $(cpulist)
 EOF2
 if [ "$first" != "$last" ]; then
   # The choice is made within the caller's binding, and none keeps it whole.
-  expect 0 fake gb10 taskset -c "$last" "$SPARKCTL" bench nccl -e 1K --bind core --json "$TMP/core1.json"
+  expect 0 fake gb10 taskset -c "$last" "$SPARKCTL" bench nccl -e 1K --bind core -o "$TMP/core1.json"
   [ "$(json_get "$TMP/core1.json" 'd["devices"][0]["cpus"]')" = "$last" ] || fail "--bind core left taskset's CPU"
-  expect 0 fake gb10 taskset -c "$first,$last" "$SPARKCTL" bench nccl -e 1K --bind none --json "$TMP/none.json"
+  expect 0 fake gb10 taskset -c "$first,$last" "$SPARKCTL" bench nccl -e 1K --bind none -o "$TMP/none.json"
   [ "$(json_get "$TMP/none.json" 'd["devices"][0]["cpus"]')" = "$(cpulist "$first" "$last")" ] ||
     fail "--bind none changed the binding"
 
@@ -266,11 +266,11 @@ if [ "$first" != "$last" ]; then
   done
   echo 1024 > "$host/sys/devices/system/cpu/cpu$last/cpu_capacity"
   cp /proc/meminfo "$host/proc/meminfo"
-  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K --json "$TMP/fast.json"
+  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K -o "$TMP/fast.json"
   quiet
   [ "$(json_get "$TMP/fast.json" 'd["devices"][0]["cpus"]')" = "$last" ] ||
     fail "--bind core did not take the performance core"
-  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K --bind numa --json "$TMP/node.json"
+  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K --bind numa -o "$TMP/node.json"
   [ "$(json_get "$TMP/node.json" 'd["devices"][0]["cpus"]')" = "$(cpulist "$first" "$last")" ] ||
     fail "--bind numa is not the GPU's local_cpulist"
   # Without capacities, cpufreq's highest frequency tells the cores apart.
@@ -280,12 +280,12 @@ if [ "$first" != "$last" ]; then
     echo 2800000 > "$host/sys/devices/system/cpu/cpu$c/cpufreq/cpuinfo_max_freq"
   done
   echo 3900000 > "$host/sys/devices/system/cpu/cpu$last/cpufreq/cpuinfo_max_freq"
-  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K --json "$TMP/freq.json"
+  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K -o "$TMP/freq.json"
   [ "$(json_get "$TMP/freq.json" 'd["devices"][0]["cpus"]')" = "$last" ] ||
     fail "--bind core did not take the fastest core by cpufreq"
   # One CPU without a figure: none of them count, CPU order decides.
   rm "$host/sys/devices/system/cpu/cpu$first/cpufreq/cpuinfo_max_freq"
-  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K --json "$TMP/order.json"
+  expect 0 fake gb10 env SPARKCTL_ROOT="$host" "$SPARKCTL" bench nccl -e 1K -o "$TMP/order.json"
   [ "$(json_get "$TMP/order.json" 'd["devices"][0]["cpus"]')" = "$first" ] ||
     fail "--bind core compared figures it did not have for every CPU"
 fi
@@ -308,7 +308,7 @@ expect 1 fake gb10 env SPARKCTL_ROOT="$TMP/nowhere" "$SPARKCTL" bench nccl -e 1K
 contains "$TMP/err" "cannot open the host's files below $TMP/nowhere"
 
 # --- Adaptive iterations.
-expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% --json "$TMP/adaptive.json"
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% -o "$TMP/adaptive.json"
 contains "$TMP/out" "# Adaptive iterations: timed batches until the 95% confidence half-width of the time is within 5%"
 table_ok "$TMP/out" 14
 json_get "$TMP/adaptive.json" 'all(r["out_of_place"]["iterations"] >= 3 for r in d["tests"][0]["results"])' |
@@ -321,19 +321,19 @@ table_ok "$TMP/out" 10
 expect 0 fake gb10 env RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
   "$SPARKCTL" bench nccl -e 4K
 table_ok "$TMP/out" 10
-expect 0 fake gb10 "$SPARKCTL" launch -q --no-env -n 1 -- "$SPARKCTL" bench nccl -e 4K
+expect 0 fake gb10 "$SPARKCTL" launch -q --no-env -N 1 -- "$SPARKCTL" bench nccl -e 4K
 contains "$TMP/out" "[0] # Out of bounds values : 0 OK"
 
 # Two local ranks: the stand-in NCCL takes one, so both fail, rank 0 says
 # why, and no rank is left behind.
-expect 1 fake h100x8 "$SPARKCTL" bench nccl --gpus 2 -e 4K --timeout 10
+expect 1 fake h100x8 "$SPARKCTL" bench nccl --gpus 2 -e 4K --op-timeout 10
 contains "$TMP/err" "ncclCommInitRankConfig failed"
 contains "$TMP/err" "one rank"
 [ "$(grep -c . "$TMP/err")" = 1 ] || fail "one error line expected"
 ! pgrep -f "bench nccl .*--rank=1" > /dev/null || fail "rank 1 outlived the run"
 
-# A rank that never comes: the others give up at --timeout.
-expect 1 fake gb10 "$SPARKCTL" bench nccl --rank 0 --world-size 2 --rendezvous 127.0.0.1:$port --timeout 1
+# A rank that never comes: the others give up at --op-timeout.
+expect 1 fake gb10 "$SPARKCTL" bench nccl --rank 0 --world-size 2 --rendezvous 127.0.0.1:$port --op-timeout 1
 contains "$TMP/err" "did not connect"
 
 # --- Bad command lines: one line, exit 2.
@@ -346,12 +346,23 @@ contains "$TMP/err" "bad --op 'allreduce'"
 expect 2 fake gb10 "$SPARKCTL" bench nccl -b 1M -e 1K
 contains "$TMP/err" "-b 1M is larger than -e 1K"
 for args in "-e 0" "-b x" "-e 1T" "-f 1" "-n 0" "-c 2" "-C 2" "--bind socket" "--precision 0" "--precision 200%" \
-  "--dtype fp8" "--redop mulsum" "--timeout 0" "-f 2 -i 1K" "--rank 0" "--rank 2 --world-size 2 --rendezvous h:1" \
-  "--rank 0 --world-size 1 --rendezvous nohost" "--gpus 2" "--root 1" "--device 0" "extra"; do
+  "--dtype fp8" "--redop mulsum" "--op-timeout 0" "-f 2 -i 1K" "--rank 0" "--rank 2 --world-size 2 --rendezvous h:1" \
+  "--rank 0 --world-size 1 --rendezvous nohost" "--gpus 2" "--root-rank 1" "--device 0" "extra"; do
   # shellcheck disable=SC2086
   expect 2 fake gb10 "$SPARKCTL" bench nccl $args
   [ "$(grep -c . "$TMP/err")" -le 2 ] || fail "bench nccl $args: more than a line of error"
 done
+# Old names are refused with the new one, never taken for something else.
+bad --root 0 && contains "$TMP/err" "option '--root' is now '--root-rank'"
+bad -r 0 && contains "$TMP/err" "option '-r' is now '--root-rank'"
+bad --timeout 5 && contains "$TMP/err" "option '--timeout' is now '--op-timeout'"
+expect 2 fake gb10 "$SPARKCTL" bench nccl --json -
+contains "$TMP/err" "unexpected argument '-'"
+expect 2 fake gb10 "$SPARKCTL" bench nccl -o all_reduce
+contains "$TMP/err" "-o is --output FILE; the collective is --op"
+[ ! -e all_reduce ] || fail "-o all_reduce wrote a file"
+expect 2 fake gb10 "$SPARKCTL" bench nccl --json -o "$TMP/both.json"
+contains "$TMP/err" "choose one"
 expect 2 "$SPARKCTL" bench
 expect 2 "$SPARKCTL" bench ncl
 contains "$TMP/err" "unknown benchmark 'ncl'"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 'sparkctl launch' on this host alone: usage errors, the ranks' environment
 # and arguments, their output and logs, exit statuses, teardown (nothing of
-# a job outlives it), signals to the launcher, --timeout, --stall, --port
+# a job outlives it), signals to the launcher, --job-timeout, --stall, --port
 # and --kill-stale, --chdir, --torchrun, and two nodes that are both this host.
 . "$SRCDIR/tests/lib.sh"
 env --default-signal=INT true 2> /dev/null \
@@ -89,7 +89,7 @@ usage_error "--torchrun-opt 'x'" --torchrun --torchrun-opt=x -- "${RAN[@]}"
 # ---- the ranks' environment ------------------------------------------------
 
 export CALLER_VAR='from the caller'
-run launch --no-env -n 3 --env FOO=bar -x CALLER_VAR -x NAMED='a value' \
+run launch --no-env -N 3 --env FOO=bar -x CALLER_VAR -x NAMED='a value' \
   -- sh -c 'env > "$0/env.$RANK"; pwd -P > "$0/pwd.$RANK"' "$TMP/r"
 want 0
 contains "$TMP/err" "sparkctl launch: 3 ranks ended with status 0"
@@ -177,11 +177,11 @@ cmp "$TMP/args.want" "$TMP/args.got" || fail "the arguments changed on the way"
 
 # ---- output ----------------------------------------------------------------
 
-run launch --no-env -q -n 2 -- sh -c 'echo "out $RANK"; echo "err $RANK" >&2'
+run launch --no-env -q -N 2 -- sh -c 'echo "out $RANK"; echo "err $RANK" >&2'
 want 0
 [ "$(sort "$TMP/out")" = "$(printf '[0] out 0\n[1] out 1')" ] || { show; fail "stdout lines"; }
 [ "$(sort "$TMP/err")" = "$(printf '[0] err 0\n[1] err 1')" ] || { show; fail "stderr lines"; }
-run launch --no-env -q -n 2 --tag-output -- sh -c 'echo "out $RANK"; echo "err $RANK" >&2'
+run launch --no-env -q -N 2 --tag-output -- sh -c 'echo "out $RANK"; echo "err $RANK" >&2'
 want 0
 [ "$(sort "$TMP/out")" = "$(printf '[localhost:0] out 0\n[localhost:1] out 1')" ] || { show; fail "--tag-output stdout"; }
 [ "$(sort "$TMP/err")" = "$(printf '[localhost:0] err 0\n[localhost:1] err 1')" ] || { show; fail "--tag-output stderr"; }
@@ -203,7 +203,7 @@ cmp "$TMP/expect" "$TMP/out" || fail "the bytes of a line changed on the way"
 
 # Many lines from several ranks, written in blocks that split lines: all arrive, none mixed.
 pad=$(head -c 150 /dev/zero | tr '\0' p)
-run launch --no-env -q -n 4 -- sh -c \
+run launch --no-env -q -N 4 -- sh -c \
   'seq 0 1999 | sed "s/.*/line $RANK & $0/"; seq 0 1999 | sed "s/.*/eline $RANK & $0/" >&2' "$pad"
 want 0
 for r in 0 1 2 3; do
@@ -216,7 +216,7 @@ done
 
 # ---- --log-dir -------------------------------------------------------------
 
-run launch --no-env -n 2 --log-dir "$TMP/logs" -- sh -c 'echo "out $RANK a"; echo "err $RANK" >&2; printf "out $RANK b"'
+run launch --no-env -N 2 --log-dir "$TMP/logs" -- sh -c 'echo "out $RANK a"; echo "err $RANK" >&2; printf "out $RANK b"'
 want 0
 for r in 0 1; do
   [ "$(sort "$TMP/logs/rank-$r.log")" = "$(printf 'err %s\nout %s a\nout %s b' $r $r $r)" ] \
@@ -235,7 +235,7 @@ PY
 
 # Rank 1 of 3 fails while the others sleep: its status, and the others are ended.
 new_mark
-run launch --no-env -n 3 --log-dir "$TMP/logs2" \
+run launch --no-env -N 3 --log-dir "$TMP/logs2" \
   -- sh -c 'if [ "$RANK" = 1 ]; then exit 3; fi; exec sleep "$0"' "$M"
 want 3
 contains "$TMP/err" "rank 1 on localhost ended with exit 3"
@@ -261,7 +261,7 @@ run launch --no-env -- no-such-command-$$
 want 127
 contains "$TMP/err" "no-such-command-$$"
 # -q: no summary; a failure still gets its one line.
-run launch --no-env -q -n 2 -- true
+run launch --no-env -q -N 2 -- true
 want 0
 [ ! -s "$TMP/err" ] || { show; fail "-q still printed"; }
 run launch --no-env -q -- sh -c 'exit 4'
@@ -294,7 +294,7 @@ none_left "$M" "by a rank that exited 0 (double fork, no environment)"
 # A rank that ignores SIGTERM, another rank failing, --grace 1: it still ends.
 new_mark
 reset_r
-run launch --no-env --grace 1 -n 2 -- sh -c '
+run launch --no-env --grace 1 -N 2 -- sh -c '
   if [ "$RANK" = 0 ]; then trap "" TERM; touch "$1/up.0"; exec sleep "$0"; fi
   while [ ! -e "$1/up.0" ]; do sleep 0.05; done; exit 3' "$M" "$TMP/r"
 want 3
@@ -305,7 +305,7 @@ SIGCMD_TRAP=(sh -c 'trap "" TERM; touch "$1/up.$RANK"; exec sleep "$0"')
 # SIGTERM to the launcher: 143.
 new_mark
 reset_r
-bg "$SPARKCTL" launch --no-env -n 2 -- "${SIGCMD[@]}" "$M" "$TMP/r"
+bg "$SPARKCTL" launch --no-env -N 2 -- "${SIGCMD[@]}" "$M" "$TMP/r"
 wait_for 30 "the ranks to start" up 2
 kill -TERM "$bg_pid"
 bg_wait 30
@@ -315,7 +315,7 @@ none_left "$M" "after SIGTERM to the launcher"
 # SIGINT: 130.
 new_mark
 reset_r
-bg "$SPARKCTL" launch --no-env -n 2 -- "${SIGCMD[@]}" "$M" "$TMP/r"
+bg "$SPARKCTL" launch --no-env -N 2 -- "${SIGCMD[@]}" "$M" "$TMP/r"
 wait_for 30 "the ranks to start" up 2
 kill -INT "$bg_pid"
 bg_wait 30
@@ -335,7 +335,7 @@ none_left "$M" "after SIGHUP to the launcher"
 # and the launch ends well before the grace would.
 new_mark
 reset_r
-bg "$SPARKCTL" launch --no-env --grace 30 -n 2 -- "${SIGCMD_TRAP[@]}" "$M" "$TMP/r"
+bg "$SPARKCTL" launch --no-env --grace 30 -N 2 -- "${SIGCMD_TRAP[@]}" "$M" "$TMP/r"
 wait_for 30 "the ranks to start" up 2
 kill -INT "$bg_pid"
 wait_for 20 "the first SIGINT to be seen" grep -q "SIGINT: ending the job" "$TMP/bg.err"
@@ -347,7 +347,7 @@ none_left "$M" "after two SIGINTs"
 # SIGKILL to the launcher: its agent sees its input close and ends the job.
 new_mark
 reset_r
-bg "$SPARKCTL" launch --no-env -n 2 -- "${SIGCMD_TRAP[@]}" "$M" "$TMP/r"
+bg "$SPARKCTL" launch --no-env -N 2 -- "${SIGCMD_TRAP[@]}" "$M" "$TMP/r"
 wait_for 30 "the ranks to start" up 2
 agent=$(pgrep -P "$bg_pid") || fail "the launcher has no agent"
 kill -KILL "$bg_pid"
@@ -356,14 +356,14 @@ bg_wait 10
 wait_for 10 "the ranks of a killed launcher to go" gone "$M"
 wait_for 10 "the agent of a killed launcher to go" ended "$agent"
 
-# ---- --timeout and --stall -------------------------------------------------
+# ---- --job-timeout and --stall -------------------------------------------------
 
 new_mark
-run launch --no-env --timeout 2 -- sleep "$M"
+run launch --no-env --job-timeout 2 -- sleep "$M"
 want 124
-contains "$TMP/err" "--timeout 2 s reached"
-contains "$TMP/err" "the job was ended by --timeout"
-none_left "$M" "after --timeout"
+contains "$TMP/err" "--job-timeout 2 s reached"
+contains "$TMP/err" "the job was ended by --job-timeout"
+none_left "$M" "after --job-timeout"
 # --stall only advises.
 run launch --no-env --stall 1 -- sleep 3
 want 0
@@ -441,7 +441,7 @@ echo "RANK=${RANK-unset} NODE_RANK=$NODE_RANK GROUP_RANK=$GROUP_RANK MASTER_PORT
 SH
 chmod +x "$TMP/bin/torchrun"
 export TR_ARGV=$TMP/torchrun.argv
-PATH="$TMP/bin:$PATH" run launch --no-env --torchrun -n 2 -- echo hi
+PATH="$TMP/bin:$PATH" run launch --no-env --torchrun -N 2 -- echo hi
 want 0
 tport=$(sed -n 's/^--master_port=//p' "$TR_ARGV")
 [[ $tport =~ ^[1-9][0-9]*$ ]] || fail "--master_port '$tport'"
@@ -450,7 +450,7 @@ printf '%s\n' --nnodes=1 --node_rank=0 --nproc_per_node=2 --master_addr=127.0.0.
 same "$TMP/expect" "$TR_ARGV"
 [ "$(cat "$TMP/out")" = "[localhost] RANK=unset NODE_RANK=0 GROUP_RANK=0 MASTER_PORT=$tport" ] \
   || { show; fail "torchrun's output or environment"; }
-PATH="$TMP/bin:$PATH" run launch --no-env --torchrun -n 2 -- x.py --lr 1
+PATH="$TMP/bin:$PATH" run launch --no-env --torchrun -N 2 -- x.py --lr 1
 want 0
 tport=$(sed -n 's/^--master_port=//p' "$TR_ARGV")
 printf '%s\n' --nnodes=1 --node_rank=0 --nproc_per_node=2 --master_addr=127.0.0.1 \
@@ -470,7 +470,7 @@ same "$TMP/expect" "$TR_ARGV"
 # localhost and 127.0.0.1 are two nodes without ssh: the ranks are numbered
 # across them, and each node's end leaves the other's ranks alone.
 reset_r
-run launch --no-env -H localhost,127.0.0.1 -n 2 --tag-output -- sh -c \
+run launch --no-env -H localhost,127.0.0.1 -N 2 --tag-output -- sh -c \
   'echo "$RANK $LOCAL_RANK $NODE_RANK $GROUP_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR $SPARKCTL_JOB_NODE $MASTER_PORT $SPARKCTL_JOB_ID"'
 want 0
 port=$(sed -n 's/^\[localhost:0\] 0 0 0 0 4 2 127\.0\.0\.1 0 \([0-9]*\) .*/\1/p' "$TMP/out")
@@ -537,7 +537,7 @@ launch_clean() {
 # ls lists its own descriptors, the directory it reads being the lowest
 # free one: 3 when the rank got 0-2 only.  (Listing the shell's own, from
 # a child, would race with the shell closing its pipe ends.)
-run launch_clean --no-env -q -n 2 --log-dir "$TMP/logs3" -- sh -c 'ls /proc/self/fd | tr "\n" " "'
+run launch_clean --no-env -q -N 2 --log-dir "$TMP/logs3" -- sh -c 'ls /proc/self/fd | tr "\n" " "'
 want 0
 [ "$(sort "$TMP/out")" = "$(printf '[0] 0 1 2 3 \n[1] 0 1 2 3 ')" ] || { show; fail "descriptors leaked into the ranks"; }
 
@@ -575,14 +575,14 @@ done
 # ---- the command's own options -------------------------------------------------
 
 # The first word that is not an option is the command; what follows is its own.
-run launch --no-env -q -n 2 sh -c 'echo "$RANK: $*"' sh -n 5 --env X=1 -q
+run launch --no-env -q -N 2 sh -c 'echo "$RANK: $*"' sh -n 5 --env X=1 -q
 want 0
 [ "$(sort "$TMP/out")" = "$(printf '[0] 0: -n 5 --env X=1 -q\n[1] 1: -n 5 --env X=1 -q')" ] \
   || { show; fail "options after the command did not reach it"; }
 
 # Two ranks that both fail on their own: the first is the job's failure; the
 # other is not labelled as ended by sparkctl when it failed before the ending.
-run launch --no-env -n 2 -- /nonexistent/prog
+run launch --no-env -N 2 -- /nonexistent/prog
 want 127
 contains "$TMP/err" "first to fail"
 ! grep -E 'exit 127 .*ended by sparkctl' "$TMP/err" || fail "a rank that failed by itself is labelled as ended by sparkctl"

@@ -3,7 +3,7 @@
 # rank environment on every node, arguments byte for byte, and the job ended
 # everywhere - nothing left in any namespace - when a rank fails, when the
 # launcher gets SIGINT or SIGKILL, when a node's sshd dies mid-job, and
-# when a node cannot be reached.  Also --stall and --timeout.
+# when a node cannot be reached.  Also --stall and --job-timeout.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
@@ -45,7 +45,7 @@ started() { wait_until 20 "$1 ranks to start" nr_started "$1"; }
 
 # --- The rank environment on every node ---
 export SPARKCTL_TEST_PASSED="through -x"
-expect 0 "$SPARKCTL" launch -H "$hosts" -n 2 --env "FOO=bar baz" -x SPARKCTL_TEST_PASSED -- \
+expect 0 "$SPARKCTL" launch -H "$hosts" -N 2 --env "FOO=bar baz" -x SPARKCTL_TEST_PASSED -- \
   sh -c 'env > "$0/env.$RANK"; pwd > "$0/pwd.$RANK"; hostname > "$0/host.$RANK"' "$TMP/r"
 contains "$TMP/err" "4 ranks ended with status 0"
 "$PYTHON" - "$TMP/r" "$TMP/work" <<'PY' || fail "rank environment"
@@ -110,7 +110,7 @@ cmp "$TMP/args.want" "$TMP/r/args.1" || fail "arguments changed on node1 (over s
 
 # --- Rank 2 exits 3: every other rank ends, the launcher exits 3 ---
 rm -f "$TMP/r"/*
-expect 3 "$SPARKCTL" launch -H "$hosts" -n 2 -- sh -c \
+expect 3 "$SPARKCTL" launch -H "$hosts" -N 2 -- sh -c \
   'touch "$0/started.$RANK"; if [ "$RANK" = 2 ]; then sleep 0.5; exit 3; fi; exec sleep 300' "$TMP/r"
 contains "$TMP/err" "rank 2 on node1 ended with exit 3"
 grep -E '^ +2 +node1 +exit 3 .*first to fail' "$TMP/err" > /dev/null || fail "summary of rank 2"
@@ -131,7 +131,7 @@ nothing_left || fail "a rank that ignores SIGTERM, or its setsid child, survived
 
 # --- SIGINT to the launcher ---
 rm -f "$TMP/r"/*
-env --default-signal=INT "$SPARKCTL" launch -H "$hosts" -n 2 -- sh -c \
+env --default-signal=INT "$SPARKCTL" launch -H "$hosts" -N 2 -- sh -c \
   'touch "$0/started.$RANK"; exec sleep 300' "$TMP/r" > "$TMP/out" 2> "$TMP/err" &
 launcher=$!
 started 4
@@ -143,7 +143,7 @@ no_survivors "SIGINT to the launcher"
 
 # --- SIGKILL to the launcher: every agent sees its input close ---
 rm -f "$TMP/r"/*
-"$SPARKCTL" launch -H "$hosts" -n 2 -- sh -c 'touch "$0/started.$RANK"; exec sleep 300' "$TMP/r" \
+"$SPARKCTL" launch -H "$hosts" -N 2 -- sh -c 'touch "$0/started.$RANK"; exec sleep 300' "$TMP/r" \
   > "$TMP/out" 2> "$TMP/err" &
 launcher=$!
 started 4
@@ -153,7 +153,7 @@ no_survivors "SIGKILL to the launcher"
 
 # --- node1's sshd dies mid-job (its sessions too): node1 ends its ranks, the launcher the rest ---
 rm -f "$TMP/r"/*
-"$SPARKCTL" launch -H "$hosts" -n 2 -- sh -c 'touch "$0/started.$RANK"; exec sleep 300' "$TMP/r" \
+"$SPARKCTL" launch -H "$hosts" -N 2 -- sh -c 'touch "$0/started.$RANK"; exec sleep 300' "$TMP/r" \
   > "$TMP/out" 2> "$TMP/err" &
 launcher=$!
 started 4
@@ -196,15 +196,15 @@ contains "$TMP/err" 'sparkctl launch: node1: no\x1b]0;T\x07pe'
 lacks "$TMP/err" '\x0d'
 cluster_remote_sparkctl node1 "$SPARKCTL"
 
-# --- The stall watchdog advises; --timeout ends the job with 124 ---
-expect 124 "$SPARKCTL" launch -H "$hosts" --stall 1 --timeout 3 -- sleep 300
+# --- The stall watchdog advises; --job-timeout ends the job with 124 ---
+expect 124 "$SPARKCTL" launch -H "$hosts" --stall 1 --job-timeout 3 -- sleep 300
 contains "$TMP/err" "no output for 1 s"
 contains "$TMP/err" "sparkctl doctor -H $hosts"
-contains "$TMP/err" "--timeout 3 s reached"
-nothing_left || fail "processes are left after --timeout"
+contains "$TMP/err" "--job-timeout 3 s reached"
+nothing_left || fail "processes are left after --job-timeout"
 
 # --- The output of every rank, prefixed, stdout and stderr apart ---
-expect 0 "$SPARKCTL" launch -H "$hosts" --tag-output -n 2 -- \
+expect 0 "$SPARKCTL" launch -H "$hosts" --tag-output -N 2 -- \
   sh -c 'i=0; while [ $i -lt 200 ]; do echo "out $RANK $i"; echo "err $RANK $i" >&2; i=$((i+1)); done'
 for r in 0 1 2 3; do
   node=node$((r / 2))

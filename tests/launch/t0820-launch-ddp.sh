@@ -34,7 +34,7 @@ check_training() {
 }
 
 # Each rank started by sparkctl, on the Gloo interface the node's env names.
-expect 0 timeout 240 "$SPARKCTL" launch -H "$hosts" -n 2 -- "$TORCH_PYTHON" "$script" \
+expect 0 timeout 240 "$SPARKCTL" launch -H "$hosts" -N 2 -- "$TORCH_PYTHON" "$script" \
   --backend gloo --steps 150 --timeout 60
 check_training "$TMP/out" "[0]"
 for r in 0 1 2 3; do
@@ -52,7 +52,7 @@ torchrun_opts=()
 if "$TORCH_PYTHON" -c 'import sys, torch; sys.exit(not (torch.__version__.startswith("1.") and sys.version_info >= (3, 11)))'; then
   torchrun_opts=(--torchrun-opt=--redirects=9:1 --torchrun-opt=--tee=9:1)
 fi
-expect 0 timeout 240 "$SPARKCTL" launch -H "$hosts" -n 2 --torchrun "${torchrun_opts[@]}" -- "$script" \
+expect 0 timeout 240 "$SPARKCTL" launch -H "$hosts" -N 2 --torchrun "${torchrun_opts[@]}" -- "$script" \
   --backend gloo --steps 150 --timeout 60
 check_training "$TMP/out" "[node0]"
 contains "$TMP/err" "2 nodes ended with status 0"

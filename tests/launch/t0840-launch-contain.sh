@@ -38,7 +38,7 @@ summary() { json_get "$1/summary.json" "$2"; }
 # ---- this host: SIGKILL to the agent --------------------------------------
 new_mark
 rm -rf "$TMP/r"/* "$TMP/logs"/*
-env --default-signal=INT "$SPARKCTL" launch --no-env -n 2 --grace 1 --log-dir "$TMP/logs" -- \
+env --default-signal=INT "$SPARKCTL" launch --no-env -N 2 --grace 1 --log-dir "$TMP/logs" -- \
   bash -c "$DAEMONS" "$M" "$TMP/r" > "$TMP/out" 2> "$TMP/err" &
 launcher=$!
 wait_for 30 "the ranks to start" up 2
@@ -58,7 +58,7 @@ job=$(summary "$TMP/logs" 'd["job_id"]')
 # ---- this host: a job that ends by itself leaves no cgroup either ----------
 new_mark
 rm -rf "$TMP/logs"/*
-run timeout -s KILL 60 "$SPARKCTL" launch --no-env -n 2 --log-dir "$TMP/logs" -- \
+run timeout -s KILL 60 "$SPARKCTL" launch --no-env -N 2 --log-dir "$TMP/logs" -- \
   sh -c '(setsid env -i sleep "$0" &); exit 0' "$M"
 want 0
 none_left "$M" "by a job that exited 0"
