@@ -255,7 +255,13 @@ json_t *top_sample_collect(const struct top_sample_source *src)
 
 static int bad(struct strbuf *err, const char *path, const char *key, const char *what)
 {
-	strbuf_addf(err, "%s%s%s: %s", path, *path ? "." : "", key, what);
+	strbuf_addf(err, "%s%s%s: %s", path, *path && *key ? "." : "", key, what);
+	return -EINVAL;
+}
+
+static int too_many(struct strbuf *err, const char *key, unsigned max)
+{
+	strbuf_addf(err, "%s: more than %u", key, max);
 	return -EINVAL;
 }
 
@@ -430,6 +436,17 @@ static int parse_gpu_state(const json_t *doc, struct top_sample *s, struct strbu
 	return bad(err, "", "gpu_state", "expected \"ok\", \"no_nvml\" or \"off\"");
 }
 
+/* Whether the last port of s has the name of another of its kind: rates would mix them. */
+static bool port_repeated(const struct top_sample *s)
+{
+	const struct top_sample_port *last = &s->ports[s->nr_ports - 1];
+
+	for (size_t i = 0; i + 1 < s->nr_ports; i++)
+		if (s->ports[i].rdma == last->rdma && streq(s->ports[i].name, last->name))
+			return true;
+	return false;
+}
+
 /* ports[] (rdma) or netdevs[] into s->ports. */
 static int parse_ports(const json_t *doc, const char *key, bool rdma, struct top_sample *s,
 		       struct strbuf *err)
@@ -438,11 +455,17 @@ static int parse_ports(const json_t *doc, const char *key, bool rdma, struct top
 	const json_t *arr;
 	int r = need_array(doc, key, &arr, err);
 
+	if (r == 0 && json_array_size(arr) > TOP_SAMPLE_MAX_PORTS)
+		r = too_many(err, key, TOP_SAMPLE_MAX_PORTS);
 	for (size_t i = 0; r == 0 && i < json_array_size(arr); i++) {
 		strbuf_reset(&path);
 		strbuf_addf(&path, "%s[%zu]", key, i);
 		r = parse_port(json_array_get(arr, i), path.buf, rdma,
 			       ARRAY_PUSH(s->ports, s->nr_ports), err);
+		if (r == 0 && port_repeated(s))
+			r = bad(err, path.buf, "",
+				rdma ? "a second port of that device and number"
+				     : "a second netdev of that name");
 	}
 	strbuf_release(&path);
 	return r;
@@ -463,6 +486,10 @@ int top_sample_parse(const json_t *doc, struct top_sample *out, struct strbuf *e
 	if (parse_gpu_state(doc, &s, err) < 0 || need_array(doc, "gpus", &gpus, err) < 0 ||
 	    parse_memory(doc, &s, err) < 0)
 		goto out;
+	if (json_array_size(gpus) > TOP_SAMPLE_MAX_GPUS) {
+		too_many(err, "gpus", TOP_SAMPLE_MAX_GPUS);
+		goto out;
+	}
 	for (size_t i = 0; i < json_array_size(gpus); i++) {
 		strbuf_reset(&path);
 		strbuf_addf(&path, "gpus[%zu]", i);

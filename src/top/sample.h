@@ -10,9 +10,9 @@
  *
  * top_sample_parse() reads such an object into a struct top_sample.  It
  * comes from another node, so it is checked: every key top uses must have
- * its type and range, anything else is an error naming the key; keys it
- * does not know are ignored.  It is pure and bounded by its input, so it is
- * fuzzed (tests/fuzz/fuzz-top-sample.c).
+ * its type and range, ports and netdevs are unique by name, anything else
+ * is an error naming the key; keys it does not know are ignored.  It is pure and bounded by its
+ * input, so it is fuzzed (tests/fuzz/fuzz-top-sample.c).
  */
 #ifndef SPARKCTL_TOP_SAMPLE_H
 #define SPARKCTL_TOP_SAMPLE_H
@@ -87,6 +87,13 @@ struct top_sample {
 	{                                                                                          \
 		TOP_GPU_OFF, NULL, 0, false, 0, 0, NULL, 0                                         \
 	}
+
+/*
+ * The most GPUs, and RDMA ports or netdevs, a sample may list: far above any
+ * machine's, and they bound the model's work (ports are matched by name).
+ */
+#define TOP_SAMPLE_MAX_GPUS  256
+#define TOP_SAMPLE_MAX_PORTS 4096
 
 /*
  * Read doc (a sample, or a whole 'agent status' document) into out.
