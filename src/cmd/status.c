@@ -18,9 +18,11 @@
 #include "exporter/gpu_metrics.h"
 #include "inventory/derive.h"
 #include "lib/json.h"
+#include "lib/rootfs.h"
 #include "lib/xalloc.h"
 #include "proc/run.h"
 #include "remote/hosts.h"
+#include "top/sample.h"
 #include "view/status_view.h"
 
 #define STATUS_TIMEOUT_MS	20000
@@ -45,83 +47,38 @@ static const char status_description[] =
 
 /* ---- the node's side: sparkctl agent status ---- */
 
-/* The GPUs' figures; why there are none in why, unless NVML is simply not installed. */
-static json_t *gpus_json(struct strbuf *why)
+/* NVML for the figures, or NULL; why there is none in why, unless NVML is simply not installed. */
+static struct exporter_gpu *gpu_open(struct strbuf *why)
 {
 	struct exporter_gpu *g = NULL;
-	struct metric_set set = METRIC_SET_INIT;
 	struct strbuf err = STRBUF_INIT;
-	json_t *arr = json_array();
 	int r = exporter_gpu_open(&g, false, &err);
 
-	if (r < 0) {
-		if (r != -ENOENT)
-			strbuf_addstr(why, err.buf);
-		strbuf_release(&err);
-		return arr;
-	}
-	exporter_gpu_collect(g, &set);
-	for (size_t i = 0; i < exporter_gpu_count(g); i++) {
-		json_t *o = json_object();
-		char idx[24];
-		double v;
-		snprintf(idx, sizeof(idx), "%zu", i);
-		jset(o, "index", jint((int64_t)i));
-		jset(o, "name", jstr(exporter_gpu_name(g, i)));
-		static const char *const gauges[][2] = {
-			{ "sparkctl_gpu_temperature_celsius", "temperature_celsius" },
-			{ "sparkctl_gpu_utilization_ratio", "utilization_ratio" },
-			{ "sparkctl_gpu_power_watts", "power_watts" },
-			{ "sparkctl_gpu_memory_used_bytes", "memory_used_bytes" },
-			{ "sparkctl_gpu_memory_total_bytes", "memory_total_bytes" },
-		};
-		for (size_t k = 0; k < ARRAY_SIZE(gauges); k++)
-			jset(o, gauges[k][1],
-			     metric_set_value(&set, gauges[k][0], "gpu", idx, &v) == 0
-				     ? jreal(v)
-				     : json_null());
-		/* No framebuffer figure: the GPU shares the host's memory (GB10). */
-		jset(o, "unified_memory",
-		     jbool(metric_set_value(&set, "sparkctl_gpu_memory_total_bytes", "gpu", idx,
-					    &v) < 0));
-		jpush(arr, o);
-	}
-	metric_set_release(&set);
-	exporter_gpu_close(g);
+	if (r < 0 && r != -ENOENT)
+		strbuf_addstr(why, err.buf);
 	strbuf_release(&err);
-	return arr;
+	return r < 0 ? NULL : g;
 }
 
-/* Every RDMA port with its netdev: the fabric as the node sees it. */
-static json_t *ports_json(const struct inventory *inv)
+/* Each sampled RDMA port's "fabric": whether it is a rail of the fabric the inventory gives. */
+static void ports_add_fabric(json_t *ports, const struct inventory *inv)
 {
-	json_t *arr = json_array();
 	struct fabric f;
+	size_t i;
+	json_t *o;
 
 	fabric_build(inv, false, &f);
-	for (size_t d = 0; d < inv->nr_rdma; d++) {
-		const struct inv_rdma_dev *dev = &inv->rdma[d];
-		for (size_t p = 0; p < dev->nr_ports; p++) {
-			const struct inv_port *port = &dev->ports[p];
-			const struct inv_netdev *nd = rdma_port_netdev(inv, dev, port);
-			int64_t rate = port_rate_mbps(port);
-			bool rail = false;
-			json_t *o = json_object();
-			for (size_t r = 0; r < f.nr_rails; r++)
-				rail |= f.rails[r].port == port;
-			jset(o, "rdma_device", jstr(dev->name));
-			jset(o, "port", jint(port->num));
-			jset(o, "netdev", jstr(nd ? nd->name : NULL));
-			jset(o, "state", jstr(port->state_name));
-			jset(o, "rate_gbps", rate > 0 ? jreal((double)rate / 1000.0) : json_null());
-			jset(o, "mtu", jint_known(nd ? nd->mtu : INV_UNKNOWN));
-			jset(o, "carrier", jtri(nd ? nd->carrier : TRI_UNKNOWN));
-			jset(o, "fabric", jbool(rail));
-			jpush(arr, o);
-		}
+	json_array_foreach(ports, i, o)
+	{
+		const char *dev = json_string_value(json_object_get(o, "rdma_device"));
+		json_int_t num = json_integer_value(json_object_get(o, "port"));
+		bool rail = false;
+
+		for (size_t r = 0; dev && r < f.nr_rails; r++)
+			rail |= streq(f.rails[r].dev->name, dev) && f.rails[r].port->num == num;
+		jset(o, "fabric", jbool(rail));
 	}
 	fabric_release(&f);
-	return arr;
 }
 
 /* The report doctor kept (cmd_state_path), or null. */
@@ -162,61 +119,116 @@ static json_t *gpus_json_saved(const struct inventory *inv)
 	return arr;
 }
 
-/*
- * This node's status document (docs/status.md).  live: the running host,
- * with NVML's figures and the doctor report kept here; otherwise the
- * inventory of --root or --from, whose GPU figures are null and which has
- * no doctor report.
- */
-static json_t *node_status_json(const struct inventory *inv, bool live)
+/* Every RDMA port of a saved inventory with its netdev, as the node saw it then. */
+static json_t *ports_json_saved(const struct inventory *inv)
 {
-	struct strbuf gpu_err = STRBUF_INIT;
+	json_t *arr = json_array();
+
+	for (size_t d = 0; d < inv->nr_rdma; d++) {
+		const struct inv_rdma_dev *dev = &inv->rdma[d];
+		for (size_t p = 0; p < dev->nr_ports; p++) {
+			const struct inv_port *port = &dev->ports[p];
+			const struct inv_netdev *nd = rdma_port_netdev(inv, dev, port);
+			int64_t rate = port_rate_mbps(port);
+			json_t *o = json_object();
+			jset(o, "rdma_device", jstr(dev->name));
+			jset(o, "port", jint(port->num));
+			jset(o, "netdev", jstr(nd ? nd->name : NULL));
+			jset(o, "state", jstr(port->state_name));
+			jset(o, "rate_gbps", rate > 0 ? jreal((double)rate / 1000.0) : json_null());
+			jset(o, "mtu", jint_known(nd ? nd->mtu : INV_UNKNOWN));
+			jset(o, "carrier", jtri(nd ? nd->carrier : TRI_UNKNOWN));
+			jpush(arr, o);
+		}
+	}
+	ports_add_fabric(arr, inv);
+	return arr;
+}
+
+/*
+ * The status document (docs/status.md) of the node of --root or --from: its
+ * GPU figures are null and it has no doctor report.
+ */
+static json_t *saved_status_json(const struct inventory *inv)
+{
 	json_t *doc = json_object();
 
 	jset(doc, "schema_version", jint(1));
 	jset(doc, "hostname", jstr(inv->sys.hostname));
 	jset(doc, "time", jint((int64_t)time(NULL)));
-	jset(doc, "gpus", live ? gpus_json(&gpu_err) : gpus_json_saved(inv));
-	jset(doc, "gpu_error", gpu_err.len ? jstr(gpu_err.buf) : json_null());
+	jset(doc, "gpus", gpus_json_saved(inv));
+	jset(doc, "gpu_error", json_null());
 	jset(doc, "memory_available_bytes", jint_known(inv->sys.mem_available));
 	jset(doc, "memory_total_bytes", jint_known(inv->sys.mem_total));
-	jset(doc, "ports", ports_json(inv));
-	jset(doc, "doctor", live ? doctor_json_kept() : json_null());
-	strbuf_release(&gpu_err);
+	jset(doc, "ports", ports_json_saved(inv));
+	jset(doc, "doctor", json_null());
 	return doc;
 }
 
+/*
+ * The node's live figures (top/sample.h: GPUs, memory, every RDMA port and
+ * netdev with its counters, the sample 'sparkctl top' reads), and what the
+ * inventory adds: host name, each port's place in the fabric, the doctor's
+ * last report.
+ */
 static int run_agent_status(const struct cmd *cmd, int argc, char **argv)
 {
 	/* NVML is opened once, for the figures; the probe needs none of the libraries. */
 	struct inventory_source src = { .no_nvidia_libraries = true };
+	struct top_sample_source sample = { 0 };
+	struct rootfs root = { .dirfd = -1 };
 	struct inventory inv;
-	struct strbuf out = STRBUF_INIT;
-	json_t *doc;
+	struct strbuf gpu_err = STRBUF_INIT, out = STRBUF_INIT;
+	json_t *doc = NULL, *figures;
+	const char *key;
+	json_t *value;
 	int r;
 
 	(void)cmd;
-	(void)argv;
-	if (argc > 1)
-		return cmd_usage_error("agent", "status takes no arguments");
+	sample.gpu_disabled = argc == 2 && streq(argv[1], "--no-gpu");
+	if (argc > 2 || (argc == 2 && !sample.gpu_disabled))
+		return cmd_usage_error("agent", "status takes no arguments but --no-gpu");
 	inventory_init(&inv);
 	r = inventory_source_load("agent", &src, &inv);
-	if (r != SPARKCTL_EXIT_OK) {
-		inventory_release(&inv);
-		return r;
+	if (r != SPARKCTL_EXIT_OK)
+		goto out;
+	r = rootfs_open(&root, rootfs_root_path(NULL));
+	if (r < 0) {
+		cmd_error("agent", "cannot use '%s' as the root: %s", rootfs_root_path(NULL),
+			  strerror(-r));
+		r = SPARKCTL_EXIT_ERROR;
+		goto out;
 	}
-	doc = node_status_json(&inv, true);
+	sample.root = &root;
+	if (!sample.gpu_disabled)
+		sample.gpu = gpu_open(&gpu_err);
+	figures = top_sample_collect(&sample);
+	ports_add_fabric(json_object_get(figures, "ports"), &inv);
+	doc = json_object();
+	jset(doc, "schema_version", jint(1));
+	jset(doc, "hostname", jstr(inv.sys.hostname));
+	jset(doc, "time", jint((int64_t)time(NULL)));
+	jset(doc, "gpu_error", gpu_err.len ? jstr(gpu_err.buf) : json_null());
+	json_object_foreach(figures, key, value)
+	{
+		jset(doc, key, json_incref(value));
+	}
+	json_decref(figures);
+	jset(doc, "doctor", doctor_json_kept());
 	json_to_strbuf(doc, &out);
 	strbuf_addch(&out, '\n');
 	fwrite(out.buf, 1, out.len, stdout);
 	r = fflush(stdout) == 0 ? SPARKCTL_EXIT_OK : SPARKCTL_EXIT_ERROR;
+out:
 	json_decref(doc);
+	exporter_gpu_close(sample.gpu);
+	rootfs_close(&root);
 	inventory_release(&inv);
 	strbuf_release(&out);
 	return r;
 }
 
-static const char *const agent_status_usage[] = { "sparkctl agent status", NULL };
+static const char *const agent_status_usage[] = { "sparkctl agent status [--no-gpu]", NULL };
 
 const struct cmd cmd_agent_status = {
 	.name = "status",
@@ -299,7 +311,7 @@ static int status_saved(const struct inventory_source *src, struct status_node *
 	inventory_init(&inv);
 	r = inventory_source_load("status", src, &inv);
 	if (r == SPARKCTL_EXIT_OK) {
-		node->doc = node_status_json(&inv, false);
+		node->doc = saved_status_json(&inv);
 		/* Named as it names itself: "localhost" would be this host. */
 		if (json_is_string(json_object_get(node->doc, "hostname")))
 			node->host = json_string_value(json_object_get(node->doc, "hostname"));

@@ -2,9 +2,10 @@
  * sparkctl top - a live view of this node's GPUs and fabric ports, or of
  * several nodes (-H), in the terminal.
  *
- * Samples are metric sets as the exporter collects them: here through
- * exporter_collect(), on other nodes by 'sparkctl exporter --once' over
- * SSH, parsed back (top/promtext.h).  Two samples make a model
+ * A sample is the JSON object of top/sample.h: here from
+ * top_sample_collect(), on other nodes from 'sparkctl agent status' over
+ * SSH, which prints the same object; both are read back by
+ * top_sample_parse() alike.  Two samples make a model
  * (top/model.h), and the model and the terminal's size make the lines
  * (view/top_view.h) that ncurses draws, or that --once prints.
  */
@@ -17,7 +18,6 @@
 
 #include "cmd/cmd.h"
 #include "remote/session.h"
-#include "exporter/collect.h"
 #include "exporter/gpu_metrics.h"
 #include "lib/clock.h"
 #include "lib/json.h"
@@ -28,10 +28,10 @@
 #include "proc/run.h"
 #include "remote/hosts.h"
 #include "top/model.h"
-#include "top/promtext.h"
+#include "top/sample.h"
 #include "view/top_view.h"
 
-/* What one node's 'exporter --once' may print, and how long it may take. */
+/* What one node's 'agent status' may print, and how long it may take. */
 #define SCRAPE_OUTPUT_MAX ((size_t)16 << 20)
 #define SCRAPE_TIMEOUT_MS 15000
 
@@ -49,14 +49,14 @@ static const char top_description[] =
 	"A live view of this node's GPUs (utilisation, power, temperature, memory) and\n"
 	"fabric ports (TX/RX Gb/s from counter deltas, a short history, the error and\n"
 	"congestion counters that moved).  With -H, one block per node, sampled over SSH\n"
-	"by 'sparkctl exporter --once'.  Keys: q quit, p or space pause, + and - the\n"
+	"by 'sparkctl agent status'.  Keys: q quit, p or space pause, + and - the\n"
 	"interval, s the sort order.  --once, or stdout not a terminal: two samples an\n"
 	"interval apart, printed as plain lines (or --json).";
 
 struct top_node {
 	char *host;
 	char *error; /* why the last sample failed */
-	struct metric_set prev, cur;
+	struct top_sample prev, cur;
 	bool has_prev, has_cur;
 	double t_prev, t_cur; /* seconds */
 	struct top_model model;
@@ -68,7 +68,7 @@ struct top {
 	bool remote;
 	bool no_gpu;
 	struct remote_session rm;
-	struct exporter_source src; /* local */
+	struct top_sample_source src; /* local */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -83,36 +83,50 @@ static double now_s(void)
 	return (double)monotonic_ns() / 1e9;
 }
 
-static void node_push(struct top_node *n, struct metric_set *set, double t)
+/* The sample doc into n at time t, or why it is none in n->error. */
+static void node_push(struct top_node *n, const json_t *doc, double t, bool remote)
 {
-	metric_set_release(&n->prev);
+	struct top_sample s;
+	struct strbuf err = STRBUF_INIT;
+
+	if (top_sample_parse(doc, &s, &err) < 0) {
+		free(n->error);
+		n->error = xasprintf("%s: %s",
+				     remote ? "the remote sparkctl printed no usable sample"
+					    : "no usable sample",
+				     err.buf);
+		strbuf_release(&err);
+		return;
+	}
+	top_sample_release(&n->prev);
 	n->prev = n->cur;
 	n->has_prev = n->has_cur;
 	n->t_prev = n->t_cur;
-	n->cur = *set;
+	n->cur = s;
 	n->has_cur = true;
 	n->t_cur = t;
-	*set = (struct metric_set)METRIC_SET_INIT;
 	free_and_null(&n->error);
+	strbuf_release(&err);
 }
 
 /* One sample of this node from root; at is its time, or NAN for now. */
 static void sample_local(struct top *t, const struct rootfs *root, double at)
 {
-	struct metric_set set = METRIC_SET_INIT;
-	struct exporter_source src = t->src;
+	struct top_sample_source src = t->src;
 	double t0 = now_s();
+	json_t *doc;
 
 	src.root = root;
-	/* A collector that failed still leaves the rest of the sample. */
-	exporter_collect(&src, &set);
-	node_push(&t->nodes[0], &set, isnan(at) ? (t0 + now_s()) / 2 : at);
+	/* What cannot be read is left out of the sample; the rest still counts. */
+	doc = top_sample_collect(&src);
+	node_push(&t->nodes[0], doc, isnan(at) ? (t0 + now_s()) / 2 : at, false);
+	json_decref(doc);
 }
 
 static void sample_remote(struct top *t)
 {
 	struct run_job *jobs = xcalloc(t->nr, sizeof(*jobs));
-	const char *argv[] = { t->rm.sparkctl, "exporter", "--once", NULL, NULL };
+	const char *argv[] = { t->rm.sparkctl, "agent", "status", NULL, NULL };
 
 	if (t->no_gpu)
 		argv[3] = "--no-gpu";
@@ -126,24 +140,25 @@ static void sample_remote(struct top *t)
 	for (size_t i = 0; i < t->nr; i++) {
 		struct top_node *n = &t->nodes[i];
 		struct run_job *j = &jobs[i];
-		struct metric_set set = METRIC_SET_INIT;
 		struct strbuf err = STRBUF_INIT;
 		char *error = NULL, *failure = remote_failure(j, SCRAPE_TIMEOUT_MS);
+		json_t *doc = NULL;
 
 		if (failure) {
 			error = xasprintf("unreachable: %s", failure);
 			free(failure);
-		} else if (j->truncated || promtext_parse(j->out.buf, j->out.len, &set, &err) < 0) {
-			error = xasprintf("the remote sparkctl printed no metrics: %s",
+		} else if (j->truncated ||
+			   json_load_buffer(j->out.buf, j->out.len, "its answer", &doc, &err) < 0) {
+			error = xasprintf("the remote sparkctl printed no sample: %s",
 					  j->truncated ? "too much output" : err.buf);
 		}
 		if (error) {
-			metric_set_release(&set);
 			free(n->error);
 			n->error = error;
 		} else {
-			node_push(n, &set, (j->started_at + j->ended_at) / 2);
+			node_push(n, doc, (j->started_at + j->ended_at) / 2, true);
 		}
+		json_decref(doc);
 		strbuf_release(&err);
 		run_job_release(j);
 	}
@@ -375,8 +390,8 @@ static void nodes_release(struct top *t)
 		struct top_node *n = &t->nodes[i];
 		free(n->host);
 		free(n->error);
-		metric_set_release(&n->prev);
-		metric_set_release(&n->cur);
+		top_sample_release(&n->prev);
+		top_sample_release(&n->cur);
 		top_model_release(&n->model);
 	}
 	free(t->nodes);

@@ -156,9 +156,15 @@ static void add_json_text(struct strbuf *out, const char *s)
 	strbuf_add(out, run, (size_t)(p - run));
 }
 
+/*
+ * Reals with 15 significant digits: every decimal of up to 15 digits comes
+ * out as written (0.306, not jansson's default 0.30599999999999999).
+ */
+#define DUMP_REAL_PRECISION JSON_REAL_PRECISION(15)
+
 static void dump(const json_t *j, size_t flags, struct strbuf *out)
 {
-	char *s = json_dumps(j, flags);
+	char *s = json_dumps(j, flags | DUMP_REAL_PRECISION);
 
 	if (!s)
 		json_oom();

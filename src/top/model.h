@@ -1,8 +1,8 @@
 /*
  * model.h - what 'sparkctl top' shows of one node, from two samples.
  *
- * A sample is a metric set as 'sparkctl exporter' collects it (locally,
- * or parsed back from a node's 'exporter --once').  top_model_update()
+ * A sample is what top/sample.h reads back from the JSON a node's
+ * 'agent status' prints (or the same sampler here).  top_model_update()
  * turns the previous and the current sample and the seconds between them
  * into figures: per GPU utilisation, power, temperature and memory; per
  * fabric port TX/RX rates from byte-counter deltas, with a short history,
@@ -13,34 +13,30 @@
 #define SPARKCTL_TOP_MODEL_H
 
 #include "sparkctl.h"
-#include "exporter/metrics.h"
 #include "lib/json.h"
+#include "top/sample.h"
+
+/* The schema_version of 'top --json' (docs/schemas/top.schema.json). */
+#define TOP_SCHEMA_VERSION 1
 
 /* Samples of history kept per port (more than the widest graph shows). */
 #define TOP_HISTORY 64
 
-enum top_gpu_state {
-	TOP_GPU_OFF,	 /* no GPU metrics asked for (--no-gpu) */
-	TOP_GPU_NO_NVML, /* NVML could not be loaded or initialised */
-	TOP_GPU_OK,
-};
-
 struct top_gpu {
-	char *index; /* NVML index */
+	int64_t index; /* NVML index */
 	char *name;
 	bool has_util, has_power, has_temp, has_mem;
-	double util;	/* percent */
+	double util;	/* 0..1 */
 	double power_w; /* watts */
 	double temp_c;	/* Celsius */
 	/* bytes; on unified memory (GB10) the system's: MemTotal - MemAvailable of MemTotal */
 	uint64_t mem_used, mem_total;
-	bool mem_unified;
+	bool unified_memory;
 };
 
 /* A counter of loss, errors or congestion that moved between two samples. */
 struct top_flag {
-	char *counter; /* the metric's name without "sparkctl_rdma_" / "sparkctl_network_" and
-			  "_total" */
+	char *counter; /* its name in the sample's counters{} */
 	double increase;
 };
 
@@ -80,21 +76,16 @@ struct top_model {
  * seconds <= 0: no rates).  A port's history carries over from the
  * previous update of m by its name.
  */
-void top_model_update(struct top_model *m, const struct metric_set *prev,
-		      const struct metric_set *cur, double seconds);
+void top_model_update(struct top_model *m, const struct top_sample *prev,
+		      const struct top_sample *cur, double seconds);
 void top_model_release(struct top_model *m);
 
 /*
- * The JSON form of the nodes' models (one sample of 'top --json'): hosts[i]
- * with errors[i] (NULL: none) and models[i].
+ * The JSON form of the nodes' models (one view of 'top --json',
+ * docs/schemas/top.schema.json): hosts[i] with errors[i] (NULL: none) and
+ * models[i].
  */
 json_t *top_models_json(const char *const *hosts, const char *const *errors,
 			const struct top_model *const *models, size_t nr, double interval);
-
-/* The sample of family name with exactly these rendered labels, or NULL. */
-const struct metric_sample *top_find_sample(const struct metric_set *set, const char *name,
-					    const char *labels);
-/* Its value as a double. */
-double top_sample_value(const struct metric_sample *s);
 
 #endif

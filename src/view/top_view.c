@@ -160,10 +160,11 @@ static void render_gpus(const struct top_model *m, const struct top_view_opts *o
 	for (size_t i = 0; i < m->nr_gpus; i++) {
 		const struct top_gpu *g = v[i].item;
 
-		strbuf_addf(line, "%3.3s ", g->index);
+		snprintf(cell, sizeof(cell), "%" PRId64, g->index);
+		strbuf_addf(line, "%3.3s ", cell);
 		add_padded(line, g->name ? g->name : "-", name_w);
 		if (g->has_util)
-			snprintf(cell, sizeof(cell), "%.0f%%", g->util);
+			snprintf(cell, sizeof(cell), "%.0f%%", g->util * 100);
 		else
 			snprintf(cell, sizeof(cell), "-");
 		strbuf_addf(line, " %4s", cell);
@@ -181,7 +182,7 @@ static void render_gpus(const struct top_model *m, const struct top_view_opts *o
 			add_gib(line, g->mem_used);
 			strbuf_addch(line, '/');
 			add_gib(line, g->mem_total);
-			strbuf_addstr(line, g->mem_unified ? " GiB unified" : " GiB");
+			strbuf_addstr(line, g->unified_memory ? " GiB unified" : " GiB");
 		} else {
 			strbuf_addch(line, '-');
 		}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 'sparkctl top -H' across two namespace nodes with real sshd: one block per
-# node from each node's own tree (SPARKCTL_ROOT), sampled by 'sparkctl
-# exporter --once' over ssh; a port whose counter moves on one node shows a
+# node from each node's own tree (SPARKCTL_ROOT), sampled by 'sparkctl agent
+# status' over ssh; a port whose counter moves on one node shows a
 # rate there only; a node that cannot be reached shows as unreachable in its
 # block and in the exit status.  No ssh process is left behind.
 . "$SRCDIR/tests/lib.sh"
@@ -40,7 +40,17 @@ contains "$TMP/node0" "rocep1s0f1/1   enp1s0f1np1   ACTIVE    0.00    0.00"
 grep -qE '^rocep1s0f1/1   enp1s0f1np1   ACTIVE +[0-9.]*[1-9][0-9.]*    0\.00' "$TMP/node1" ||
   { cat "$TMP/both" >&2; fail "node1's moving counter shows no rate"; }
 
-# --no-gpu reaches the nodes' exporters: no GPU line at all.
+# --json: valid against the schema; node1's port sends, node0's does not.
+expect 0 "$SPARKCTL" top --once --json -H node0,node1 --interval 0.5
+/usr/bin/python3 - "$SRCDIR/docs/schemas/top.schema.json" "$TMP/out" << 'EOF2' || { cat "$TMP/out" >&2; fail "--json -H: wrong"; }
+import json, sys, jsonschema
+d = json.load(open(sys.argv[2]))
+jsonschema.validate(d, json.load(open(sys.argv[1])), cls=jsonschema.Draft7Validator)
+tx = {n["host"]: [p["tx_gbps"] for p in n["ports"] if p["name"] == "rocep1s0f1/1"] for n in d["nodes"]}
+assert tx["node0"] == [0.0] and tx["node1"][0] > 0, tx
+EOF2
+
+# --no-gpu reaches the nodes' samplers: no GPU line at all.
 expect 0 "$SPARKCTL" top --once -H node0,node1 --interval 0.2 --no-gpu
 lacks "$TMP/out" "GPU"
 

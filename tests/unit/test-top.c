@@ -1,5 +1,6 @@
 /*
- * Unit tests of 'sparkctl top': the Prometheus text parser, the model
+ * Unit tests of 'sparkctl top': the sample (collected on a fixture, read
+ * back, and what a node may send that is not one), the model
  * (rates from counter deltas, resets, flags, unified memory) and the
  * layout, on exact text.
  */
@@ -9,175 +10,248 @@
 
 #include "test_util.h"
 
-#include "exporter/metrics.h"
+#include "lib/json.h"
+#include "lib/rootfs.h"
 #include "lib/xalloc.h"
 #include "top/model.h"
-#include "top/promtext.h"
+#include "top/sample.h"
 #include "view/top_view.h"
 
-static void parse_ok(const char *text, struct metric_set *set)
+/* The sample in text (JSON, as 'agent status' prints it) into s. */
+static void parse_ok(const char *text, struct top_sample *s)
 {
 	struct strbuf err = STRBUF_INIT;
+	json_t *doc = NULL;
 
-	if (promtext_parse(text, strlen(text), set, &err) < 0)
+	if (json_load_buffer(text, strlen(text), "sample", &doc, &err) < 0 ||
+	    top_sample_parse(doc, s, &err) < 0)
 		fail_msg("parse failed: %s", err.buf);
+	json_decref(doc);
 	strbuf_release(&err);
 }
 
+/* A sample that is JSON but not a usable one: -EINVAL and why, by key. */
 static void parse_bad(const char *text, const char *why)
 {
-	struct metric_set set = METRIC_SET_INIT;
+	struct top_sample s;
 	struct strbuf err = STRBUF_INIT;
+	json_t *doc = NULL;
 
-	assert_int_equal(promtext_parse(text, strlen(text), &set, &err), -EINVAL);
+	if (json_load_buffer(text, strlen(text), "sample", &doc, &err) < 0)
+		fail_msg("not JSON: %s", err.buf);
+	assert_int_equal(top_sample_parse(doc, &s, &err), -EINVAL);
 	assert_string_equal(err.buf, why);
+	assert_int_equal(s.nr_ports, 0);
+	assert_int_equal(s.nr_gpus, 0);
+	json_decref(doc);
 	strbuf_release(&err);
-	metric_set_release(&set);
 }
 
-/* What the writer writes, the parser reads back: the same text again. */
-static void parse_round_trip(void **state ATTR_UNUSED)
+#define EMPTY "\"gpus\":[],\"ports\":[],\"netdevs\":[]"
+
+#define PORT(dev, netdev, rate, counters)                                                          \
+	"{\"rdma_device\":\"" dev "\",\"port\":1,\"netdev\":\"" netdev "\",\"state\":\"ACTIVE\","  \
+	"\"rate_gbps\":" rate ",\"counters\":{" counters "}}"
+
+/* What top_sample_collect() writes, top_sample_parse() reads: a captured Spark. */
+static void sample_round_trip(void **state ATTR_UNUSED)
 {
-	struct metric_set a = METRIC_SET_INIT, b = METRIC_SET_INIT;
-	struct strbuf ta = STRBUF_INIT, tb = STRBUF_INIT;
-	const struct metric_label l[] = { { "device", "a\"b\\c\nd" }, { "port", "1" } };
-
-	assert_int_equal(metric_add_u64(&a, "x_total", "Help with \\ and\nnewline", METRIC_COUNTER,
-					l, 2, UINT64_MAX),
-			 0);
-	assert_int_equal(metric_add_double(&a, "y", "", METRIC_GAUGE, NULL, 0, 0.125), 0);
-	assert_int_equal(metric_add_double(&a, "z", "z", METRIC_GAUGE, l, 1, -2.5e-7), 0);
-	metric_set_render(&a, &ta);
-	parse_ok(ta.buf, &b);
-	metric_set_render(&b, &tb);
-	assert_string_equal(ta.buf, tb.buf);
-	assert_true(b.families[0].samples[0].is_uint);
-	assert_true(b.families[0].samples[0].u == UINT64_MAX);
-	assert_int_equal(b.families[0].type, METRIC_COUNTER);
-	metric_set_release(&a);
-	metric_set_release(&b);
-	strbuf_release(&ta);
-	strbuf_release(&tb);
-}
-
-static void parse_forms(void **state ATTR_UNUSED)
-{
-	struct metric_set set = METRIC_SET_INIT;
-	struct strbuf v = STRBUF_INIT;
-
-	parse_ok("# a comment\n\n  \n# TYPE u untyped\nu{a=\"1\",} 3 1700000000000\n"
-		 "n NaN\np +Inf\nm -Inf\nf 1.5e3\nbig 18446744073709551616\nlast 7",
-		 &set);
-	assert_int_equal(set.nr, 7);
-	assert_string_equal(set.families[0].samples[0].labels, "{a=\"1\"}");
-	assert_true(isnan(set.families[1].samples[0].d));
-	assert_true(isinf(set.families[2].samples[0].d) && set.families[2].samples[0].d > 0);
-	assert_true(isinf(set.families[3].samples[0].d) && set.families[3].samples[0].d < 0);
-	assert_true(set.families[4].samples[0].d == 1500);
-	/* beyond 64 bits: a float */
-	assert_false(set.families[5].samples[0].is_uint);
-	assert_true(set.families[6].samples[0].u == 7);
-	metric_set_release(&set);
-
-	assert_int_equal(metric_labels_get("{a=\"x\\\"y\",b=\"\"}", "a", &v), 0);
-	assert_string_equal(v.buf, "x\"y");
-	strbuf_reset(&v);
-	assert_int_equal(metric_labels_get("{a=\"x\\\"y\",b=\"\"}", "b", &v), 0);
-	assert_string_equal(v.buf, "");
-	assert_int_equal(metric_labels_get("{a=\"x\"}", "c", &v), -ENOENT);
-	assert_int_equal(metric_labels_get("", "c", &v), -ENOENT);
-	assert_int_equal(metric_labels_get("{a=\"x\"", "a", &v), -EINVAL);
-	assert_int_equal(metric_labels_get("{a=\"x\"}junk", "a", &v), -EINVAL);
-	strbuf_release(&v);
-}
-
-static void parse_errors(void **state ATTR_UNUSED)
-{
-	parse_bad("1x 1\n", "line 1: expected a metric name");
-	parse_bad("x\n", "line 1: expected a space before the value");
-	parse_bad("x \n", "line 1: no value");
-	parse_bad("x 0x10\n", "line 1: invalid value");
-	parse_bad("x infinity\n", "line 1: invalid value");
-	parse_bad("x nan(1)\n", "line 1: invalid value");
-	parse_bad("x 1e999\n", "line 1: invalid value");
-	parse_bad("x 1 2 3\n", "line 1: unexpected text after the value");
-	parse_bad("ok 1\nx{a=\"1\" 1\n", "line 2: expected ',' or '}' after a label value");
-	parse_bad("x{a=1} 1\n", "line 1: expected '=\"' after a label name");
-	parse_bad("x{a=\"\\t\"} 1\n", "line 1: invalid escape in a label value");
-	parse_bad("x{a=\"1\n", "line 1: unterminated label value");
-	parse_bad("x{__a=\"1\"} 1\n", "line 1: invalid label name");
-	parse_bad("x{a=\"1\",a=\"2\"} 1\n", "line 1: repeated label");
-	parse_bad("x{a=\"1\",b=\"2\",c=\"3\",d=\"4\",e=\"5\",f=\"6\",g=\"7\",h=\"8\",i=\"9\"} 1\n",
-		  "line 1: too many labels");
-	parse_bad("x 1\nx 2\n", "line 2: a second sample with the same labels");
-	parse_bad("# TYPE x histogram\n",
-		  "line 1: unsupported metric type (counter, gauge, untyped)");
-	parse_bad("# TYPE x counter\n# TYPE x gauge\n", "line 2: a second TYPE for the metric");
-	parse_bad("# HELP x a\n# HELP x b\n", "line 2: a second HELP for the metric");
-	parse_bad("# HELP 9 a\n", "line 1: expected a metric name");
-	parse_bad("# HELP x- a\n", "line 1: invalid metric name");
-	parse_bad("x 1 12a\n", "line 1: unexpected text after the value");
-
-	struct metric_set set = METRIC_SET_INIT;
+	struct rootfs root = { .dirfd = -1 };
+	struct top_sample_source src = { .root = &root };
+	struct top_sample s;
 	struct strbuf err = STRBUF_INIT;
-	assert_int_equal(promtext_parse("x 1\0y 2", 7, &set, &err), -EINVAL);
-	assert_string_equal(err.buf, "a NUL byte in the text");
-	metric_set_release(&set);
+	json_t *doc;
+
+	assert_int_equal(rootfs_open(&root, FIXTURES_DIR "/spark-1cable"), 0);
+	doc = top_sample_collect(&src);
+	assert_int_equal(top_sample_parse(doc, &s, &err), 0);
+	assert_int_equal(s.gpu_state, TOP_GPU_NO_NVML);
+	assert_true(s.has_mem && s.mem_total == 131415797760ULL);
+	/* four RDMA ports, then every netdev (lo too: the model leaves it out) */
+	assert_true(s.nr_ports > 4);
+	assert_true(s.ports[0].rdma && !s.ports[4].rdma);
+	assert_string_equal(s.ports[0].name, "roceP2p1s0f0/1");
+	assert_true(s.ports[1].line_gbps == 200);
+	/* the data counters count 4-byte words: bytes here */
+	const struct top_counter *c =
+		top_sample_counter(&s.ports[3], "port_data_transmitted_bytes");
+	assert_non_null(c);
+	assert_true(c->value % 4 == 0);
+	assert_non_null(top_sample_counter(&s.ports[3], "out_of_sequence_packets_received"));
+	top_sample_release(&s);
+	json_decref(doc);
+	src.gpu_disabled = true;
+	doc = top_sample_collect(&src);
+	assert_string_equal(json_string_value(json_object_get(doc, "gpu_state")), "off");
+	json_decref(doc);
+	rootfs_close(&root);
 	strbuf_release(&err);
 }
 
-#define PORT  "device=\"rocep1s0f1\",port=\"1\""
-#define PORT2 "device=\"roceP2p1s0f1\",port=\"1\""
-#define GPU0  "gpu=\"0\",uuid=\"GPU-0\""
+static void sample_forms(void **state ATTR_UNUSED)
+{
+	struct top_sample s;
 
-/* A DGX Spark's sample: two RDMA ports, a Wi-Fi netdev, lo. */
-static void spark_sample(struct metric_set *set, uint64_t tx, uint64_t rx, uint64_t oos,
-			 uint64_t cnp, uint64_t wifi_rx, uint64_t wifi_errs, uint64_t pkts)
+	/* unknown keys are left alone; absent or null figures are unknown */
+	parse_ok("{\"gpu_state\":\"ok\",\"hostname\":\"x\",\"doctor\":{\"a\":[1]},"
+		 "\"gpus\":[{\"index\":3,\"name\":null,\"utilization_ratio\":null}],"
+		 "\"memory_total_bytes\":100,\"memory_available_bytes\":200,"
+		 "\"ports\":[{\"rdma_device\":\"mlx5_0\",\"port\":1,\"counters\":{}}],"
+		 "\"netdevs\":[{\"name\":\"eth0\",\"speed_gbps\":25,\"counters\":{\"x\":0}}]}",
+		 &s);
+	assert_int_equal(s.nr_gpus, 1);
+	assert_int_equal(s.gpus[0].index, 3);
+	assert_null(s.gpus[0].name);
+	assert_false(s.gpus[0].has_util || s.gpus[0].has_mem_used || s.gpus[0].unified_memory);
+	/* available beyond the total: no memory figure rather than a wrong one */
+	assert_false(s.has_mem);
+	assert_string_equal(s.ports[0].name, "mlx5_0/1");
+	assert_null(s.ports[0].netdev);
+	assert_true(s.ports[0].line_gbps == 0);
+	assert_string_equal(s.ports[1].name, "eth0");
+	assert_true(s.ports[1].line_gbps == 25);
+	assert_true(top_sample_counter(&s.ports[1], "x")->value == 0);
+	assert_null(top_sample_counter(&s.ports[1], "y"));
+	top_sample_release(&s);
+}
+
+/* What a node may send that is not a sample: an error by key, never a crash. */
+static void sample_errors(void **state ATTR_UNUSED)
+{
+	struct top_sample s;
+	struct strbuf err = STRBUF_INIT;
+	json_t *arr = json_array();
+	assert_int_equal(top_sample_parse(arr, &s, &err), -EINVAL);
+	assert_string_equal(err.buf, "not a JSON object");
+	json_decref(arr);
+	strbuf_release(&err);
+	parse_bad("{" EMPTY "}", "gpu_state: expected \"ok\", \"no_nvml\" or \"off\"");
+	parse_bad("{\"gpu_state\":\"on\"," EMPTY "}",
+		  "gpu_state: expected \"ok\", \"no_nvml\" or \"off\"");
+	parse_bad("{\"gpu_state\":\"ok\",\"ports\":[],\"netdevs\":[]}", "gpus: missing");
+	parse_bad("{\"gpu_state\":\"ok\",\"gpus\":{},\"ports\":[],\"netdevs\":[]}",
+		  "gpus: expected an array");
+	parse_bad("{\"gpu_state\":\"ok\",\"gpus\":[7],\"ports\":[],\"netdevs\":[]}",
+		  "gpus[0]: expected an object");
+	parse_bad("{\"gpu_state\":\"ok\",\"gpus\":[{\"index\":\"0\"}],\"ports\":[],\"netdevs\":[]}",
+		  "gpus[0].index: expected an integer from 0 to 65535");
+	parse_bad("{\"gpu_state\":\"ok\",\"gpus\":[{\"index\":-1}],\"ports\":[],\"netdevs\":[]}",
+		  "gpus[0].index: expected an integer from 0 to 65535");
+	parse_bad("{\"gpu_state\":\"ok\",\"gpus\":[{\"index\":0},{\"index\":1,"
+		  "\"utilization_ratio\":37}],\"ports\":[],\"netdevs\":[]}",
+		  "gpus[1].utilization_ratio: out of range");
+	parse_bad("{\"gpu_state\":\"ok\",\"gpus\":[{\"index\":0,\"power_watts\":\"9\"}],"
+		  "\"ports\":[],\"netdevs\":[]}",
+		  "gpus[0].power_watts: expected a number or null");
+	parse_bad("{\"gpu_state\":\"ok\",\"gpus\":[{\"index\":0,\"memory_used_bytes\":1.5}],"
+		  "\"ports\":[],\"netdevs\":[]}",
+		  "gpus[0].memory_used_bytes: expected a non-negative integer or null");
+	parse_bad("{\"gpu_state\":\"ok\",\"gpus\":[{\"index\":0,\"unified_memory\":1}],"
+		  "\"ports\":[],\"netdevs\":[]}",
+		  "gpus[0].unified_memory: expected true or false");
+	parse_bad("{\"gpu_state\":\"off\",\"gpus\":[],\"memory_total_bytes\":-1,\"ports\":[],"
+		  "\"netdevs\":[]}",
+		  "memory_total_bytes: expected a non-negative integer or null");
+	parse_bad("{\"gpu_state\":\"off\",\"gpus\":[],\"ports\":[{\"port\":1,\"counters\":{}}],"
+		  "\"netdevs\":[]}",
+		  "ports[0].rdma_device: missing");
+	parse_bad("{\"gpu_state\":\"off\",\"gpus\":[],\"ports\":[{\"rdma_device\":\"d\","
+		  "\"port\":70000,\"counters\":{}}],\"netdevs\":[]}",
+		  "ports[0].port: expected an integer from 0 to 65535");
+	parse_bad("{\"gpu_state\":\"off\",\"gpus\":[],\"ports\":[{\"rdma_device\":\"d\","
+		  "\"port\":1}],\"netdevs\":[]}",
+		  "ports[0].counters: expected an object");
+	/* the sender's counter name is not repeated: it may be anything */
+	parse_bad("{\"gpu_state\":\"off\",\"gpus\":[],\"ports\":[],\"netdevs\":[{\"name\":\"e\","
+		  "\"counters\":{\"\\u001b[2J\":\"1\"}}]}",
+		  "netdevs[0].counters: a value that is not a count");
+	parse_bad("{\"gpu_state\":\"off\",\"gpus\":[],\"ports\":[],\"netdevs\":[{\"name\":\"e\","
+		  "\"speed_gbps\":-1,\"counters\":{}}]}",
+		  "netdevs[0].speed_gbps: out of range");
+	parse_bad("{\"gpu_state\":\"off\",\"gpus\":[],\"ports\":[],\"netdevs\":[{\"name\":5,"
+		  "\"counters\":{}}]}",
+		  "netdevs[0].name: expected a string or null");
+	parse_bad("{\"gpu_state\":\"off\",\"gpus\":[],\"ports\":[]}", "netdevs: missing");
+	/* one name, two sets of counters: no rate could say which */
+	parse_bad("{\"gpu_state\":\"off\",\"gpus\":[],\"ports\":[" PORT("d", "n", "1", "") "," PORT(
+			  "d", "m", "2", "") "],\"netdevs\":[]}",
+		  "ports[1]: a second port of that device and number");
+	parse_bad("{\"gpu_state\":\"off\",\"gpus\":[],\"ports\":[],\"netdevs\":["
+		  "{\"name\":\"e\",\"counters\":{}},{\"name\":\"e\",\"counters\":{}}]}",
+		  "netdevs[1]: a second netdev of that name");
+	/* a netdev may have an RDMA port's name: they are apart */
+	struct top_sample two;
+	parse_ok("{\"gpu_state\":\"off\",\"gpus\":[],\"ports\":[" PORT(
+			 "d", "n", "1", "") "],\"netdevs\":[{\"name\":\"d/1\",\"counters\":{}}]}",
+		 &two);
+	assert_int_equal(two.nr_ports, 2);
+	top_sample_release(&two);
+	struct strbuf many = STRBUF_INIT;
+	strbuf_addstr(&many, "{\"gpu_state\":\"ok\",\"gpus\":[");
+	for (int i = 0; i <= TOP_SAMPLE_MAX_GPUS; i++)
+		strbuf_addf(&many, "%s{\"index\":%d}", i ? "," : "", i);
+	strbuf_addstr(&many, "],\"ports\":[],\"netdevs\":[]}");
+	parse_bad(many.buf, "gpus: more than 256");
+	strbuf_release(&many);
+}
+
+/* A DGX Spark's sample: two RDMA ports, a Wi-Fi netdev, lo, a netdev of an RDMA port. */
+static void spark_sample(struct top_sample *s, uint64_t tx, uint64_t rx, uint64_t oos, uint64_t cnp,
+			 uint64_t wifi_rx, uint64_t wifi_errs, uint64_t pkts)
 {
 	char *text = xasprintf(
-		"# TYPE sparkctl_gpu_nvml_up gauge\n"
-		"sparkctl_gpu_nvml_up 1\n"
-		"sparkctl_gpu_info{" GPU0 ",name=\"NVIDIA GB10\",memory_type=\"unified\"} 1\n"
-		"sparkctl_gpu_utilization_ratio{" GPU0 "} 0.37\n"
-		"sparkctl_gpu_power_watts{" GPU0 "} 11.25\n"
-		"sparkctl_gpu_temperature_celsius{" GPU0 "} 45\n"
-		"sparkctl_memory_total_bytes 137438953472\n"
-		"sparkctl_memory_available_bytes 103079215104\n"
-		"sparkctl_rdma_port_info{" PORT ",link_layer=\"Ethernet\",netdev=\"enp1s0f1np1\","
-		"state=\"ACTIVE\",phys_state=\"LinkUp\"} 1\n"
-		"sparkctl_rdma_port_info{" PORT2
-		",link_layer=\"Ethernet\",netdev=\"enP2p1s0f1np1\","
-		"state=\"ACTIVE\",phys_state=\"LinkUp\"} 1\n"
-		"sparkctl_rdma_port_rate_bytes_per_second{" PORT "} 25000000000\n"
-		"# TYPE sparkctl_rdma_port_data_transmitted_bytes_total counter\n"
-		"sparkctl_rdma_port_data_transmitted_bytes_total{" PORT "} %" PRIu64 "\n"
-		"sparkctl_rdma_port_data_transmitted_bytes_total{" PORT2 "} 0\n"
-		"# TYPE sparkctl_rdma_port_data_received_bytes_total counter\n"
-		"sparkctl_rdma_port_data_received_bytes_total{" PORT "} %" PRIu64 "\n"
-		"sparkctl_rdma_port_data_received_bytes_total{" PORT2 "} 0\n"
-		"# TYPE sparkctl_rdma_port_packets_transmitted_total counter\n"
-		"sparkctl_rdma_port_packets_transmitted_total{" PORT "} %" PRIu64 "\n"
-		"# TYPE sparkctl_rdma_out_of_sequence_packets_received_total counter\n"
-		"sparkctl_rdma_out_of_sequence_packets_received_total{" PORT "} %" PRIu64 "\n"
-		"# TYPE sparkctl_rdma_np_cnp_packets_sent_total counter\n"
-		"sparkctl_rdma_np_cnp_packets_sent_total{" PORT "} %" PRIu64 "\n"
-		"# TYPE sparkctl_network_receive_bytes_total counter\n"
-		"sparkctl_network_receive_bytes_total{device=\"lo\"} 5\n"
-		"sparkctl_network_receive_bytes_total{device=\"enp1s0f1np1\"} 5\n"
-		"sparkctl_network_receive_bytes_total{device=\"enP7s7\"} %" PRIu64 "\n"
-		"# TYPE sparkctl_network_transmit_bytes_total counter\n"
-		"sparkctl_network_transmit_bytes_total{device=\"enP7s7\"} 0\n"
-		"# TYPE sparkctl_network_receive_errs_total counter\n"
-		"sparkctl_network_receive_errs_total{device=\"enP7s7\"} %" PRIu64 "\n"
-		"sparkctl_network_up{device=\"enP7s7\"} 1\n",
+		"{\"gpu_state\":\"ok\","
+		"\"gpus\":[{\"index\":0,\"name\":\"NVIDIA GB10\",\"utilization_ratio\":0.37,"
+		"\"power_watts\":11.25,\"temperature_celsius\":45,\"memory_used_bytes\":null,"
+		"\"memory_total_bytes\":null,\"unified_memory\":true}],"
+		"\"memory_total_bytes\":137438953472,\"memory_available_bytes\":103079215104,"
+		"\"ports\":[" PORT(
+			"rocep1s0f1", "enp1s0f1np1", "200",
+			"\"port_data_transmitted_bytes\":%" PRIu64 ","
+			"\"port_data_received_bytes\":%" PRIu64 ","
+			"\"port_packets_transmitted\":%" PRIu64 ","
+			"\"out_of_sequence_packets_received\":%" PRIu64 ","
+			"\"np_cnp_packets_sent\":%" PRIu64) "," PORT("roceP2p1s0f1",
+								     "enP2p1s0f1np1", "null",
+								     "\"port_data_"
+								     "transmitted_"
+								     "bytes\":0,"
+								     "\"port_data_"
+								     "received_"
+								     "bytes\":0") "],"
+										  "\"netdevs\":[{"
+										  "\"name\":\"lo\","
+										  "\"counters\":{"
+										  "\"receive_"
+										  "bytes\":5}},"
+										  "{\"name\":"
+										  "\"enp1s0f1np1\","
+										  "\"state\":"
+										  "\"up\","
+										  "\"counters\":{"
+										  "\"receive_"
+										  "bytes\":5}},"
+										  "{\"name\":"
+										  "\"enP7s7\","
+										  "\"state\":"
+										  "\"up\","
+										  "\"counters\":{"
+										  "\"receive_"
+										  "bytes\":%" PRIu64
+										  ","
+										  "\"transmit_"
+										  "bytes\":0,"
+										  "\"receive_"
+										  "errs\":%" PRIu64
+										  "}}]}",
 		tx, rx, pkts, oos, cnp, wifi_rx, wifi_errs);
-	parse_ok(text, set);
+	parse_ok(text, s);
 	free(text);
 }
 
 static void model_rates_and_flags(void **state ATTR_UNUSED)
 {
-	struct metric_set a = METRIC_SET_INIT, b = METRIC_SET_INIT, c = METRIC_SET_INIT;
+	struct top_sample a, b, c;
 	struct top_model m = TOP_MODEL_INIT;
 
 	spark_sample(&a, 1000, 2000, 5, 0, 0, 0, 10);
@@ -193,10 +267,10 @@ static void model_rates_and_flags(void **state ATTR_UNUSED)
 	assert_int_equal(m.gpu_state, TOP_GPU_OK);
 	assert_int_equal(m.nr_gpus, 1);
 	assert_string_equal(m.gpus[0].name, "NVIDIA GB10");
-	assert_true(m.gpus[0].has_util && m.gpus[0].util == 37);
+	assert_true(m.gpus[0].has_util && m.gpus[0].util == 0.37);
 	assert_true(m.gpus[0].power_w == 11.25 && m.gpus[0].temp_c == 45);
 	/* unified memory: the system's, MemTotal - MemAvailable */
-	assert_true(m.gpus[0].has_mem && m.gpus[0].mem_unified);
+	assert_true(m.gpus[0].has_mem && m.gpus[0].unified_memory);
 	assert_true(m.gpus[0].mem_total == 137438953472ULL);
 	assert_true(m.gpus[0].mem_used == 137438953472ULL - 103079215104ULL);
 
@@ -235,14 +309,14 @@ static void model_rates_and_flags(void **state ATTR_UNUSED)
 	assert_true(p->hist[2] < 0);
 
 	top_model_release(&m);
-	metric_set_release(&a);
-	metric_set_release(&b);
-	metric_set_release(&c);
+	top_sample_release(&a);
+	top_sample_release(&b);
+	top_sample_release(&c);
 }
 
 static void model_history_bounded(void **state ATTR_UNUSED)
 {
-	struct metric_set a = METRIC_SET_INIT;
+	struct top_sample a;
 	struct top_model m = TOP_MODEL_INIT;
 
 	spark_sample(&a, 1, 1, 0, 0, 0, 0, 0);
@@ -251,29 +325,29 @@ static void model_history_bounded(void **state ATTR_UNUSED)
 	assert_int_equal(m.ports[0].hist_nr, TOP_HISTORY);
 	assert_true(m.ports[0].hist[TOP_HISTORY - 1] == 0);
 	top_model_release(&m);
-	metric_set_release(&a);
+	top_sample_release(&a);
 }
 
 static void model_no_gpu(void **state ATTR_UNUSED)
 {
-	struct metric_set a = METRIC_SET_INIT;
+	struct top_sample a;
 	struct top_model m = TOP_MODEL_INIT;
 
 	/* NVML not loaded; memory_type unknown: no GPU, no made-up memory */
-	parse_ok("sparkctl_gpu_nvml_up 0\n", &a);
+	parse_ok("{\"gpu_state\":\"no_nvml\"," EMPTY "}", &a);
 	top_model_update(&m, NULL, &a, 0);
 	assert_int_equal(m.gpu_state, TOP_GPU_NO_NVML);
 	assert_int_equal(m.nr_gpus, 0);
 	assert_int_equal(m.nr_ports, 0);
-	metric_set_release(&a);
-	parse_ok("sparkctl_gpu_nvml_up 1\n"
-		 "sparkctl_gpu_info{" GPU0 ",name=\"X\"} 1\n"
-		 "sparkctl_memory_total_bytes 100\nsparkctl_memory_available_bytes 50\n",
+	top_sample_release(&a);
+	parse_ok("{\"gpu_state\":\"ok\",\"gpus\":[{\"index\":0,\"name\":\"X\"}],"
+		 "\"memory_total_bytes\":100,\"memory_available_bytes\":50,"
+		 "\"ports\":[],\"netdevs\":[]}",
 		 &a);
 	top_model_update(&m, NULL, &a, 0);
 	assert_false(m.gpus[0].has_mem);
 	assert_false(m.gpus[0].has_util);
-	metric_set_release(&a);
+	top_sample_release(&a);
 	top_model_release(&m);
 }
 
@@ -308,7 +382,7 @@ static void same_text(const char *got, const char *want)
 }
 
 struct spark_fixture {
-	struct metric_set a, b, c;
+	struct top_sample a, b, c;
 	struct top_model m;
 };
 
@@ -326,9 +400,9 @@ static void spark_model(struct spark_fixture *f)
 static void spark_release(struct spark_fixture *f)
 {
 	top_model_release(&f->m);
-	metric_set_release(&f->a);
-	metric_set_release(&f->b);
-	metric_set_release(&f->c);
+	top_sample_release(&f->a);
+	top_sample_release(&f->b);
+	top_sample_release(&f->c);
 }
 
 static void layout_spark(void **state ATTR_UNUSED)
@@ -394,47 +468,33 @@ static void layout_spark(void **state ATTR_UNUSED)
 
 static void layout_h100x8(void **state ATTR_UNUSED)
 {
-	struct metric_set a = METRIC_SET_INIT, b = METRIC_SET_INIT;
+	struct top_sample a, b;
 	struct strbuf ta = STRBUF_INIT, tb = STRBUF_INIT, out = STRBUF_INIT;
 	struct top_model m = TOP_MODEL_INIT;
 	struct top_view_node n = { "dgx-h100", NULL, &m };
 	struct top_view_opts o = { .width = 100, .interval = 2, .sort = TOP_SORT_UTIL };
 
-	strbuf_addstr(&ta, "sparkctl_gpu_nvml_up 1\n");
-	for (int i = 0; i < 8; i++) {
-		strbuf_addf(
-			&ta,
-			"sparkctl_gpu_info{gpu=\"%d\",uuid=\"U%d\",name=\"NVIDIA H100 80GB HBM3\"} "
-			"1\n"
-			"sparkctl_gpu_utilization_ratio{gpu=\"%d\",uuid=\"U%d\"} 0.%d\n"
-			"sparkctl_gpu_temperature_celsius{gpu=\"%d\",uuid=\"U%d\"} %d\n"
-			"sparkctl_gpu_memory_used_bytes{gpu=\"%d\",uuid=\"U%d\"} %d000000000\n"
-			"sparkctl_gpu_memory_total_bytes{gpu=\"%d\",uuid=\"U%d\"} 85520809984\n",
-			i, i, i, i, (i * 37) % 90 + 10, i, i, 30 + i, i, i, i + 1, i, i);
-		strbuf_addf(
-			&ta,
-			"sparkctl_rdma_port_info{device=\"mlx5_%d\",port=\"1\",state=\"ACTIVE\"} "
-			"1\n"
-			"sparkctl_rdma_port_rate_bytes_per_second{device=\"mlx5_%d\",port=\"1\"} "
-			"50000000000\n",
-			i, i);
-	}
-	strbuf_addstr(&tb, ta.buf);
-	for (int i = 0; i < 8; i++) {
-		strbuf_addf(
-			&ta,
-			"sparkctl_rdma_port_data_transmitted_bytes_total{device=\"mlx5_%d\",port="
-			"\"1\"} 0\n"
-			"sparkctl_rdma_port_data_received_bytes_total{device=\"mlx5_%d\",port="
-			"\"1\"} 0\n",
-			i, i);
-		strbuf_addf(
-			&tb,
-			"sparkctl_rdma_port_data_transmitted_bytes_total{device=\"mlx5_%d\",port="
-			"\"1\"} %d\n"
-			"sparkctl_rdma_port_data_received_bytes_total{device=\"mlx5_%d\",port="
-			"\"1\"} %d\n",
-			i, i * 6250000, i, 50000000 * i);
+	/* the same GPUs and ports in both; the counters of b moved */
+	for (int k = 0; k < 2; k++) {
+		struct strbuf *t = k ? &tb : &ta;
+		strbuf_addstr(t, "{\"gpu_state\":\"ok\",\"gpus\":[");
+		for (int i = 0; i < 8; i++)
+			strbuf_addf(t,
+				    "%s{\"index\":%d,\"name\":\"NVIDIA H100 80GB HBM3\","
+				    "\"utilization_ratio\":0.%d,\"temperature_celsius\":%d,"
+				    "\"memory_used_bytes\":%d000000000,"
+				    "\"memory_total_bytes\":85520809984,\"unified_memory\":false}",
+				    i ? "," : "", i, (i * 37) % 90 + 10, 30 + i, i + 1);
+		strbuf_addstr(t, "],\"ports\":[");
+		for (int i = 0; i < 8; i++)
+			strbuf_addf(
+				t,
+				"%s{\"rdma_device\":\"mlx5_%d\",\"port\":1,\"state\":\"ACTIVE\","
+				"\"rate_gbps\":400,\"counters\":{"
+				"\"port_data_transmitted_bytes\":%d,"
+				"\"port_data_received_bytes\":%d}}",
+				i ? "," : "", i, k * i * 6250000, k * 50000000 * i);
+		strbuf_addstr(t, "],\"netdevs\":[]}");
 	}
 	parse_ok(ta.buf, &a);
 	parse_ok(tb.buf, &b);
@@ -464,8 +524,8 @@ static void layout_h100x8(void **state ATTR_UNUSED)
 		  "mlx5_6/1 ACTIVE    0.15    1.20                                :\n"
 		  "mlx5_7/1 ACTIVE    0.17    1.40                                :\n");
 	top_model_release(&m);
-	metric_set_release(&a);
-	metric_set_release(&b);
+	top_sample_release(&a);
+	top_sample_release(&b);
 	strbuf_release(&ta);
 	strbuf_release(&tb);
 	strbuf_release(&out);
@@ -476,7 +536,7 @@ static void layout_nodes(void **state ATTR_UNUSED)
 	struct spark_fixture f;
 	struct top_model none = TOP_MODEL_INIT;
 	struct strbuf out = STRBUF_INIT;
-	struct metric_set s = METRIC_SET_INIT;
+	struct top_sample s;
 	struct top_view_node n[3] = {
 		{ "node0", NULL, NULL },
 		{ "node1",
@@ -489,7 +549,7 @@ static void layout_nodes(void **state ATTR_UNUSED)
 
 	spark_model(&f);
 	n[0].model = &f.m;
-	parse_ok("sparkctl_gpu_nvml_up 0\n", &s);
+	parse_ok("{\"gpu_state\":\"no_nvml\"," EMPTY "}", &s);
 	top_model_update(&none, NULL, &s, 0);
 	top_view_render(n, 3, &o, &out);
 	same_text(out.buf,
@@ -522,7 +582,7 @@ static void layout_nodes(void **state ATTR_UNUSED)
 			   "... 13 more lines\n"
 			   "q quit  p pause  +/- interval  s sort\n");
 	strbuf_release(&out);
-	metric_set_release(&s);
+	top_sample_release(&s);
 	top_model_release(&none);
 	spark_release(&f);
 }
@@ -544,13 +604,14 @@ static void model_json(void **state ATTR_UNUSED)
 	json_decref(j);
 	same_text(
 		out.buf,
-		"{\"interval_ms\":500,\"nodes\":[{\"host\":\"spark1\",\"error\":null,"
-		"\"seconds\":1.0,\"memory_total_bytes\":137438953472,"
+		"{\"schema_version\":1,\"interval_seconds\":0.5,\"nodes\":[{\"host\":\"spark1\","
+		"\"error\":null,"
+		"\"sample_interval_seconds\":1.0,\"memory_total_bytes\":137438953472,"
 		"\"memory_available_bytes\":103079215104,\"gpu_state\":\"ok\","
-		"\"gpus\":[{\"index\":\"0\",\"name\":\"NVIDIA GB10\",\"utilization_percent\":37.0,"
+		"\"gpus\":[{\"index\":0,\"name\":\"NVIDIA GB10\",\"utilization_ratio\":0.37,"
 		"\"power_watts\":11.25,\"temperature_celsius\":45.0,"
 		"\"memory_used_bytes\":34359738368,\"memory_total_bytes\":137438953472,"
-		"\"memory_unified\":true}],\"ports\":[{\"name\":\"roceP2p1s0f1/1\",\"rdma\":true,"
+		"\"unified_memory\":true}],\"ports\":[{\"name\":\"roceP2p1s0f1/1\",\"rdma\":true,"
 		"\"netdev\":\"enP2p1s0f1np1\",\"state\":\"ACTIVE\",\"tx_gbps\":0.0,\"rx_gbps\":0.0,"
 		"\"line_gbps\":null,\"flags\":[]},{\"name\":\"rocep1s0f1/1\",\"rdma\":true,"
 		"\"netdev\":\"enp1s0f1np1\",\"state\":\"ACTIVE\",\"tx_gbps\":100.0,"
@@ -579,9 +640,9 @@ static void sort_names(void **state ATTR_UNUSED)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parse_round_trip),
-		cmocka_unit_test(parse_forms),
-		cmocka_unit_test(parse_errors),
+		cmocka_unit_test(sample_round_trip),
+		cmocka_unit_test(sample_forms),
+		cmocka_unit_test(sample_errors),
 		cmocka_unit_test(model_rates_and_flags),
 		cmocka_unit_test(model_history_bounded),
 		cmocka_unit_test(model_no_gpu),
