@@ -220,7 +220,12 @@ static void gather(struct remote_session *rm, struct status_node *nodes, size_t 
 {
 	struct run_job *jobs = xcalloc(n + 1, sizeof(*jobs));
 	const char *argv[] = { rm->sparkctl, "agent", "status", NULL };
+	const char **hosts = xcalloc(n + 1, sizeof(*hosts));
 
+	for (size_t i = 0; i < n; i++)
+		hosts[i] = nodes[i].host;
+	remote_session_fast_kex(rm, hosts, n);
+	free(hosts);
 	for (size_t i = 0; i < n; i++) {
 		run_job_init(&jobs[i]);
 		if (remote_session_argv(rm, nodes[i].host, argv, &jobs[i].argv) < 0)

@@ -471,6 +471,13 @@ static int set_up_remote(struct top *t, const struct top_args *a, struct host_li
 	for (size_t i = 0; i < t->nr; i++)
 		t->nodes[i].host = xstrdup(hosts->hosts[i].name);
 	remote_session_init(&t->rm, a->remote_sparkctl, true);
+	{
+		const char **names = xcalloc(t->nr + 1, sizeof(*names));
+		for (size_t i = 0; i < t->nr; i++)
+			names[i] = t->nodes[i].host;
+		remote_session_fast_kex(&t->rm, names, t->nr);
+		free(names);
+	}
 	strbuf_release(&err);
 	return ret;
 }

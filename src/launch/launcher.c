@@ -266,16 +266,16 @@ static void split_lines(struct launcher *l, struct node *nd, struct strbuf *buf,
 	strbuf_setlen(buf, buf->len - start);
 }
 
-/* A line of ssh's or the agent's stderr (ssh ends its own with CR LF). */
+/* A line of ssh's or the agent's stderr, as a terminal shows it (no CR). */
 static void agent_stderr_line(struct launcher *l, struct node *nd, char *line, size_t len)
 {
 	struct strbuf shown = STRBUF_INIT;
+	const char *visible = line;
 
-	if (len && line[len - 1] == '\r')
-		line[--len] = '\0';
-	if (!len || ssh_recovered_master_line(line))
+	len = ssh_line_as_shown(&visible, len);
+	if (!len || ssh_recovered_master_line(visible))
 		return;
-	strbuf_add_printable(&shown, line, len, 0);
+	strbuf_add_printable(&shown, visible, len, 0);
 	launcher_notice(l, "%s: %s", nd->n->host, shown.buf);
 	free(nd->last_err);
 	nd->last_err = strbuf_detach(&shown, NULL);
@@ -391,7 +391,9 @@ static void agent_exited(struct launcher *l, struct node *nd)
 	if (nd->state == NODE_STARTING && !l->ending)
 		launcher_notice(l, "cannot start on %s: %s", nd->n->host,
 				nd->last_err ? nd->last_err : "the agent ended without a word");
-	else if (nd->state != NODE_STARTING)
+	else if (nd->state != NODE_STARTING && !l->ending)
+		/* Once the job ends (another node failed, a signal, --job-timeout), every agent
+		 * is told to end or stopped: its exit is no news, and no node was lost. */
 		launcher_notice(l, "lost %s (%s %s %d)%s%s", nd->n->host,
 				nd->n->local ? "agent" : "ssh",
 				signaled ? "killed by signal" : "exited with status",
