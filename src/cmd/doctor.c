@@ -262,14 +262,14 @@ static json_t *report_json(const struct doctor_cluster *c, const struct findings
 	return doc;
 }
 
-static void save_report(const struct doctor_cluster *c, const struct findings *f)
+static void save_report(const struct doctor_cluster *c, const struct findings *f, bool quiet)
 {
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
 	json_t *doc = report_json(c, f);
 
 	jset(doc, "time", jint((int64_t)time(NULL)));
 	if (cmd_state_path("doctor-last.json", true, &path) == 0 &&
-	    json_save(doc, path.buf, &err) < 0)
+	    json_save(doc, path.buf, &err) < 0 && !quiet)
 		cmd_error("doctor", "note: the report was not kept for 'sparkctl status': %s",
 			  err.buf);
 	json_decref(doc);
@@ -301,7 +301,8 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 		OPT_UINT(0, "nodes", &a->nodes, "N", "cluster size, when checking one node"),
 		OPT_LIST(0, "only", &a->only, "ID,...", "run only these checks or groups"),
 		OPT_LIST(0, "skip", &a->skip, "ID,...", "skip these checks or groups"),
-		OPT_BOOL('q', "quiet", &a->quiet, "show only failures and warnings"),
+		OPT_BOOL('q', "quiet", &a->quiet,
+			 "only failures, warnings and the summary; no notices"),
 		OPT_BOOL(0, "json", &a->json, "print the report as JSON"),
 		OPT_BOOL(0, "list", &a->list, "list the checks"),
 		OPT_BOOL(0, "markdown", &a->markdown, "with --list: as docs/checks.md"),
@@ -380,7 +381,7 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 		run_cluster_checks(&sel, &c, &f);
 	/* A live run is what 'sparkctl status' shows as the last doctor. */
 	if (!a.root && !a.from.nr)
-		save_report(&c, &f);
+		save_report(&c, &f, a.quiet);
 	ret = print_report(&a, &c, &f);
 out:
 	remote_session_close(&rm);

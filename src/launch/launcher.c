@@ -24,18 +24,35 @@
 #include "proc/loop.h"
 
 /* Notices relay what nodes and ssh said: escaped for the terminal, as every message. */
-void launcher_notice(struct launcher *l, const char *fmt, ...)
+static void add_notice(struct launcher *l, const char *fmt, va_list ap)
 {
 	struct strbuf msg = STRBUF_INIT;
-	va_list ap;
 
-	va_start(ap, fmt);
 	strbuf_vaddf(&msg, fmt, ap);
-	va_end(ap);
 	strbuf_addstr(&l->errout, "sparkctl launch: ");
 	strbuf_add_printable(&l->errout, msg.buf, msg.len, PRINTABLE_LINES);
 	strbuf_addch(&l->errout, '\n');
 	strbuf_release(&msg);
+}
+
+void launcher_notice(struct launcher *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_notice(l, fmt, ap);
+	va_end(ap);
+}
+
+void launcher_warning(struct launcher *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l->o->quiet)
+		return;
+	va_start(ap, fmt);
+	add_notice(l, fmt, ap);
+	va_end(ap);
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -188,10 +205,10 @@ static void node_containment(struct launcher *l, struct node *nd, const char *ar
 	free(r->note);
 	r->note = sp && sp[1] ? xstrdup(sp + 1) : NULL;
 	if (r->containment == CONTAIN_MARKS && l->o->job->contain == CONTAIN_AUTO)
-		launcher_notice(l,
-				"%s: no cgroup for the job (%s); its processes are found by "
-				"their environment",
-				nd->n->host, r->note ? r->note : "none can be made");
+		launcher_warning(l,
+				 "%s: no cgroup for the job (%s); its processes are found by "
+				 "their environment",
+				 nd->n->host, r->note ? r->note : "none can be made");
 	free(mode);
 }
 
@@ -210,7 +227,7 @@ static void agent_line(struct launcher *l, struct node *nd, char *line, size_t l
 		unit_exit(l, nd, arg);
 		break;
 	case 'W':
-		launcher_notice(l, "%s: %s", nd->n->host, arg);
+		launcher_warning(l, "%s: %s", nd->n->host, arg);
 		break;
 	case 'F':
 		launcher_notice(l, "%s: %s", nd->n->host, arg);
@@ -276,7 +293,8 @@ static void agent_stderr_line(struct launcher *l, struct node *nd, char *line, s
 	if (!len || ssh_recovered_master_line(visible))
 		return;
 	strbuf_add_printable(&shown, visible, len, 0);
-	launcher_notice(l, "%s: %s", nd->n->host, shown.buf);
+	/* With -q it is said only as the reason a node failed (last_err). */
+	launcher_warning(l, "%s: %s", nd->n->host, shown.buf);
 	free(nd->last_err);
 	nd->last_err = strbuf_detach(&shown, NULL);
 }
@@ -421,8 +439,8 @@ static void got_signal(struct loop *loop, const struct signalfd_siginfo *si, voi
 		l->res->signal = sig;
 	launcher_set_end(l, LAUNCH_END_INTERRUPTED, 128 + sig);
 	if (l->interrupts == 1) {
-		launcher_notice(l, "SIG%s: ending the job (again to kill it at once)",
-				sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
+		launcher_warning(l, "SIG%s: ending the job (again to kill it at once)",
+				 sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
 		launcher_end_job(l, 'T');
 	} else {
 		launcher_notice(l, "killing the job");
