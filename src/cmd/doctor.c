@@ -39,7 +39,7 @@ enum doctor_exit {
 static const char *const doctor_usage[] = {
 	"sparkctl doctor [--root DIR | --from FILE...] [--nodes N] [options]",
 	"sparkctl doctor -H HOST,... | --hostfile FILE [--remote-sparkctl PATH] [options]",
-	"sparkctl doctor --list [--markdown]",
+	"sparkctl doctor --list [--markdown | --json]",
 	NULL,
 };
 
@@ -52,8 +52,10 @@ static const char doctor_description[] =
 	"fabric plan, HCA pairing, versions and clocks, and (over SSH) pings every\n"
 	"fabric link at its MTU with fragmentation forbidden.\n"
 	"\n"
-	"options:  --only/--skip ID,...  (ids or groups: 'sparkctl doctor --list')\n"
-	"          -q   only failures and warnings     --json   the report as JSON\n"
+	"--only and --skip take check ids or groups ('fabric' is every fabric.* check):\n"
+	"'sparkctl doctor --list' lists them.  A --hostfile names one node per line,\n"
+	"'host' or 'host slots=N' as launch reads it (slots are not used here); '#'\n"
+	"starts a comment.\n"
 	"\n"
 	"Exit status: 0 nothing failed, 1 a check failed, 2 usage, 3 a node could not be\n"
 	"inspected.";
@@ -227,17 +229,25 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 	return ret;
 }
 
-static int print_list(bool markdown)
+/* --list: the checks as text, JSON (the emitter) or docs/checks.md. */
+static int print_list(bool markdown, bool json)
 {
 	struct strbuf out = STRBUF_INIT;
+	struct emitter e;
 
 	if (markdown) {
 		checks_markdown(&out);
+	} else if (json) {
+		emit_init(&e, EMIT_JSON, NULL, false);
+		doctor_emit_checks(&e);
+		json_t *doc = emit_document(&e);
+		json_to_strbuf(doc, &out);
+		json_decref(doc);
+		emit_release(&e);
 	} else {
-		for (size_t k = 0; k < nr_checks; k++)
-			strbuf_addf(&out, "%-20s %-7s %s\n", checks[k].id,
-				    checks[k].scope == CHECK_LOCAL ? "node" : "cluster",
-				    checks[k].title);
+		emit_init(&e, EMIT_TEXT, &out, false);
+		doctor_emit_checks(&e);
+		emit_release(&e);
 	}
 	fputs(out.buf, stdout);
 	strbuf_release(&out);
@@ -292,7 +302,7 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 {
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &a->hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
-		OPT_STRING(0, "hostfile", &a->hostfile, "FILE", "the nodes, one per line"),
+		OPT_STRING(0, "hostfile", &a->hostfile, "FILE", "the nodes, from an MPI hostfile"),
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path)"),
 		OPT_UINT(0, "fanout", &a->fanout, "N", "nodes contacted at once (default 16)"),
@@ -303,8 +313,8 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 		OPT_LIST(0, "skip", &a->skip, "ID,...", "skip these checks or groups"),
 		OPT_BOOL('q', "quiet", &a->quiet,
 			 "only failures, warnings and the summary; no notices"),
-		OPT_BOOL(0, "json", &a->json, "print the report as JSON"),
-		OPT_BOOL(0, "list", &a->list, "list the checks"),
+		OPT_BOOL(0, "json", &a->json, "print the report (or --list) as JSON"),
+		OPT_BOOL(0, "list", &a->list, "list the checks (ids, groups, scope)"),
 		OPT_BOOL(0, "markdown", &a->markdown, "with --list: as docs/checks.md"),
 		OPT_HELP(),
 		OPT_END(),
@@ -315,8 +325,10 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 	*ret = SPARKCTL_EXIT_USAGE;
 	if (n < 0)
 		*ret = cmd_parse_exit(n);
+	else if (a->list && a->markdown && a->json)
+		cmd_usage_error("doctor", "--markdown and --json cannot be combined");
 	else if (a->list)
-		*ret = print_list(a->markdown);
+		*ret = print_list(a->markdown, a->json);
 	else if ((a->hosts || a->hostfile) + (a->from.nr > 0) + (a->root != NULL) > 1)
 		cmd_usage_error("doctor", "-H/--hostfile, --from and --root cannot be combined");
 	else if (a->fanout == 0)

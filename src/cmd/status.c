@@ -182,6 +182,8 @@ const struct cmd cmd_agent_status = {
 	.fn = run_agent_status,
 	.summary = "this node's answer to 'sparkctl status', as JSON",
 	.usage = agent_status_usage,
+	.description = "This node's GPUs, fabric ports and last doctor report as one JSON\n"
+		       "object: what 'sparkctl status -H' asks every node for.",
 	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };
