@@ -24,6 +24,7 @@
 #include "remote/hosts.h"
 #include "remote/ssh.h"
 #include "view/doctor_view.h"
+#include "view/progress.h"
 
 /* Seconds one remote 'sparkctl topo --json' may take, connection included. */
 #define REMOTE_TIMEOUT_MS 30000
@@ -219,13 +220,18 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 	for (size_t i = 0; i < hosts.nr; i++)
 		add_node(c, hosts.hosts[i].name);
 	host_list_release(&hosts);
+	progress_begin(!a->json && !a->quiet, "doctor: inspecting %zu node%s", c->nr_nodes,
+		       c->nr_nodes == 1 ? "" : "s");
 	remote_gather_inventories(rm, c, a->fanout, REMOTE_TIMEOUT_MS);
 	/*
 	 * New connections are bounded by --fanout; the probes are sessions over
 	 * the connections already open, which are cheap.
 	 */
 	unsigned sessions = a->fanout * 4 > 256 ? 256 : a->fanout * 4;
+	progress_set("doctor: pinging the fabric links of %zu node%s", c->nr_nodes,
+		     c->nr_nodes == 1 ? "" : "s");
 	probe(rm, c, sessions);
+	progress_end();
 	return ret;
 }
 

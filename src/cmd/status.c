@@ -21,6 +21,7 @@
 #include "lib/xalloc.h"
 #include "proc/run.h"
 #include "remote/hosts.h"
+#include "view/progress.h"
 #include "view/status_view.h"
 
 #define STATUS_TIMEOUT_MS	20000
@@ -296,7 +297,9 @@ static int run_status(const struct cmd *cmd, int argc, char **argv)
 	nodes = xcalloc(hosts.nr + 1, sizeof(*nodes));
 	for (size_t i = 0; i < hosts.nr; i++)
 		nodes[i].host = hosts.hosts[i].name;
+	progress_begin(!a.json, "status: asking %zu node%s", hosts.nr, hosts.nr == 1 ? "" : "s");
 	gather(&rm, nodes, hosts.nr, a.fanout);
+	progress_end();
 	for (size_t i = 0; i < hosts.nr; i++)
 		unreachable += nodes[i].error != NULL;
 
