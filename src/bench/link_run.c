@@ -67,7 +67,8 @@ static char *failure_line(const struct run_job *j)
 	/* The last non-empty line: ssh, the hold and the tools end with the reason. */
 	for (const char *p = text; *p;) {
 		size_t n = strcspn(p, "\n");
-		if (n)
+		const char *shown = p;
+		if (ssh_line_as_shown(&shown, n))
 			last = p;
 		p += n + (p[n] == '\n');
 	}

@@ -55,7 +55,8 @@ void remote_session_fast_kex(struct remote_session *rs, const char *const *hosts
 	/* 'ssh -G' at most once a minute per host: kept where launch keeps it. */
 	cached.control_dir = ssh_control_dir_shared(shared_dir) == 0 ? shared_dir : NULL;
 	free(rs->kex);
-	rs->kex = remote.nr ? ssh_fast_kex(&cached, (const char *const *)remote.v, remote.nr) : NULL;
+	rs->kex =
+		remote.nr ? ssh_fast_kex(&cached, (const char *const *)remote.v, remote.nr) : NULL;
 	rs->ssh.kex = rs->kex;
 	strvec_clear(&remote);
 }
