@@ -5,7 +5,7 @@
 # or with -q.  The nodes are reached through a stand-in ssh that runs the
 # command here once it is released: the test releases it when the line has
 # appeared on the terminal (a pty), so nothing depends on how fast this
-# machine is; where the line must not appear, the stand-in waits 3 s.
+# machine is; where the line must not appear, its first command waits 3 s.
 . "$SRCDIR/tests/lib.sh"
 
 cat > "$TMP/ssh" << 'EOF2'
@@ -16,13 +16,15 @@ shift 2
 if [ -n "${SSH_STANDIN_RELEASE:-}" ]; then
   i=0
   while [ ! -e "$SSH_STANDIN_RELEASE" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-else
+elif [ ! -e "$SSH_STANDIN_SLEPT" ]; then
+  : > "$SSH_STANDIN_SLEPT" # the first command only: longer than the 2 s of the progress line
   sleep 3
 fi
 exec sh -c "$*"
 EOF2
 chmod +x "$TMP/ssh"
 export SPARKCTL_SSH=$TMP/ssh
+export SSH_STANDIN_SLEPT=$TMP/slept
 host=sparkctl-standin-node.invalid
 
 # on_tty WANT_LINE CMD...: run CMD with stderr on a pty (stdout to $TMP/out),
@@ -31,7 +33,7 @@ host=sparkctl-standin-node.invalid
 on_tty() {
   local want=$1
   shift
-  rm -f "$TMP/release"
+  rm -f "$TMP/release" "$SSH_STANDIN_SLEPT"
   if [ -n "$want" ]; then export SSH_STANDIN_RELEASE=$TMP/release; else unset SSH_STANDIN_RELEASE; fi
   python3 - "$want" "$TMP" "$@" << 'PY' || fail "on a terminal: $*"
 import fcntl, os, pty, select, struct, subprocess, sys, termios, time
@@ -94,6 +96,7 @@ lacks "$TMP/tty" "doctor: inspecting"
 
 # Not when stderr is not a terminal (a pipe, a file).
 unset SSH_STANDIN_RELEASE
+rm -f "$SSH_STANDIN_SLEPT"
 "$SPARKCTL" status -H "$host" 2>&1 > /dev/null | cat > "$TMP/piped"
 lacks "$TMP/piped" "status: asking"
 [ ! -s "$TMP/piped" ] || { cat -A "$TMP/piped" >&2; fail "status wrote to a piped stderr"; }
