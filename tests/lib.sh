@@ -100,6 +100,20 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+# no_trailing_blanks FILE...: no line ends with a space or a tab (a table's
+# empty last column, a padded cell), which diffs, copies and golden files trip on.
+no_trailing_blanks() {
+  local f bad=0
+  for f in "$@"; do
+    if grep -nE '[[:blank:]]$' "$f" > "$TMP/blanks" 2> /dev/null; then
+      echo "--- lines of $f that end with a blank:" >&2
+      sed 's/[[:blank:]]*$/&<|/' "$TMP/blanks" >&2
+      bad=1
+    fi
+  done
+  [ "$bad" = 0 ] || fail "a line of the output ends with a blank"
+}
+
 # same FILE1 FILE2: identical content (shows a diff otherwise).
 same() {
   diff -u "$1" "$2" >&2 || fail "$1 and $2 differ"
@@ -113,6 +127,7 @@ golden() {
     return
   fi
   [ -f "$GOLDEN/$1" ] || fail "no golden file tests/golden/$1 (run with SPARKCTL_UPDATE_GOLDEN=1)"
+  no_trailing_blanks "$2"
   diff -u "$GOLDEN/$1" "$2" >&2 || fail "output differs from tests/golden/$1"
 }
 

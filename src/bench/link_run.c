@@ -5,6 +5,7 @@
 
 #include "bench/link_parse.h"
 #include "bench/link_run.h"
+#include "view/progress.h"
 #include "inventory/inventory.h"
 #include "lib/xalloc.h"
 #include "proc/run.h"
@@ -66,7 +67,8 @@ static char *failure_line(const struct run_job *j)
 	/* The last non-empty line: ssh, the hold and the tools end with the reason. */
 	for (const char *p = text; *p;) {
 		size_t n = strcspn(p, "\n");
-		if (n)
+		const char *shown = p;
+		if (ssh_line_as_shown(&shown, n))
 			last = p;
 		p += n + (p[n] == '\n');
 	}
@@ -184,7 +186,13 @@ static bool run_tool(struct link_run *b, enum link_tool t)
 	struct run_servers rs = { 0 };
 	size_t *index = xcalloc(n + 1, sizeof(*index));
 	size_t nr_clients = 0;
-	bool ok = start_servers(b, t, servers, &rs), clean = true;
+	bool ok, clean = true;
+
+	progress_set("bench link: %s \u2192 %s %s", link_run_client(b), link_run_server(b),
+		     t == LINK_TOOL_RDMA_BW    ? "RDMA write bandwidth (ib_write_bw)"
+		     : t == LINK_TOOL_RDMA_LAT ? "RDMA write latency (ib_write_lat)"
+					       : "TCP bandwidth (iperf3)");
+	ok = start_servers(b, t, servers, &rs);
 
 	if (ok) {
 		for (size_t i = 0; i < n; i++) {

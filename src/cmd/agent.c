@@ -232,6 +232,11 @@ static const struct cmd agent_ping_cmd = {
 	.fn = run_ping,
 	.summary = "don't-fragment pings, all at once; a JSON array of results",
 	.usage = ping_usage,
+	.description =
+		"Ping from interface IF to ADDR with SIZE bytes of payload, fragmentation\n"
+		"forbidden, every triple at once; print a JSON array with, for each,\n"
+		"{\"ok\": true|false, \"detail\": what ping said when it failed}.  'sparkctl\n"
+		"doctor -H' runs it on each node: one SSH session per node, not per link.",
 	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };
@@ -242,6 +247,9 @@ static const struct cmd agent_launch_cmd = {
 	.fn = run_launch,
 	.summary = "this node's part of 'sparkctl launch' (src/launch/protocol.h)",
 	.usage = launch_usage,
+	.description = "One node's part of 'sparkctl launch': the job and the control lines\n"
+		       "on stdin, the ranks' output and exits on stdout (the protocol is in\n"
+		       "src/launch/protocol.h).  Nothing of the job outlives it.",
 	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };
@@ -252,6 +260,8 @@ static const struct cmd agent_reap_cmd = {
 	.fn = run_reap,
 	.summary = "end what is left of a node's part of a launch whose agent died",
 	.usage = reap_usage,
+	.description = "End what is left of node NODE's part of launch JOB (16 hex digits)\n"
+		       "after its agent died: SIGTERM, then SIGKILL after GRACE_MS.",
 	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };
@@ -262,6 +272,13 @@ static const struct cmd agent_hold_cmd = {
 	.fn = run_hold,
 	.summary = "run a command until it exits or the caller is gone (src/proc/hold.h)",
 	.usage = hold_usage_lines,
+	.description =
+		"Run CMD (a one-shot server of 'sparkctl bench link': iperf3 -s -1,\n"
+		"ib_write_bw) until it exits or the caller is gone (end of stdin, SIGTERM,\n"
+		"SIGINT, SIGHUP), and leave nothing of it behind.  With --ready-port, print\n"
+		"\"ready\" once CMD listens on TCP PORT; exit 3 when PORT is taken, CMD exits\n"
+		"first or nothing listens within --ready-timeout MS (default 10000).\n"
+		"Otherwise CMD's exit status (128+N for signal N; 127 or 126: not run).",
 	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };

@@ -12,6 +12,7 @@
 #include "cmd/cmd.h"
 #include "remote/hosts.h"
 #include "view/link_view.h"
+#include "view/progress.h"
 
 enum link_exit {
 	LINK_EXIT_OK = SPARKCTL_EXIT_OK,		   /* every link healthy */
@@ -149,13 +150,18 @@ static int run(const struct link_args *a, struct link_run_options *o)
 	}
 	o->tool.b_host = hosts.hosts[1].name;
 	link_run_init(&b, o);
+	/* Seconds of silence otherwise: a line on the terminal says what runs (not for JSON). */
+	progress_begin(!a->json, "bench link: inspecting %s and %s", hosts.hosts[0].name,
+		       hosts.hosts[1].name);
 	if (link_run_prepare(&b, hosts.hosts[0].name, hosts.hosts[1].name, &err) < 0) {
+		progress_end();
 		report_lines(err.buf);
 		ret = LINK_EXIT_UNAVAILABLE;
 	} else if (link_run_measure(&b) < 0) {
+		progress_end();
 		cmd_error("bench link", "%s", b.unavailable.buf);
 		ret = LINK_EXIT_UNAVAILABLE;
-	} else if (print_report(&b, a->json ? "-" : a->output) < 0) {
+	} else if (progress_end(), print_report(&b, a->json ? "-" : a->output) < 0) {
 		ret = SPARKCTL_EXIT_ERROR;
 	} else {
 		ret = b.worst == LINK_HEALTHY ? LINK_EXIT_OK : LINK_EXIT_PROBLEMS;

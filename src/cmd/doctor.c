@@ -24,6 +24,7 @@
 #include "remote/hosts.h"
 #include "remote/ssh.h"
 #include "view/doctor_view.h"
+#include "view/progress.h"
 
 /* Seconds one remote 'sparkctl topo --json' may take, connection included. */
 #define REMOTE_TIMEOUT_MS 30000
@@ -39,7 +40,7 @@ enum doctor_exit {
 static const char *const doctor_usage[] = {
 	"sparkctl doctor [--root DIR | --from FILE...] [--nodes N] [options]",
 	"sparkctl doctor -H HOST,... | --hostfile FILE [--remote-sparkctl PATH] [options]",
-	"sparkctl doctor --list [--markdown]",
+	"sparkctl doctor --list [--markdown | --json]",
 	NULL,
 };
 
@@ -52,8 +53,10 @@ static const char doctor_description[] =
 	"fabric plan, HCA pairing, versions and clocks, and (over SSH) pings every\n"
 	"fabric link at its MTU with fragmentation forbidden.\n"
 	"\n"
-	"options:  --only/--skip ID,...  (ids or groups: 'sparkctl doctor --list')\n"
-	"          -q   only failures and warnings     --json   the report as JSON\n"
+	"--only and --skip take check ids or groups ('fabric' is every fabric.* check):\n"
+	"'sparkctl doctor --list' lists them.  A --hostfile names one node per line,\n"
+	"'host' or 'host slots=N' as launch reads it (slots are not used here); '#'\n"
+	"starts a comment.\n"
 	"\n"
 	"Exit status: 0 nothing failed, 1 a check failed, 2 usage, 3 a node could not be\n"
 	"inspected.";
@@ -217,27 +220,40 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 	for (size_t i = 0; i < hosts.nr; i++)
 		add_node(c, hosts.hosts[i].name);
 	host_list_release(&hosts);
+	progress_begin(!a->json && !a->quiet, "doctor: inspecting %zu node%s", c->nr_nodes,
+		       c->nr_nodes == 1 ? "" : "s");
 	remote_gather_inventories(rm, c, a->fanout, REMOTE_TIMEOUT_MS);
 	/*
 	 * New connections are bounded by --fanout; the probes are sessions over
 	 * the connections already open, which are cheap.
 	 */
 	unsigned sessions = a->fanout * 4 > 256 ? 256 : a->fanout * 4;
+	progress_set("doctor: pinging the fabric links of %zu node%s", c->nr_nodes,
+		     c->nr_nodes == 1 ? "" : "s");
 	probe(rm, c, sessions);
+	progress_end();
 	return ret;
 }
 
-static int print_list(bool markdown)
+/* --list: the checks as text, JSON (the emitter) or docs/checks.md. */
+static int print_list(bool markdown, bool json)
 {
 	struct strbuf out = STRBUF_INIT;
+	struct emitter e;
 
 	if (markdown) {
 		checks_markdown(&out);
+	} else if (json) {
+		emit_init(&e, EMIT_JSON, NULL, false);
+		doctor_emit_checks(&e);
+		json_t *doc = emit_document(&e);
+		json_to_strbuf(doc, &out);
+		json_decref(doc);
+		emit_release(&e);
 	} else {
-		for (size_t k = 0; k < nr_checks; k++)
-			strbuf_addf(&out, "%-20s %-7s %s\n", checks[k].id,
-				    checks[k].scope == CHECK_LOCAL ? "node" : "cluster",
-				    checks[k].title);
+		emit_init(&e, EMIT_TEXT, &out, false);
+		doctor_emit_checks(&e);
+		emit_release(&e);
 	}
 	fputs(out.buf, stdout);
 	strbuf_release(&out);
@@ -262,14 +278,14 @@ static json_t *report_json(const struct doctor_cluster *c, const struct findings
 	return doc;
 }
 
-static void save_report(const struct doctor_cluster *c, const struct findings *f)
+static void save_report(const struct doctor_cluster *c, const struct findings *f, bool quiet)
 {
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
 	json_t *doc = report_json(c, f);
 
 	jset(doc, "time", jint((int64_t)time(NULL)));
 	if (cmd_state_path("doctor-last.json", true, &path) == 0 &&
-	    json_save(doc, path.buf, &err) < 0)
+	    json_save(doc, path.buf, &err) < 0 && !quiet)
 		cmd_error("doctor", "note: the report was not kept for 'sparkctl status': %s",
 			  err.buf);
 	json_decref(doc);
@@ -286,7 +302,7 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 {
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &a->hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
-		OPT_STRING(0, "hostfile", &a->hostfile, "FILE", "the nodes, one per line"),
+		OPT_STRING(0, "hostfile", &a->hostfile, "FILE", "the nodes, from an MPI hostfile"),
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path)"),
 		OPT_UINT(0, "fanout", &a->fanout, "N", "nodes contacted at once (default 16)"),
@@ -295,9 +311,10 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 		OPT_UINT(0, "nodes", &a->nodes, "N", "cluster size, when checking one node"),
 		OPT_LIST(0, "only", &a->only, "ID,...", "run only these checks or groups"),
 		OPT_LIST(0, "skip", &a->skip, "ID,...", "skip these checks or groups"),
-		OPT_BOOL('q', "quiet", &a->quiet, "show only failures and warnings"),
-		OPT_BOOL(0, "json", &a->json, "print the report as JSON"),
-		OPT_BOOL(0, "list", &a->list, "list the checks"),
+		OPT_BOOL('q', "quiet", &a->quiet,
+			 "only failures, warnings and the summary; no notices"),
+		OPT_BOOL(0, "json", &a->json, "print the report (or --list) as JSON"),
+		OPT_BOOL(0, "list", &a->list, "list the checks (ids, groups, scope)"),
 		OPT_BOOL(0, "markdown", &a->markdown, "with --list: as docs/checks.md"),
 		OPT_HELP(),
 		OPT_END(),
@@ -308,8 +325,10 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 	*ret = SPARKCTL_EXIT_USAGE;
 	if (n < 0)
 		*ret = cmd_parse_exit(n);
+	else if (a->list && a->markdown && a->json)
+		cmd_usage_error("doctor", "--markdown and --json cannot be combined");
 	else if (a->list)
-		*ret = print_list(a->markdown);
+		*ret = print_list(a->markdown, a->json);
 	else if ((a->hosts || a->hostfile) + (a->from.nr > 0) + (a->root != NULL) > 1)
 		cmd_usage_error("doctor", "-H/--hostfile, --from and --root cannot be combined");
 	else if (a->fanout == 0)
@@ -374,7 +393,7 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 		run_cluster_checks(&sel, &c, &f);
 	/* A live run is what 'sparkctl status' shows as the last doctor. */
 	if (!a.root && !a.from.nr)
-		save_report(&c, &f);
+		save_report(&c, &f, a.quiet);
 	ret = print_report(&a, &c, &f);
 out:
 	remote_session_close(&rm);

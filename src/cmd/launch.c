@@ -343,7 +343,8 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "sparkctl on the other nodes (default: this one's path)"),
 		OPT_BOOL('q', "quiet", &a->quiet,
-			 "no summary at the end (a failure still gets its line)"),
+			 "only errors: no warnings, notices or summary (a failure still gets its "
+			 "line)"),
 		OPT_HELP(),
 		OPT_OPERANDS_STOP(), /* the command's own options are the command's */
 		OPT_END(),
@@ -446,6 +447,7 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 		.stall_s = a->stall,
 		.timeout_s = a->timeout,
 		.tag_output = a->tag_output,
+		.quiet = a->quiet,
 		.log_dir = a->log_dir,
 		.hosts_arg = a->hostfile ? a->hostfile
 			     : a->hosts	 ? a->hosts

@@ -23,6 +23,7 @@
 #include "proc/run.h"
 #include "remote/hosts.h"
 #include "top/sample.h"
+#include "view/progress.h"
 #include "view/status_view.h"
 
 #define STATUS_TIMEOUT_MS	20000
@@ -236,6 +237,8 @@ const struct cmd cmd_agent_status = {
 	.fn = run_agent_status,
 	.summary = "this node's answer to 'sparkctl status', as JSON",
 	.usage = agent_status_usage,
+	.description = "This node's GPUs, fabric ports and last doctor report as one JSON\n"
+		       "object: what 'sparkctl status -H' asks every node for.",
 	.flags = CMD_RAW_ARGS,
 	.max_operands = CMD_OPERANDS_ANY,
 };
@@ -275,7 +278,12 @@ static void gather(struct remote_session *rm, struct status_node *nodes, size_t 
 {
 	struct run_job *jobs = xcalloc(n + 1, sizeof(*jobs));
 	const char *argv[] = { rm->sparkctl, "agent", "status", NULL };
+	const char **hosts = xcalloc(n + 1, sizeof(*hosts));
 
+	for (size_t i = 0; i < n; i++)
+		hosts[i] = nodes[i].host;
+	remote_session_fast_kex(rm, hosts, n);
+	free(hosts);
 	for (size_t i = 0; i < n; i++) {
 		run_job_init(&jobs[i]);
 		if (remote_session_argv(rm, nodes[i].host, argv, &jobs[i].argv) < 0)
@@ -365,7 +373,10 @@ static int run_status(const struct cmd *cmd, int argc, char **argv)
 		if (ret != SPARKCTL_EXIT_OK)
 			goto out;
 	} else {
+		progress_begin(!a.json, "status: asking %zu node%s", hosts.nr,
+			       hosts.nr == 1 ? "" : "s");
 		gather(&rm, nodes, hosts.nr, a.fanout);
+		progress_end();
 	}
 	for (size_t i = 0; i < hosts.nr; i++)
 		unreachable += nodes[i].error != NULL;

@@ -29,6 +29,7 @@
 #include "remote/hosts.h"
 #include "top/model.h"
 #include "top/sample.h"
+#include "view/progress.h"
 #include "view/top_view.h"
 
 /* What one node's 'agent status' may print, and how long it may take. */
@@ -67,6 +68,7 @@ struct top {
 	size_t nr;
 	bool remote;
 	bool no_gpu;
+	bool progress; /* plain text views: the progress line while nodes are slow to answer */
 	struct remote_session rm;
 	struct top_sample_source src; /* local */
 };
@@ -136,7 +138,9 @@ static void sample_remote(struct top *t)
 		if (remote_session_argv(&t->rm, t->nodes[i].host, argv, &jobs[i].argv) < 0)
 			strvec_clear(&jobs[i].argv);
 	}
+	progress_begin(t->progress, "top: sampling %zu node%s", t->nr, t->nr == 1 ? "" : "s");
 	run_jobs(jobs, t->nr, 0, SCRAPE_TIMEOUT_MS, SCRAPE_OUTPUT_MAX);
+	progress_end();
 	for (size_t i = 0; i < t->nr; i++) {
 		struct top_node *n = &t->nodes[i];
 		struct run_job *j = &jobs[i];
@@ -250,6 +254,7 @@ static int run_plain(struct top *t, struct top_view_opts *o, unsigned count, uin
 {
 	struct strbuf out = STRBUF_INIT;
 
+	t->progress = !json;
 	/* Replayed captures are interval apart by definition, not by the clock. */
 	sample(t, root, then ? 0 : NAN);
 	for (unsigned i = 0; i < count && !stop_signal; i++) {
@@ -491,6 +496,13 @@ static int set_up_remote(struct top *t, const struct top_args *a, struct host_li
 	for (size_t i = 0; i < t->nr; i++)
 		t->nodes[i].host = xstrdup(hosts->hosts[i].name);
 	remote_session_init(&t->rm, a->remote_sparkctl, true);
+	{
+		const char **names = xcalloc(t->nr + 1, sizeof(*names));
+		for (size_t i = 0; i < t->nr; i++)
+			names[i] = t->nodes[i].host;
+		remote_session_fast_kex(&t->rm, names, t->nr);
+		free(names);
+	}
 	strbuf_release(&err);
 	return ret;
 }

@@ -24,18 +24,35 @@
 #include "proc/loop.h"
 
 /* Notices relay what nodes and ssh said: escaped for the terminal, as every message. */
-void launcher_notice(struct launcher *l, const char *fmt, ...)
+static void add_notice(struct launcher *l, const char *fmt, va_list ap)
 {
 	struct strbuf msg = STRBUF_INIT;
-	va_list ap;
 
-	va_start(ap, fmt);
 	strbuf_vaddf(&msg, fmt, ap);
-	va_end(ap);
 	strbuf_addstr(&l->errout, "sparkctl launch: ");
 	strbuf_add_printable(&l->errout, msg.buf, msg.len, PRINTABLE_LINES);
 	strbuf_addch(&l->errout, '\n');
 	strbuf_release(&msg);
+}
+
+void launcher_notice(struct launcher *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_notice(l, fmt, ap);
+	va_end(ap);
+}
+
+void launcher_warning(struct launcher *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l->o->quiet)
+		return;
+	va_start(ap, fmt);
+	add_notice(l, fmt, ap);
+	va_end(ap);
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -188,10 +205,10 @@ static void node_containment(struct launcher *l, struct node *nd, const char *ar
 	free(r->note);
 	r->note = sp && sp[1] ? xstrdup(sp + 1) : NULL;
 	if (r->containment == CONTAIN_MARKS && l->o->job->contain == CONTAIN_AUTO)
-		launcher_notice(l,
-				"%s: no cgroup for the job (%s); its processes are found by "
-				"their environment",
-				nd->n->host, r->note ? r->note : "none can be made");
+		launcher_warning(l,
+				 "%s: no cgroup for the job (%s); its processes are found by "
+				 "their environment",
+				 nd->n->host, r->note ? r->note : "none can be made");
 	free(mode);
 }
 
@@ -210,7 +227,7 @@ static void agent_line(struct launcher *l, struct node *nd, char *line, size_t l
 		unit_exit(l, nd, arg);
 		break;
 	case 'W':
-		launcher_notice(l, "%s: %s", nd->n->host, arg);
+		launcher_warning(l, "%s: %s", nd->n->host, arg);
 		break;
 	case 'F':
 		launcher_notice(l, "%s: %s", nd->n->host, arg);
@@ -266,17 +283,18 @@ static void split_lines(struct launcher *l, struct node *nd, struct strbuf *buf,
 	strbuf_setlen(buf, buf->len - start);
 }
 
-/* A line of ssh's or the agent's stderr (ssh ends its own with CR LF). */
+/* A line of ssh's or the agent's stderr, as a terminal shows it (no CR). */
 static void agent_stderr_line(struct launcher *l, struct node *nd, char *line, size_t len)
 {
 	struct strbuf shown = STRBUF_INIT;
+	const char *visible = line;
 
-	if (len && line[len - 1] == '\r')
-		line[--len] = '\0';
-	if (!len || ssh_recovered_master_line(line))
+	len = ssh_line_as_shown(&visible, len);
+	if (!len || ssh_recovered_master_line(visible))
 		return;
-	strbuf_add_printable(&shown, line, len, 0);
-	launcher_notice(l, "%s: %s", nd->n->host, shown.buf);
+	strbuf_add_printable(&shown, visible, len, 0);
+	/* With -q it is said only as the reason a node failed (last_err). */
+	launcher_warning(l, "%s: %s", nd->n->host, shown.buf);
 	free(nd->last_err);
 	nd->last_err = strbuf_detach(&shown, NULL);
 }
@@ -391,7 +409,9 @@ static void agent_exited(struct launcher *l, struct node *nd)
 	if (nd->state == NODE_STARTING && !l->ending)
 		launcher_notice(l, "cannot start on %s: %s", nd->n->host,
 				nd->last_err ? nd->last_err : "the agent ended without a word");
-	else if (nd->state != NODE_STARTING)
+	else if (nd->state != NODE_STARTING && !l->ending)
+		/* Once the job ends (another node failed, a signal, --job-timeout), every agent
+		 * is told to end or stopped: its exit is no news, and no node was lost. */
 		launcher_notice(l, "lost %s (%s %s %d)%s%s", nd->n->host,
 				nd->n->local ? "agent" : "ssh",
 				signaled ? "killed by signal" : "exited with status",
@@ -419,8 +439,8 @@ static void got_signal(struct loop *loop, const struct signalfd_siginfo *si, voi
 		l->res->signal = sig;
 	launcher_set_end(l, LAUNCH_END_INTERRUPTED, 128 + sig);
 	if (l->interrupts == 1) {
-		launcher_notice(l, "SIG%s: ending the job (again to kill it at once)",
-				sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
+		launcher_warning(l, "SIG%s: ending the job (again to kill it at once)",
+				 sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
 		launcher_end_job(l, 'T');
 	} else {
 		launcher_notice(l, "killing the job");

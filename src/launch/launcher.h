@@ -28,6 +28,7 @@ struct launch_options {
 	unsigned stall_s;      /* --stall: advice after this long without output; 0: off */
 	unsigned timeout_s;    /* --job-timeout: end the job after this long; 0: none */
 	bool tag_output;       /* "[host:rank]" instead of "[rank]" */
+	bool quiet;	       /* -q: errors only, no warnings or advice */
 	const char *log_dir;   /* one file per unit here, or NULL */
 	const char *hosts_arg; /* the hosts as given, for the 'sparkctl doctor' hint */
 	int out_fd, err_fd;    /* the ranks' stdout and stderr go here, messages to err_fd */

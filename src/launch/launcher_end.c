@@ -110,6 +110,8 @@ static void stall_advice(struct loop *loop, void *data)
 	(void)loop;
 	if (!any_unit_running(l))
 		return;
+	if (l->o->quiet)
+		return;
 	launcher_notice(l,
 			"no output for %u s while ranks still run.  A job that hangs silently at "
 			"start-up is most often:",

@@ -72,6 +72,8 @@ struct launcher {
 
 /* "sparkctl launch: ..." on stderr, before the next wait. */
 void launcher_notice(struct launcher *l, const char *fmt, ...) ATTR_PRINTF(2, 3);
+/* A notice that is not an error (a node's warning, advice, what ssh said): none with -q. */
+void launcher_warning(struct launcher *l, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /* Close one of the node's pipes, which the loop stops watching first. */
 void node_close_pipe(struct node *nd, int *fd);
 bool node_agent_running(const struct node *nd);

@@ -320,13 +320,17 @@ int loop_run_once(struct loop *loop, int timeout_ms)
 	return 0;
 }
 
-/* Something is left to wait for: a descriptor (the signals' aside), a timer, a child. */
+/* Something is left to wait for: a descriptor (the signals' aside), a timer (not a
+ * background one), a child. */
 static bool waiting(const struct loop *loop)
 {
 	for (size_t i = 0; i < loop->nr_watches; i++)
 		if (!loop->watches[i].removed && loop->watches[i].fd != loop->signal_fd)
 			return true;
-	return loop->nr_timers > 0 || loop->nr_children > 0;
+	for (size_t i = 0; i < loop->nr_timers; i++)
+		if (!loop->timers[i]->background)
+			return true;
+	return loop->nr_children > 0;
 }
 
 int loop_run_until(struct loop *loop, uint64_t until)

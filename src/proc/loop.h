@@ -50,6 +50,7 @@ typedef void loop_idle_fn(struct loop *loop, void *data);
 struct loop_timer {
 	uint64_t at;	   /* when it fires, monotonic ms */
 	bool armed;	   /* in the loop's list */
+	bool background;   /* set after init: fires, but keeps no loop_run() waiting (progress) */
 	loop_timer_fn *fn; /* what it calls */
 	void *data;
 };

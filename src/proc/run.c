@@ -20,6 +20,7 @@
 #include "proc/child.h"
 #include "proc/loop.h"
 #include "proc/run.h"
+#include "view/progress.h"
 
 /* From SIGTERM to SIGKILL. */
 #define KILL_GRACE_MS  1000
@@ -63,6 +64,7 @@ struct runner {
 	/* ends a wait of the servers when true */
 	bool (*until)(const struct runner *rn, const void *arg);
 	const void *until_arg;
+	struct loop_timer progress; /* draws view/progress.h's line while this loop waits */
 };
 
 struct run_servers_state {
@@ -352,6 +354,7 @@ static void runner_init(struct runner *rn, struct run_job *jobs, size_t n, unsig
 	memset(rn, 0, sizeof(*rn));
 	loop_init(&rn->loop);
 	loop_on_idle(&rn->loop, check_until, rn);
+	progress_timer_arm(&rn->loop, &rn->progress);
 	rn->jobs = jobs;
 	rn->n = rn->limit = n;
 	rn->timeout_ms = timeout_ms;

@@ -24,9 +24,8 @@ char *remote_first_line(const char *text)
 		text += n + 1;
 		n = strcspn(text, "\n");
 	}
-	/* ssh ends its messages with CR LF. */
-	if (n && text[n - 1] == '\r')
-		n--;
+	/* As a terminal shows it: no CR of ssh's CR LF or of a progress meter. */
+	n = ssh_line_as_shown(&text, n);
 	if (n > 200)
 		n = 200;
 	strbuf_add_printable(&line, text, n, 0);
@@ -42,6 +41,24 @@ void remote_session_init(struct remote_session *rs, const char *remote_sparkctl,
 	rs->sparkctl = remote_sparkctl ? xstrdup(remote_sparkctl) : proc_self_path_or_name();
 	if (multiplex && ssh_control_dir_make(rs->control_dir) == 0)
 		rs->ssh.control_dir = rs->control_dir;
+}
+
+void remote_session_fast_kex(struct remote_session *rs, const char *const *hosts, size_t n)
+{
+	struct ssh_options cached = rs->ssh;
+	char shared_dir[SSH_CONTROL_DIR_MAX + 1];
+	struct strvec remote = STRVEC_INIT;
+
+	for (size_t i = 0; i < n; i++)
+		if (!host_is_local(hosts[i]) && !strvec_contains(&remote, hosts[i]))
+			strvec_push(&remote, hosts[i]);
+	/* 'ssh -G' at most once a minute per host: kept where launch keeps it. */
+	cached.control_dir = ssh_control_dir_shared(shared_dir) == 0 ? shared_dir : NULL;
+	free(rs->kex);
+	rs->kex =
+		remote.nr ? ssh_fast_kex(&cached, (const char *const *)remote.v, remote.nr) : NULL;
+	rs->ssh.kex = rs->kex;
+	strvec_clear(&remote);
 }
 
 int remote_session_argv(struct remote_session *rs, const char *host, const char *const *argv_remote,
@@ -82,7 +99,12 @@ void remote_gather_inventories(struct remote_session *rs, struct doctor_cluster 
 {
 	struct run_job *jobs = xcalloc(c->nr_nodes + 1, sizeof(*jobs));
 	const char *argv[] = { rs->sparkctl, "topo", "--json", NULL };
+	const char **hosts = xcalloc(c->nr_nodes + 1, sizeof(*hosts));
 
+	for (size_t i = 0; i < c->nr_nodes; i++)
+		hosts[i] = c->nodes[i].host;
+	remote_session_fast_kex(rs, hosts, c->nr_nodes);
+	free(hosts);
 	for (size_t i = 0; i < c->nr_nodes; i++) {
 		run_job_init(&jobs[i]);
 		if (remote_session_argv(rs, c->nodes[i].host, argv, &jobs[i].argv) < 0)
@@ -144,5 +166,8 @@ void remote_session_close(struct remote_session *rs)
 	}
 	free(rs->sparkctl);
 	rs->sparkctl = NULL;
+	free(rs->kex);
+	rs->kex = NULL;
+	rs->ssh.kex = NULL;
 	strvec_clear(&rs->hosts);
 }

@@ -18,6 +18,7 @@ struct remote_session {
 	struct ssh_options ssh;
 	char control_dir[SSH_CONTROL_DIR_MAX + 1];
 	char *sparkctl; /* the sparkctl the nodes run */
+	char *kex;	/* rs->ssh.kex: remote_session_fast_kex()'s list, or NULL */
 	struct strvec
 		hosts; /* the nodes reached over SSH, whose masters remote_session_close() ends */
 };
@@ -28,6 +29,12 @@ struct remote_session {
  * remote_session_close() ends.
  */
 void remote_session_init(struct remote_session *rs, const char *remote_sparkctl, bool multiplex);
+/*
+ * Before the first remote_session_argv(): the key exchange of ssh_fast_kex()
+ * for the nodes among hosts that are reached over SSH (curve25519 first),
+ * kept per host in the shared control directory as launch keeps it.
+ */
+void remote_session_fast_kex(struct remote_session *rs, const char *const *hosts, size_t n);
 /* The argv that runs argv_remote on host (appended to out); -EINVAL for a bad host name. */
 int remote_session_argv(struct remote_session *rs, const char *host, const char *const *argv_remote,
 			struct strvec *out);
@@ -48,8 +55,9 @@ void remote_session_close(struct remote_session *rs);
 char *remote_failure(const struct run_job *j, unsigned timeout_ms);
 
 /*
- * The first line of text (at most 200 bytes, without a CR at its end), for
- * messages: escaped for the terminal (strbuf_add_printable); allocated.
+ * The first line of text as a terminal shows it (ssh_line_as_shown(): no CR),
+ * at most 200 bytes, for messages: escaped for the terminal
+ * (strbuf_add_printable); allocated.
  */
 char *remote_first_line(const char *text);
 

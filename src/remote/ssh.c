@@ -177,6 +177,20 @@ bool ssh_recovered_master_line(const char *line)
 	       strstr(line, " already exists, disabling multiplexing");
 }
 
+size_t ssh_line_as_shown(const char **line, size_t len)
+{
+	const char *p = *line;
+	size_t start;
+
+	while (len && p[len - 1] == '\r')
+		len--;
+	start = len;
+	while (start && p[start - 1] != '\r')
+		start--;
+	*line = p + start;
+	return len - start;
+}
+
 /* The value of "kexalgorithms" in 'ssh -G' output (allocated), or NULL. */
 static char *g_value(const char *text, const char *key)
 {

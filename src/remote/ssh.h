@@ -77,6 +77,15 @@ int ssh_command(struct strvec *out, const char *host, const struct ssh_options *
 bool ssh_recovered_master_line(const char *line);
 
 /*
+ * A line of ssh's or a remote command's stderr (without its LF) as a
+ * terminal leaves it on the screen: a CR sends the cursor back, so the
+ * last part that is not empty is what one reads (ssh ends its own
+ * messages with CR LF; progress meters rewrite one line).  Returns that
+ * part's length and points *line at it; no CR is in it.
+ */
+size_t ssh_line_as_shown(const char **line, size_t len);
+
+/*
  * The key exchange: OpenSSH 9.0-9.8 put sntrup761x25519 first, whose
  * Streamlined NTRU Prime key generation takes most of a new connection's
  * CPU time (about 70 ms of 200 on an x86 core).  Given the text of

@@ -172,3 +172,18 @@ void doctor_emit(const struct doctor_cluster *c, const struct findings *f, bool 
 	}
 	emit_summary(c, f, e);
 }
+
+void doctor_emit_checks(struct emitter *e)
+{
+	emit_int(e, "schema_version", NULL, 1);
+	emit_array_open(e, "checks");
+	for (size_t k = 0; k < nr_checks; k++) {
+		emit_object_open(e, NULL);
+		emit_str(e, "check", "%-20s ", checks[k].id);
+		emit_str(e, "scope", "%-7s ", checks[k].scope == CHECK_LOCAL ? "node" : "cluster");
+		emit_str(e, "severity", NULL, check_status_name(checks[k].severity));
+		emit_str(e, "title", "%s\n", checks[k].title);
+		emit_close(e);
+	}
+	emit_close(e);
+}

@@ -25,4 +25,11 @@ void doctor_summarize(const struct doctor_cluster *c, const struct findings *f,
 void doctor_emit(const struct doctor_cluster *c, const struct findings *f, bool quiet,
 		 struct emitter *e);
 
+/*
+ * 'doctor --list': every check, one line each (id, scope, title); in JSON a
+ * "checks" array of {"check", "scope": "node"|"cluster", "severity":
+ * "FAIL"|"WARN" (the worst it reports), "title"} (docs/doctor.md).
+ */
+void doctor_emit_checks(struct emitter *e);
+
 #endif

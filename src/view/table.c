@@ -47,7 +47,7 @@ static size_t text_width(const char *s)
 void table_render(const struct table *t, size_t max_width, struct strbuf *out)
 {
 	size_t width[TABLE_MAX_COLUMNS] = { 0 };
-	size_t total = 0, gap = 2;
+	size_t total = 0, gap = 2, line_start = out->len;
 
 	for (size_t i = 0; i < t->nr_cells; i++) {
 		size_t w = text_width(t->cells[i]);
@@ -67,10 +67,15 @@ void table_render(const struct table *t, size_t max_width, struct strbuf *out)
 		strbuf_addstr(out, t->cells[i]);
 		if (!last && !t->right[c])
 			strbuf_addchars(out, ' ', pad);
-		if (!last)
+		if (!last) {
 			strbuf_addchars(out, ' ', gap);
-		else
-			strbuf_addch(out, '\n');
+			continue;
+		}
+		/* Empty or padded cells at the end of a row leave no blanks behind. */
+		while (out->len > line_start && out->buf[out->len - 1] == ' ')
+			strbuf_setlen(out, out->len - 1);
+		strbuf_addch(out, '\n');
+		line_start = out->len;
 	}
 }
 

@@ -37,6 +37,13 @@ expect 2 "$SPARKCTL" help bench lnk
 contains "$TMP/err" "did you mean 'link'?"
 expect 0 "$SPARKCTL" help agent hold
 contains "$TMP/out" "usage: sparkctl agent hold"
+# 'agent --help' sends the reader to each command's help, which tells more than its usage line.
+expect 0 "$SPARKCTL" agent --help
+contains "$TMP/out" "'sparkctl agent COMMAND --help' tells more."
+for verb in status ping launch reap hold; do
+  expect 0 "$SPARKCTL" agent $verb --help
+  [ "$(grep -cv '^usage: \|^   or: \|^$' "$TMP/out")" -ge 2 ] || fail "'agent $verb --help' tells no more than its usage"
+done
 
 # Unknown commands: the nearest one, exit 2.
 expect 2 "$SPARKCTL" tpo

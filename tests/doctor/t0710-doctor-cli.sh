@@ -8,6 +8,27 @@ F=tests/fixtures
 "$SPARKCTL" doctor --list --markdown > "$TMP/checks.md"
 same docs/checks.md "$TMP/checks.md"
 
+# --help: one block of options; the hostfile in the form the host list reads.
+expect 0 "$SPARKCTL" doctor --help
+[ "$(grep -c '^options:' "$TMP/out")" = 1 ] || fail "doctor --help has $(grep -c '^options:' "$TMP/out") 'options:' blocks"
+contains "$TMP/out" "'host slots=N'"
+
+# --list as text (id, scope, title) and, with --json, as JSON with the same checks.
+expect 0 "$SPARKCTL" doctor --list
+cp "$TMP/out" "$TMP/list.txt"
+grep -qE '^fabric\.twins +node +both twins' "$TMP/list.txt" || fail "--list: no fabric.twins line"
+expect 0 "$SPARKCTL" doctor --list --json
+python3 - "$TMP/out" "$TMP/list.txt" <<'PY' || fail "doctor --list --json is not the list"
+import json, sys
+d = json.load(open(sys.argv[1]))
+text = [l.split()[:2] for l in open(sys.argv[2]).read().splitlines()]
+assert d["schema_version"] == 1, d.get("schema_version")
+assert [[c["check"], c["scope"]] for c in d["checks"]] == text, "the checks differ from the text"
+assert {c["severity"] for c in d["checks"]} <= {"FAIL", "WARN"}, "severities"
+assert all(c["title"] for c in d["checks"]), "a check without a title"
+PY
+expect 2 "$SPARKCTL" doctor --list --json --markdown
+
 # A healthy node: exit 0.  spark-2cable has unlimited memlock; its only warning is the socket buffers.
 expect 0 "$SPARKCTL" doctor --root $F/spark-2cable --nodes 2
 contains "$TMP/out" "WARN  net.buffers"

@@ -1161,6 +1161,33 @@ static void ssh_dead_master_lines(void **state)
 	free(line);
 }
 
+/* A line as a terminal leaves it: what follows the last CR that is not at the end. */
+static void ssh_line_shown(void **state)
+{
+	const char *cases[][2] = {
+		{ "plain", "plain" },
+		{ "ssh: no route\r", "ssh: no route" },
+		{ "ssh: no route\r\r", "ssh: no route" },
+		{ "10%\r50%\rdone", "done" },
+		{ "10%\r50%\rdone\r", "done" },
+		{ "\r", "" },
+		{ "", "" },
+	};
+	char *line;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *p = cases[i][0];
+		size_t n = ssh_line_as_shown(&p, strlen(p));
+		assert_int_equal(n, strlen(cases[i][1]));
+		assert_memory_equal(p, cases[i][1], n);
+	}
+	line = remote_first_line("ssh: connecting\rssh: Could not resolve hostname x: Name or "
+				 "service not known\r\nmore\r\n");
+	assert_string_equal(line, "ssh: Could not resolve hostname x: Name or service not known");
+	free(line);
+}
+
 /* OpenSSH 9.0-9.8's default puts curve25519 first; nothing else moves. */
 static void ssh_kex_order(void **state)
 {
@@ -1204,6 +1231,7 @@ int main(void)
 		cmocka_unit_test(ssh_argv),
 		cmocka_unit_test(ssh_argv_errors),
 		cmocka_unit_test(ssh_dead_master_lines),
+		cmocka_unit_test(ssh_line_shown),
 		cmocka_unit_test(ssh_kex_order),
 		cmocka_unit_test(ssh_remote_round_trip),
 		cmocka_unit_test(run_status),
