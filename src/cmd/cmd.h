@@ -89,6 +89,18 @@ static inline int cmd_parse_exit(int r)
 	return r == -2 ? SPARKCTL_EXIT_OK : SPARKCTL_EXIT_USAGE;
 }
 
+/*
+ * The exit status of a failure of the layer below a command, by the errno
+ * that layer documents: -EDOM options that contradict each other (USAGE),
+ * -ENODEV no RDMA fabric port (UNAVAILABLE), anything else ERROR.
+ */
+static inline int cmd_exit_of_errno(int r)
+{
+	return r == -EDOM     ? SPARKCTL_EXIT_USAGE
+	       : r == -ENODEV ? SPARKCTL_EXIT_UNAVAILABLE
+			      : SPARKCTL_EXIT_ERROR;
+}
+
 /* "sparkctl CMD: message" on stderr. */
 void cmd_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /*

@@ -171,7 +171,7 @@ static int run_env(const struct cmd *cmd, int argc, char **argv)
 		if (r < 0) {
 			cmd_error("env", "%s", err.buf);
 			made++;
-			ret = SPARKCTL_EXIT_ERROR;
+			ret = cmd_exit_of_errno(r);
 			goto out;
 		}
 	}

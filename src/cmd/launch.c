@@ -41,8 +41,9 @@ static const char launch_description[] =
 	"its ranks itself.  No process of the job outlives it.\n"
 	"\n"
 	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has 'host slots=N' lines.\n"
-	"Exit status: the first failed rank's (128+N for signal N), 124 after --timeout,\n"
-	"255 when a node could not be reached, set up, or was lost, 2 for bad usage.";
+	"Exit status: the first failed rank's (128+N for signal N); else 0 every rank\n"
+	"exited 0, 1 error, 2 usage, 3 a node could not be reached, set up, or was lost,\n"
+	"5 ended after --timeout (summary.json's outcome tells which).";
 
 struct launch_args {
 	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl, *contain;
@@ -332,7 +333,7 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 		OPT_UINT(0, "stall", &a->stall, "SECONDS",
 			 "say what hangs a job when it prints nothing for this long"),
 		OPT_UINT(0, "timeout", &a->timeout, "SECONDS",
-			 "end the job after this long (exit 124)"),
+			 "end the job after this long (exit 5)"),
 		OPT_UINT(0, "connect-timeout", &a->connect_timeout, "SECONDS",
 			 "ssh connect timeout (default 5)"),
 		OPT_BOOL(0, "ssh-close", &a->ssh_close,
@@ -431,7 +432,7 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 	struct launch_result res = { 0 };
 	struct strbuf err = STRBUF_INIT;
 	char *self = proc_self_path_or_name();
-	int ret;
+	int r, ret;
 
 	ssh_setup(a, nodes, nr, &ssh, &ssh_extra, shared_dir);
 	const struct launch_options o = {
@@ -452,10 +453,10 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 		.err_fd = STDERR_FILENO,
 	};
 	fflush(stdout);
-	if (launch_run(&o, &res, &err) < 0) {
-		/* Nothing started; 255 as for a node that could not be set up (1 is a rank's). */
+	if ((r = launch_run(&o, &res, &err)) < 0) {
+		/* Nothing started: a program missing (ssh) or this host's own failure. */
 		cmd_error("launch", "%s", err.buf);
-		ret = LAUNCH_EXIT_NODE_FAILED;
+		ret = r == -ENOENT ? SPARKCTL_EXIT_UNAVAILABLE : SPARKCTL_EXIT_ERROR;
 	} else {
 		/* -q drops the table, never the reason a job failed. */
 		if (!a->quiet || res.end != LAUNCH_END_OK)
