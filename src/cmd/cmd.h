@@ -45,6 +45,11 @@ struct cmd {
 	const char *summary; /* one line for the list of commands */
 	const char *const *usage;
 	const char *description;
+	/*
+	 * The rows of docs/exit-codes.md it uses and what they mean for it
+	 * ("0 ..., 2 usage, ..."): the help's last paragraph, "Exit status:".
+	 */
+	const char *exit_status;
 	unsigned flags;			/* enum cmd_flags */
 	int max_operands;		/* after the options; CMD_OPERANDS_ANY */
 	const struct cmd *const *verbs; /* sub-verbs (NULL-terminated), with fn NULL */

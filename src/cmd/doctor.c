@@ -46,10 +46,7 @@ static const char doctor_description[] =
 	"fabric link at its MTU with fragmentation forbidden.\n"
 	"\n"
 	"options:  --only/--skip ID,...  (ids or groups: 'sparkctl doctor --list')\n"
-	"          -q   only failures and warnings     --json   the report as JSON\n"
-	"\n"
-	"Exit status: 0 nothing failed, 1 error (a --root or --from that cannot be read),\n"
-	"2 usage, 3 a node could not be inspected, 4 a check failed.";
+	"          -q   only failures and warnings     --json   the report as JSON";
 
 struct doctor_args {
 	const char *hosts, *hostfile, *root, *remote_sparkctl;
@@ -393,5 +390,7 @@ const struct cmd cmd_doctor = {
 	.summary = "check this node or the cluster; every finding with its fix",
 	.usage = doctor_usage,
 	.description = doctor_description,
+	.exit_status = "0 nothing failed, 1 a --root or --from that cannot be read, 2 usage, 3 a "
+		       "node could not be inspected, 4 a check failed",
 	.max_operands = 0,
 };

@@ -195,5 +195,8 @@ const struct cmd cmd_env = {
 	.summary = "print the NCCL/UCX/Gloo/MPI environment for this node",
 	.usage = env_usage,
 	.description = env_description,
+	.exit_status = "0 printed, 1 a --root or --from that cannot be read, or no environment can "
+		       "be made (an ambiguous topology, a refused setting), 2 usage, 3 no ACTIVE "
+		       "fabric port, 4 several nodes' environments would not work together",
 	.max_operands = 0,
 };

@@ -268,5 +268,7 @@ const struct cmd cmd_exporter = {
 	.summary = "serve GPU, RDMA and thermal metrics to Prometheus",
 	.usage = exporter_usage,
 	.description = exporter_description,
+	.exit_status = "0 stopped by SIGINT or SIGTERM, or after --once, 1 it cannot listen, use "
+		       "its root or its --web-config, 2 usage",
 	.max_operands = 0,
 };

@@ -40,10 +40,7 @@ static const char launch_description[] =
 	"kills it at once.  If the launcher dies or a connection drops, each node ends\n"
 	"its ranks itself.  No process of the job outlives it.\n"
 	"\n"
-	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has 'host slots=N' lines.\n"
-	"Exit status: the first failed rank's (128+N for signal N); else 0 every rank\n"
-	"exited 0, 1 error, 2 usage, 3 a node could not be reached, set up, or was lost,\n"
-	"5 ended after --timeout (summary.json's outcome tells which).";
+	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has 'host slots=N' lines.";
 
 struct launch_args {
 	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl, *contain;
@@ -510,5 +507,8 @@ const struct cmd cmd_launch = {
 	.summary = "run a job on every node; nothing of it outlives it",
 	.usage = launch_usage,
 	.description = launch_description,
+	.exit_status = "the first failed rank's (128+N for signal N); the launch's own: 0 every "
+		       "rank exited 0, 1 error, 2 usage, 3 a node could not be reached, set up, or "
+		       "was lost, 5 ended by --timeout; summary.json's outcome tells which",
 	.max_operands = CMD_OPERANDS_ANY,
 };

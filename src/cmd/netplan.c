@@ -343,5 +343,8 @@ const struct cmd cmd_netplan = {
 	.summary = "generate (and --write) the fabric addresses of a plan",
 	.usage = netplan_usage,
 	.description = netplan_description,
+	.exit_status = "0 done, 1 a --root or --from that cannot be read, a --base that does not "
+		       "fit, a file that cannot be written, 'netplan' failed, 2 usage (also --node "
+		       "out of range), 3 no ACTIVE RoCE fabric port, or 'netplan' cannot be run",
 	.max_operands = 0,
 };

@@ -35,9 +35,7 @@ static const char *const status_usage[] = {
 static const char status_description[] =
 	"One screen for the cluster: each node reachable or not, its GPUs' temperature\n"
 	"and utilisation, its fabric ports up with rate and MTU, and the result of the\n"
-	"last 'sparkctl doctor' run on it.  Without -H: this node.\n"
-	"\n"
-	"Exit status: 0 every node answered, 3 a node could not be reached, 2 usage.";
+	"last 'sparkctl doctor' run on it.  Without -H: this node.";
 
 /* ---- the node's side: sparkctl agent status ---- */
 
@@ -325,5 +323,6 @@ const struct cmd cmd_status = {
 	.summary = "one screen for the cluster: nodes, GPUs, links, last doctor",
 	.usage = status_usage,
 	.description = status_description,
+	.exit_status = "0 every node answered, 1 error, 2 usage, 3 a node could not be reached",
 	.max_operands = 0,
 };

@@ -555,5 +555,7 @@ const struct cmd cmd_top = {
 	.summary = "live view of GPUs and fabric ports, of this node or several",
 	.usage = top_usage,
 	.description = top_description,
+	.exit_status = "0 done, 1 error, 2 usage, 3 a node of -H could not be sampled (--once, "
+		       "-n); ended by a signal, 128+N",
 	.max_operands = 0,
 };
