@@ -96,7 +96,7 @@ def main():
                 ok = all(x["fix"] for x in found if x["status"] == want)
                 if not ok:
                     messages += "  (a finding without a fix)"
-            want_exit = 1 if worst == "FAIL" else 0
+            want_exit = 4 if worst == "FAIL" else 0
             if ok and r.returncode != want_exit:
                 ok = False
                 messages += f"  (exit {r.returncode}, expected {want_exit})"
