@@ -429,7 +429,7 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 	struct launch_result res = { 0 };
 	struct strbuf err = STRBUF_INIT;
 	char *self = proc_self_path_or_name();
-	int r, ret;
+	int ret;
 
 	ssh_setup(a, nodes, nr, &ssh, &ssh_extra, shared_dir);
 	const struct launch_options o = {
@@ -450,10 +450,10 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 		.err_fd = STDERR_FILENO,
 	};
 	fflush(stdout);
-	if ((r = launch_run(&o, &res, &err)) < 0) {
-		/* Nothing started: a program missing (ssh) or this host's own failure. */
+	if (launch_run(&o, &res, &err) < 0) {
+		/* Nothing started: this host's own failure (--log-dir, signals, ...). */
 		cmd_error("launch", "%s", err.buf);
-		ret = r == -ENOENT ? SPARKCTL_EXIT_UNAVAILABLE : SPARKCTL_EXIT_ERROR;
+		ret = SPARKCTL_EXIT_ERROR;
 	} else {
 		/* -q drops the table, never the reason a job failed. */
 		if (!a->quiet || res.end != LAUNCH_END_OK)
