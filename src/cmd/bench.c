@@ -60,10 +60,7 @@ static const char nccl_description[] =
 	"takes fewer operations at large sizes.  Results are checked on the host after\n"
 	"the timed loop (-c 0 to skip).  -C 1 shows the host's time to issue an\n"
 	"operation instead of the time to complete it (both are in the JSON).  A\n"
-	"collective that does not finish within --op-timeout is aborted.\n"
-	"\n"
-	"Exit status: 0 all values right, 4 wrong values, 5 a collective timed out, 3 no\n"
-	"GPU or NCCL, 2 bad usage, 1 other errors.";
+	"collective that does not finish within --op-timeout is aborted.";
 
 struct nccl_args {
 	const char *ops, *min, *max, *step, *dtype, *redop, *precision, *output, *rendezvous, *bind;
@@ -517,6 +514,9 @@ const struct cmd cmd_bench_nccl = {
 	.summary = "time NCCL collectives (nccl-tests' table, no MPI)",
 	.usage = nccl_usage,
 	.description = nccl_description,
+	.exit_status =
+		"0 all values right, 1 other errors, 2 usage (also -e beyond free memory without "
+		"--force), 3 no GPU or NCCL, 4 wrong values, 5 a collective timed out",
 };
 
 static const char *const bench_usage[] = {

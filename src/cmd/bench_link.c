@@ -32,11 +32,7 @@ static const char link_description[] =
 	"iperf3 over each fabric netdev.  The servers run on B, the clients on A; the\n"
 	"devices, GID indexes and addresses come from both nodes' inventories.\n"
 	"Servers are started under 'sparkctl agent hold', so they end with this\n"
-	"command whatever happens.  Default: --all.\n"
-	"\n"
-	"Exit status: 0 every link healthy, 4 a link degraded or broken, 3 a node\n"
-	"could not be inspected, a tool is missing, a port is taken, or there is no\n"
-	"fabric path; 2 usage, 1 other errors.";
+	"command whatever happens.  Default: --all.";
 
 struct link_args {
 	const char *hosts, *remote_sparkctl, *output, *size, *expect;
@@ -220,5 +216,8 @@ const struct cmd cmd_bench_link = {
 	.summary = "measure RDMA and TCP between two nodes, with a verdict",
 	.usage = link_usage,
 	.description = link_description,
+	.exit_status = "0 every link healthy, 1 other errors, 2 usage, 3 a node could not be "
+		       "inspected, a tool is missing, a port is taken, or there is no fabric path, "
+		       "4 a link degraded or broken",
 	.max_operands = 0,
 };

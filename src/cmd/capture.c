@@ -699,5 +699,7 @@ const struct cmd cmd_capture = {
 	.summary = "write a replayable copy of the files sparkctl reads here",
 	.usage = capture_usage,
 	.description = capture_description,
+	.exit_status = "0 the tree was written, 1 it could not be (no partial tree is left), 2 "
+		       "usage; stopped by SIGINT, SIGTERM or SIGHUP, 128+N",
 	.max_operands = CMD_OPERANDS_ANY,
 };

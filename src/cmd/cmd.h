@@ -51,6 +51,11 @@ struct cmd {
 	const char *summary; /* one line for the list of commands */
 	const char *const *usage;
 	const char *description;
+	/*
+	 * The rows of docs/exit-codes.md it uses and what they mean for it
+	 * ("0 ..., 2 usage, ..."): the help's last paragraph, "Exit status:".
+	 */
+	const char *exit_status;
 	unsigned flags;			/* enum cmd_flags */
 	int max_operands;		/* after the options; CMD_OPERANDS_ANY */
 	const struct cmd *const *verbs; /* sub-verbs (NULL-terminated), with fn NULL */
@@ -113,6 +118,18 @@ bool cmd_use_color(void);
 static inline int cmd_parse_exit(int r)
 {
 	return r == -2 ? SPARKCTL_EXIT_OK : SPARKCTL_EXIT_USAGE;
+}
+
+/*
+ * The exit status of a failure of the layer below a command, by the errno
+ * that layer documents: -EDOM options that contradict each other (USAGE),
+ * -ENODEV no RDMA fabric port (UNAVAILABLE), anything else ERROR.
+ */
+static inline int cmd_exit_of_errno(int r)
+{
+	return r == -EDOM     ? SPARKCTL_EXIT_USAGE
+	       : r == -ENODEV ? SPARKCTL_EXIT_UNAVAILABLE
+			      : SPARKCTL_EXIT_ERROR;
 }
 
 /* "sparkctl CMD: message" on stderr. */

@@ -70,12 +70,40 @@ void cmd_help_overview(FILE *f)
 	strbuf_release(&out);
 }
 
+/* "Exit status: ..." filled to 80 columns; the table's name for where the rows are defined. */
+static void add_exit_status(const char *text, struct strbuf *out)
+{
+	struct strbuf all = STRBUF_INIT;
+	size_t column = 0;
+
+	strbuf_addf(&all, "Exit status: %s (docs/exit-codes.md).", text);
+	strbuf_addch(out, '\n');
+	for (const char *p = all.buf; *p;) {
+		size_t word = strcspn(p, " ");
+		if (column && column + 1 + word > 80) {
+			strbuf_addch(out, '\n');
+			column = 0;
+		} else if (column) {
+			strbuf_addch(out, ' ');
+			column++;
+		}
+		strbuf_add(out, p, word);
+		column += word;
+		p += word;
+		p += strspn(p, " ");
+	}
+	strbuf_addch(out, '\n');
+	strbuf_release(&all);
+}
+
 void cmd_help_text(const struct cmd *cmd, const struct opt *opts, struct strbuf *out)
 {
 	char *noun;
 
 	if (!cmd->verbs) {
 		options_help(out, cmd->usage, cmd->description, opts);
+		if (cmd->exit_status)
+			add_exit_status(cmd->exit_status, out);
 		return;
 	}
 	options_help(out, cmd->usage, cmd->description, NULL);

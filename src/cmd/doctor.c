@@ -30,13 +30,6 @@
 #define REMOTE_TIMEOUT_MS 30000
 #define PING_TIMEOUT_MS	  20000
 
-enum doctor_exit {
-	DOCTOR_EXIT_OK = 0,   /* no FAIL */
-	DOCTOR_EXIT_FAIL = 1, /* some check failed */
-	DOCTOR_EXIT_USAGE = 2,
-	DOCTOR_EXIT_UNINSPECTED = 3 /* a node could not be inspected */
-};
-
 static const char *const doctor_usage[] = {
 	"sparkctl doctor [--root DIR | --from FILE...] [--nodes N] [options]",
 	"sparkctl doctor -H HOST,... | --hostfile FILE [--remote-sparkctl PATH] [options]",
@@ -56,10 +49,7 @@ static const char doctor_description[] =
 	"--only and --skip take check ids or groups ('fabric' is every fabric.* check):\n"
 	"'sparkctl doctor --list' lists them.  A --hostfile names one node per line,\n"
 	"'host' or 'host slots=N' as launch reads it (slots are not used here); '#'\n"
-	"starts a comment.\n"
-	"\n"
-	"Exit status: 0 nothing failed, 1 a check failed, 2 usage, 3 a node could not be\n"
-	"inspected.";
+	"starts a comment.";
 
 struct doctor_args {
 	const char *hosts, *hostfile, *root, *remote_sparkctl;
@@ -362,9 +352,10 @@ static int print_report(const struct doctor_args *a, const struct doctor_cluster
 	fputs(out.buf, stdout);
 	strbuf_release(&out);
 	doctor_summarize(c, f, &s);
-	return s.uninspected	      ? DOCTOR_EXIT_UNINSPECTED
-	       : s.counts[CHECK_FAIL] ? DOCTOR_EXIT_FAIL
-				      : DOCTOR_EXIT_OK;
+	/* What kept a node from being checked outranks what was found on the others. */
+	if (s.uninspected)
+		return a->from.nr ? SPARKCTL_EXIT_ERROR : SPARKCTL_EXIT_UNAVAILABLE;
+	return s.counts[CHECK_FAIL] ? SPARKCTL_EXIT_PROBLEMS : SPARKCTL_EXIT_OK;
 }
 
 static int run_doctor(const struct cmd *cmd, int argc, char **argv)
@@ -413,5 +404,7 @@ const struct cmd cmd_doctor = {
 	.usage = doctor_usage,
 	.description = doctor_description,
 	.flags = CMD_READS_NODE,
+	.exit_status = "0 nothing failed, 1 a --root or --from that cannot be read, 2 usage, 3 a "
+		       "node could not be inspected, 4 a check failed",
 	.max_operands = 0,
 };

@@ -178,7 +178,7 @@ static int run_env(const struct cmd *cmd, int argc, char **argv)
 		if (r < 0) {
 			cmd_error("env", "%s", err.buf);
 			made++;
-			ret = SPARKCTL_EXIT_ERROR;
+			ret = cmd_exit_of_errno(r);
 			goto out;
 		}
 	}
@@ -203,5 +203,8 @@ const struct cmd cmd_env = {
 	.usage = env_usage,
 	.description = env_description,
 	.flags = CMD_READS_NODE,
+	.exit_status = "0 printed, 1 a --root or --from that cannot be read, or no environment can "
+		       "be made (an ambiguous topology, a refused setting), 2 usage, 3 no ACTIVE "
+		       "fabric port, 4 several nodes' environments would not work together",
 	.max_operands = 0,
 };

@@ -279,5 +279,7 @@ const struct cmd cmd_exporter = {
 	.usage = exporter_usage,
 	.description = exporter_description,
 	.flags = CMD_READS_NODE,
+	.exit_status = "0 stopped by SIGINT or SIGTERM, or after --once, 1 it cannot listen, use "
+		       "its root or its --web-config, 2 usage",
 	.max_operands = 0,
 };

@@ -56,5 +56,6 @@ const struct cmd cmd_help = {
 	.summary = "show the commands, or one command's help",
 	.usage = help_usage,
 	.description = "Show the commands, or the help of COMMAND (and of its VERB).",
+	.exit_status = "0 shown, 2 no such command",
 	.max_operands = 2,
 };

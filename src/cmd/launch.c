@@ -40,9 +40,7 @@ static const char launch_description[] =
 	"kills it at once.  If the launcher dies or a connection drops, each node ends\n"
 	"its ranks itself.  No process of the job outlives it.\n"
 	"\n"
-	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has 'host slots=N' lines.\n"
-	"Exit status: the first failed rank's (128+N for signal N), 124 after --job-timeout,\n"
-	"255 when a node could not be reached, set up, or was lost, 2 for bad usage.";
+	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has 'host slots=N' lines.";
 
 struct launch_args {
 	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl, *contain;
@@ -333,7 +331,7 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 		OPT_UINT(0, "stall", &a->stall, "SECONDS",
 			 "say what hangs a job when it prints nothing for this long"),
 		OPT_UINT(0, "job-timeout", &a->timeout, "SECONDS",
-			 "end the job after this long (exit 124)"),
+			 "end the job after this long (exit 5)"),
 		OPT_RENAMED(0, "timeout", "--job-timeout"),
 		OPT_UINT(0, "connect-timeout", &a->connect_timeout, "SECONDS",
 			 "ssh connect timeout (default 5)"),
@@ -457,9 +455,9 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 	};
 	fflush(stdout);
 	if (launch_run(&o, &res, &err) < 0) {
-		/* Nothing started; 255 as for a node that could not be set up (1 is a rank's). */
+		/* Nothing started: this host's own failure (--log-dir, signals, ...). */
 		cmd_error("launch", "%s", err.buf);
-		ret = LAUNCH_EXIT_NODE_FAILED;
+		ret = SPARKCTL_EXIT_ERROR;
 	} else {
 		/* -q drops the table, never the reason a job failed. */
 		if (!a->quiet || res.end != LAUNCH_END_OK)
@@ -513,5 +511,8 @@ const struct cmd cmd_launch = {
 	.summary = "run a job on every node; nothing of it outlives it",
 	.usage = launch_usage,
 	.description = launch_description,
+	.exit_status = "the first failed rank's (128+N for signal N); the launch's own: 0 every "
+		       "rank exited 0, 1 error, 2 usage, 3 a node could not be reached, set up, or "
+		       "was lost, 5 ended by --job-timeout; summary.json's outcome tells which",
 	.max_operands = CMD_OPERANDS_ANY,
 };

@@ -313,7 +313,7 @@ static int run_netplan(const struct cmd *cmd, int argc, char **argv)
 	struct netplan p = { 0 };
 	struct inventory inv;
 	struct strbuf err = STRBUF_INIT;
-	int ret;
+	int r, ret;
 
 	if (parse_netplan(cmd, &a, &o, argc, argv, &ret) < 0)
 		return ret;
@@ -321,9 +321,12 @@ static int run_netplan(const struct cmd *cmd, int argc, char **argv)
 	ret = inventory_source_load("netplan", &a.src, &inv);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
-	if (netplan_build(&inv, &o, &p, &err) < 0) {
-		cmd_error("netplan", "%s", err.buf);
-		ret = SPARKCTL_EXIT_ERROR;
+	if ((r = netplan_build(&inv, &o, &p, &err)) < 0) {
+		ret = cmd_exit_of_errno(r);
+		if (ret == SPARKCTL_EXIT_USAGE)
+			cmd_usage_error("netplan", "%s", err.buf);
+		else
+			cmd_error("netplan", "%s", err.buf);
 	} else {
 		ret = a.hosts ? print_hosts(&a, &p) : install(&a, &inv, &p);
 	}
@@ -341,5 +344,8 @@ const struct cmd cmd_netplan = {
 	.usage = netplan_usage,
 	.description = netplan_description,
 	.flags = CMD_READS_NODE,
+	.exit_status = "0 done, 1 a --root or --from that cannot be read, a --base that does not "
+		       "fit, a file that cannot be written, 'netplan' failed, 2 usage (also --node "
+		       "out of range), 3 no ACTIVE RoCE fabric port, or 'netplan' cannot be run",
 	.max_operands = 0,
 };

@@ -42,9 +42,7 @@ static const char status_description[] =
 	"last 'sparkctl doctor' run on it.  Without -H: this node.  --root DIR (a\n"
 	"capture) or --from FILE (a saved inventory) show that node instead, from\n"
 	"what it holds: its ports and GPUs, without the live GPU figures or a doctor\n"
-	"result.\n"
-	"\n"
-	"Exit status: 0 every node answered, 3 a node could not be reached, 2 usage.";
+	"result.";
 
 /* ---- the node's side: sparkctl agent status ---- */
 
@@ -414,5 +412,6 @@ const struct cmd cmd_status = {
 	.usage = status_usage,
 	.description = status_description,
 	.flags = CMD_READS_NODE,
+	.exit_status = "0 every node answered, 1 error, 2 usage, 3 a node could not be reached",
 	.max_operands = 0,
 };

@@ -588,5 +588,7 @@ const struct cmd cmd_top = {
 	.usage = top_usage,
 	.description = top_description,
 	.flags = CMD_READS_NODE,
+	.exit_status = "0 done, 1 error, 2 usage, 3 a node of -H could not be sampled (--once, "
+		       "-n); ended by a signal, 128+N",
 	.max_operands = 0,
 };

@@ -63,5 +63,7 @@ const struct cmd cmd_topo = {
 	.usage = topo_usage,
 	.description = topo_description,
 	.flags = CMD_READS_NODE,
+	.exit_status = "0 the inventory was printed, 1 a --root or --from that cannot be read, 2 "
+		       "usage; a value the probe cannot read is reported as unknown, not a failure",
 	.max_operands = 0,
 };

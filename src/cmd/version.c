@@ -31,5 +31,6 @@ const struct cmd cmd_version = {
 	.summary = "print the version of sparkctl",
 	.usage = version_usage,
 	.description = "Print the version of sparkctl.",
+	.exit_status = "0 shown, 2 usage",
 	.max_operands = 0,
 };

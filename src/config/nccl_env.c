@@ -416,7 +416,7 @@ int env_generate(const struct inventory *inv, const struct env_options *o, struc
 		strbuf_addf(err, "%s has no ACTIVE fabric port%s", e->node,
 			    e->fabric.nr_strays ? " (see the ports left out above)"
 						: ": no RDMA port is ACTIVE with carrier");
-		return -EINVAL;
+		return -ENODEV;
 	}
 	r = resolve_topology(e, o, err);
 	if (r < 0)

@@ -68,9 +68,10 @@ int env_parse_mode(const char *s, enum env_gdr_mode *ret);
 int env_parse_format(const char *s, enum env_format *ret);
 
 /*
- * Build the environment of the node described by inv.  Returns 0, or
- * -EINVAL with a one-line reason in err (no fabric port, an ambiguous
- * topology, a refused GPUDirect mode, ...).  out is always released with
+ * Build the environment of the node described by inv.  Returns 0, or a
+ * negative errno with a one-line reason in err: -ENODEV when the node has
+ * no ACTIVE fabric port, -EINVAL otherwise (an ambiguous topology, a
+ * refused GPUDirect mode, ...).  out is always released with
  * node_env_release().
  */
 int env_generate(const struct inventory *inv, const struct env_options *opts, struct node_env *out,

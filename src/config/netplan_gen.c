@@ -131,6 +131,8 @@ int netplan_build(const struct inventory *inv, const struct netplan_options *o, 
 	p->node_name = xstrdup(inv->sys.hostname ? inv->sys.hostname : "(unknown host)");
 	fabric_build(inv, false, &f);
 
+	/* Options that contradict each other whatever the host: -EDOM. */
+	r = -EDOM;
 	if (o->nodes < 2) {
 		strbuf_addf(err, "--nodes must be at least 2, not %u", o->nodes);
 		goto out;
@@ -150,12 +152,14 @@ int netplan_build(const struct inventory *inv, const struct netplan_options *o, 
 			    255 - NETPLAN_HOST_OFFSET);
 		goto out;
 	}
+	r = -ENODEV;
 	if (!f.nr_rails || f.infiniband) {
 		strbuf_addf(err, "%s has no ACTIVE RoCE fabric port to address%s", p->node_name,
 			    f.infiniband ? " (its fabric is InfiniBand)"
 					 : ": is the QSFP cable plugged in and the link up?");
 		goto out;
 	}
+	r = -EINVAL;
 
 	/* Roles: physical ports in label order, halves in PCI-domain order. */
 	for (size_t i = 0; i < f.nr_rails; i++) {
@@ -257,12 +261,12 @@ int netplan_hosts(const struct netplan *p, const struct strvec *names, struct st
 {
 	if (names->nr && names->nr != p->opts.nodes) {
 		strbuf_addf(err, "--names gives %zu names for %u nodes", names->nr, p->opts.nodes);
-		return -EINVAL;
+		return -EDOM;
 	}
 	for (size_t i = 0; i < names->nr; i++) {
 		if (!plain_name(names->v[i])) {
 			strbuf_addf(err, "--names: '%s' is not a host name", names->v[i]);
-			return -EINVAL;
+			return -EDOM;
 		}
 	}
 	strbuf_addf(out, "# sparkctl netplan --hosts: plan %s, %u nodes\n",

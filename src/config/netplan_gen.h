@@ -56,10 +56,12 @@ int netplan_parse_plan(const char *s, enum netplan_plan *ret);
 const char *netplan_plan_name(enum netplan_plan p);
 
 /*
- * Plan this node's fabric addresses.  Returns 0, or -EINVAL with one line
- * in err: no ACTIVE fabric port, node index out of range, a base too small
- * or overlapping an address of a non-fabric interface, a ring without
- * both ports cabled, an interface name netplan cannot take.
+ * Plan this node's fabric addresses.  Returns 0, or a negative errno with
+ * one line in err: -EDOM for options that contradict each other (node
+ * index out of range, a plan for another number of nodes), -ENODEV when
+ * the node has no ACTIVE RoCE fabric port, -EINVAL otherwise (a base too
+ * small or overlapping an address of a non-fabric interface, a ring
+ * without both ports cabled, an interface name netplan cannot take).
  */
 int netplan_build(const struct inventory *inv, const struct netplan_options *o, struct netplan *out,
 		  struct strbuf *err);

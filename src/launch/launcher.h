@@ -8,6 +8,7 @@
 #define SPARKCTL_LAUNCHER_H
 
 #include "sparkctl.h"
+#include "exitcode.h"
 #include "launch/protocol.h"
 #include "lib/strbuf.h"
 #include "remote/ssh.h"
@@ -74,10 +75,13 @@ struct launch_result {
 	size_t nr_nodes;
 };
 
-/* The exit status of a launch that could not start or lost a node. */
-#define LAUNCH_EXIT_NODE_FAILED 255
-/* The exit status after --job-timeout, as timeout(1) has it. */
-#define LAUNCH_EXIT_TIMEOUT	124
+/*
+ * The exit status of a launch that could not reach or set up a node, or lost
+ * one while the job ran: the node is missing to the job, as for any command.
+ */
+#define LAUNCH_EXIT_NODE_FAILED SPARKCTL_EXIT_UNAVAILABLE
+/* The exit status after --job-timeout. */
+#define LAUNCH_EXIT_TIMEOUT	SPARKCTL_EXIT_TIMEOUT
 
 /*
  * Run the job on every node and wait until no process of it is left

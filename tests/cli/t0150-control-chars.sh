@@ -67,7 +67,7 @@ contains "$TMP/out" '"roce\u009B31m\u007F"'
 # doctor: the node's name, the findings and their fixes; text and JSON.
 for inv in host dev; do
   run "$SPARKCTL" doctor --from "$TMP/$inv.json"
-  [ "$status" -le 1 ] || fail "doctor exited $status"
+  [ "$status" = 0 ] || [ "$status" = 4 ] || fail "doctor exited $status"
   no_controls "$TMP/out" "$TMP/err"
   contains "$TMP/out" '\x1b]0;PWNED\x07\x1b[31mRED ('
   run "$SPARKCTL" doctor --from "$TMP/$inv.json" --json

@@ -65,7 +65,7 @@ contains "$TMP/out" "Connection refused"
 run "$SPARKCTL" bench link -H "$host,$host-2"
 no_cr "$TMP/out" "$TMP/err"
 contains "$TMP/err" "Connection refused"
-expect 255 "$SPARKCTL" launch -H "$host" -- true
+expect 3 "$SPARKCTL" launch -H "$host" -- true
 no_cr "$TMP/out" "$TMP/err"
 contains "$TMP/err" "cannot start on $host: ssh: connect to host fake port 22: Connection refused"
 lacks "$TMP/err" "connecting"

@@ -96,7 +96,7 @@ contains "$TMP/err" "left out roceP2p1s0f0/1: netdev enP2p1s0f0np0 has no IPv4 a
 
 # No fabric at all.
 printf '{"schema_version": 1, "system": {"hostname": "bare"}}' > "$TMP/bare.json"
-expect 1 "$SPARKCTL" env --from "$TMP/bare.json"
+expect 3 "$SPARKCTL" env --from "$TMP/bare.json"
 contains "$TMP/err" "bare has no ACTIVE fabric port"
 
 # Usage errors.

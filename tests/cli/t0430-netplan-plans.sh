@@ -36,7 +36,7 @@ for f in spark-1cable spark-ofed spark-gid-drift; do
   contains "$TMP/err" "the ring plan needs both ports of"
 done
 for plan in pair switch ring; do
-  expect 1 "$SPARKCTL" netplan --root tests/fixtures/ib-server --plan "$plan" --node 0 --nodes $([ $plan = ring ] && echo 3 || echo 2)
+  expect 3 "$SPARKCTL" netplan --root tests/fixtures/ib-server --plan "$plan" --node 0 --nodes $([ $plan = ring ] && echo 3 || echo 2)
   contains "$TMP/err" "has no ACTIVE RoCE fabric port to address (its fabric is InfiniBand)"
 done
 

@@ -140,7 +140,7 @@ mkdir -p "$R/etc/netplan"
 snapshot "$TMP/before"
 expect 2 "$SPARKCTL" netplan --root "$R" --plan mesh --node 0
 contains "$TMP/err" "unknown plan 'mesh'"
-expect 1 "$SPARKCTL" netplan --root "$R" --plan pair --node 2 --write
+expect 2 "$SPARKCTL" netplan --root "$R" --plan pair --node 2 --write
 contains "$TMP/err" "--node 2 is out of range: nodes are numbered 0 to 1"
 expect 2 "$SPARKCTL" netplan --root "$R" --plan pair
 contains "$TMP/err" "--node is required"
@@ -156,7 +156,7 @@ expect 2 "$SPARKCTL" netplan --root "$R" --plan pair --node 0 --base 10.1.0.0
 contains "$TMP/err" "is not an IPv4 CIDR"
 expect 1 "$SPARKCTL" netplan --root "$R" --plan pair --node 0 --base 127.0.0.0/8
 contains "$TMP/err" "not a unicast range"
-expect 1 "$SPARKCTL" netplan --root tests/fixtures/ib-server --plan switch --node 0 --nodes 4
+expect 3 "$SPARKCTL" netplan --root tests/fixtures/ib-server --plan switch --node 0 --nodes 4
 contains "$TMP/err" "its fabric is InfiniBand"
 expect 2 "$SPARKCTL" netplan --from x.json --plan pair --node 0 --write
 contains "$TMP/err" "cannot use --from"

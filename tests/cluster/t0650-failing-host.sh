@@ -31,7 +31,7 @@ EOF2
 chmod +x "$TMP/ssh-slow-bad"
 for ssh in "$SPARKCTL_SSH" "$TMP/ssh-slow-bad"; do
   for order in "node0,$bad" "$bad,node0"; do
-    SPARKCTL_SSH=$ssh expect 255 "$SPARKCTL" launch -H "$order" -- true
+    SPARKCTL_SSH=$ssh expect 3 "$SPARKCTL" launch -H "$order" -- true
     contains "$TMP/err" "cannot start on $bad"
     contains "$TMP/err" "the job failed on $bad"
     lacks "$TMP/err" "lost node0"

@@ -35,12 +35,12 @@ contains "$TMP/out" "WARN  net.buffers"
 lacks "$TMP/out" "FAIL"
 tail -1 "$TMP/out" | grep -q "^1 node: 0 failed, 1 warning, " || fail "summary line: $(tail -1 "$TMP/out")"
 # Failures first, each with its fix.
-expect 1 "$SPARKCTL" doctor --root $F/spark-1cable
+expect 4 "$SPARKCTL" doctor --root $F/spark-1cable
 first=$(grep -m1 -E '^  (FAIL|WARN|PASS|SKIP)' "$TMP/out")
 case $first in *FAIL*) ;; *) fail "failures are not first: $first" ;; esac
 grep -A1 "FAIL  limits.memlock" "$TMP/out" | grep -q "fix: add '\* soft memlock unlimited'" || fail "no fix under the failure"
 # -q leaves out PASS and SKIP.
-expect 1 "$SPARKCTL" doctor --root $F/spark-1cable -q
+expect 4 "$SPARKCTL" doctor --root $F/spark-1cable -q
 lacks "$TMP/out" "PASS"
 # No colour when not a terminal.
 lacks "$TMP/out" $'\033['
@@ -55,7 +55,7 @@ expect 2 "$SPARKCTL" doctor --only fabric.twin
 contains "$TMP/err" "no check 'fabric.twin'; did you mean 'fabric.twins'?"
 
 # JSON report.
-expect 1 "$SPARKCTL" doctor --root $F/spark-1cable --json
+expect 4 "$SPARKCTL" doctor --root $F/spark-1cable --json
 python3 - "$TMP/out" <<'PY' || fail "the JSON report is not as documented"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -86,10 +86,10 @@ contains "$TMP/out" "PASS  cluster.hostnames"
 contains "$TMP/out" "SKIP  cluster.ping"
 contains "$TMP/out" "SKIP  cluster.clock"
 # Planted cluster faults: the same name twice (cluster.hostnames), different plans, an MTU mismatch, NCCL versions.
-expect 1 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/a.json" --only cluster.hostnames
+expect 4 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/a.json" --only cluster.hostnames
 contains "$TMP/out" "are both named spark-01"
 "$SPARKCTL" topo --root $F/spark-2cable --json > "$TMP/c.json"
-expect 1 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/c.json" --only cluster.plan
+expect 4 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/c.json" --only cluster.plan
 contains "$TMP/out" "has 1 cabled port (2 rails, RoCE) but"
 python3 - "$TMP/b.json" "$TMP/d.json" <<'PY'
 import json, sys
@@ -98,15 +98,15 @@ next(n for n in d["netdevs"] if n["name"] == "enP2p1s0f1np1")["mtu"] = 1500
 d["system"]["nccl"]["version"] = "2.28.3"
 json.dump(d, open(sys.argv[2], "w"))
 PY
-expect 1 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/d.json" --only cluster.mtu,cluster.versions
+expect 4 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/d.json" --only cluster.mtu,cluster.versions
 contains "$TMP/out" "spark-01 enP2p1s0f1np1 has MTU 9000 but spark-02 enP2p1s0f1np1 has 1500"
 contains "$TMP/out" "the NCCL version differs: 2.28.9 on spark-01, 2.28.3 on spark-02"
 # Different ports cabled on the two nodes: the HCA lists would not pair.
 "$SPARKCTL" topo --root $F/spark-ofed --json > "$TMP/e.json"
-expect 1 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/e.json" --only cluster.hca_pairing
+expect 4 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/e.json" --only cluster.hca_pairing
 contains "$TMP/out" "FAIL  cluster.hca_pairing  HCA 1 is rocep1s0f1 (port p1 half 0) on spark-01 but mlx5_0 (port p0 half 0) on spark-dgx-1"
 # An inventory that cannot be read: that node is not inspected, exit 3.
-expect 3 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/missing.json"
+expect 1 "$SPARKCTL" doctor --from "$TMP/a.json" --from "$TMP/missing.json"
 contains "$TMP/out" "not inspected: cannot open"
 
 # Usage errors.

@@ -46,7 +46,7 @@ sleep 0.2
 
 # One end of one link at MTU 1500: the DF ping and the MTU check fail on that link only.
 cluster_set_mtu node1 enP2p1s0f1np1 1500
-expect 1 "$SPARKCTL" doctor -H "$hosts" --only cluster.ping,cluster.mtu
+expect 4 "$SPARKCTL" doctor -H "$hosts" --only cluster.ping,cluster.mtu
 contains "$TMP/out" "FAIL  cluster.mtu   node0 enP2p1s0f1np1 has MTU 9000 but node1 enP2p1s0f1np1 has 1500"
 contains "$TMP/out" "FAIL  cluster.ping  node0 enP2p1s0f1np1 -> node1 198.19.178.12: no reply to a don't-fragment ping of 9000 bytes"
 contains "$TMP/out" "PASS  cluster.ping  node0 enp1s0f1np1 -> node1 198.19.177.12"
@@ -54,7 +54,7 @@ cluster_set_mtu node1 enP2p1s0f1np1 9000
 
 # Twins in one subnet on node1: fabric.subnets fails there.
 cluster_same_subnet node1
-expect 1 "$SPARKCTL" doctor -H "$hosts" --only fabric.subnets
+expect 4 "$SPARKCTL" doctor -H "$hosts" --only fabric.subnets
 contains "$TMP/out" "share a subnet"
 [ "$(grep -c 'FAIL  fabric.subnets' "$TMP/out")" = 1 ] || fail "only node1's twins share a subnet"
 

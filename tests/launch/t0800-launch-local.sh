@@ -369,7 +369,7 @@ wait_for 10 "the agent of a killed launcher to go" ended "$agent"
 
 new_mark
 run launch --no-env --job-timeout 2 -- sleep "$M"
-want 124
+want 5
 contains "$TMP/err" "--job-timeout 2 s reached"
 contains "$TMP/err" "the job was ended by --job-timeout"
 none_left "$M" "after --job-timeout"
@@ -409,14 +409,14 @@ unlisten() {
   wait "$lpid" 2> /dev/null || true
   BG=${BG/ $lpid/}
 }
-# A port in use by another program: 255, naming it; --kill-stale does not touch it.
+# A port in use by another program: 3, naming it; --kill-stale does not touch it.
 listen X=1
 run launch --no-env --port "$lport" -- echo ran
-want 255
+want 3
 contains "$TMP/err" "port $lport is in use by pid $lpid"
 lacks "$TMP/out" "ran"
 run launch --no-env --port "$lport" --kill-stale -- echo ran
-want 255
+want 3
 contains "$TMP/err" "port $lport is in use by pid $lpid"
 alive "$lpid" || fail "--kill-stale ended a program that is no sparkctl job's"
 unlisten
@@ -424,7 +424,7 @@ unlisten
 stale=$(printf 'abcdef%010x' "$$")
 listen SPARKCTL_JOB_ID="$stale"
 run launch --no-env --port "$lport" -- echo ran
-want 255
+want 3
 contains "$TMP/err" "port $lport is in use by pid $lpid"
 contains "$TMP/err" "$stale"
 contains "$TMP/err" "--kill-stale"
@@ -433,12 +433,12 @@ unlisten
 # ---- --chdir that cannot be used -------------------------------------------
 
 run launch --no-env --chdir "/nonexistent-$$" -- echo ran
-want 255
+want 3
 contains "$TMP/err" "'/nonexistent-$$'"
 lacks "$TMP/out" "ran"
 touch "$TMP/afile"
 run launch --no-env --chdir "$TMP/afile" -- echo ran
-want 255
+want 3
 contains "$TMP/err" "'$TMP/afile'"
 
 # ---- --torchrun, with a torchrun that records its arguments ----------------
@@ -552,7 +552,7 @@ want 0
 
 # ---- the agent killed ------------------------------------------------------
 
-# The agent killed: the node is lost (255), and what its rank started does not outlive the job.
+# The agent killed: the node is lost (3), and what its rank started does not outlive the job.
 new_mark
 reset_r
 bg "$SPARKCTL" launch --no-env -- sh -c 'sleep "$0" & touch "$1/up.0"; wait' "$M" "$TMP/r"
@@ -560,7 +560,7 @@ wait_for 30 "the rank to start" up 1
 agent=$(pgrep -P "$bg_pid") || fail "the launcher has no agent"
 kill -KILL "$agent"
 bg_wait 30
-[ "$status" = 255 ] || { cat "$TMP/bg.err" >&2; fail "agent killed: exit $status, expected 255"; }
+[ "$status" = 3 ] || { cat "$TMP/bg.err" >&2; fail "agent killed: exit $status, expected 3"; }
 contains "$TMP/bg.err" "lost localhost"
 wait_for 10 "the processes of a job whose agent was killed to go ($(left "$M"))" gone "$M"
 

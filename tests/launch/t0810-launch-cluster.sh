@@ -161,7 +161,7 @@ for pid in $(ip netns pids "$(cluster_ns node1)"); do
   [ "$(cat "/proc/$pid/comm" 2> /dev/null)" != sshd ] || kill -KILL "$pid" 2> /dev/null || true
 done
 set +e; wait "$launcher"; status=$?; set -e
-[ "$status" = 255 ] || { cat "$TMP/err" >&2; fail "launcher exited $status after node1's sshd died"; }
+[ "$status" = 3 ] || { cat "$TMP/err" >&2; fail "launcher exited $status after node1's sshd died"; }
 contains "$TMP/err" "lost node1"
 no_survivors "the death of node1's sshd"
 cluster_node_down node1 # forget the killed sshd
@@ -170,7 +170,7 @@ cluster_node_up node1
 # --- An unreachable node: a clear error within the connect timeout; nothing ran anywhere ---
 rm -f "$TMP/r"/*
 cluster_node_unreachable node1
-expect 255 timeout 60 "$SPARKCTL" launch -H "$hosts" --connect-timeout 2 -- \
+expect 3 timeout 60 "$SPARKCTL" launch -H "$hosts" --connect-timeout 2 -- \
   sh -c 'touch "$0/started.$RANK"; sleep 300' "$TMP/r"
 contains "$TMP/err" "node1"
 grep -E 'timed out|No route|unreachable' "$TMP/err" > /dev/null || {
@@ -183,21 +183,21 @@ cluster_node_reachable node1
 
 # A node without sparkctl: said plainly.
 cluster_remote_sparkctl node1 -
-expect 255 "$SPARKCTL" launch -H "$hosts" --remote-sparkctl sparkctl -- true
+expect 3 "$SPARKCTL" launch -H "$hosts" --remote-sparkctl sparkctl -- true
 contains "$TMP/err" "node1"
 # One whose sparkctl fails with terminal controls (and ssh's CR LF) on
 # stderr: relayed escaped, the CR dropped.
 printf '#!/bin/sh\nprintf "no\\033]0;T\\007pe\\r\\n" >&2\nexit 1\n' > "$TMP/failing"
 chmod +x "$TMP/failing"
 cluster_remote_sparkctl node1 "$TMP/failing"
-expect 255 "$SPARKCTL" launch -H "$hosts" --remote-sparkctl sparkctl -- true
+expect 3 "$SPARKCTL" launch -H "$hosts" --remote-sparkctl sparkctl -- true
 no_controls "$TMP/out" "$TMP/err"
 contains "$TMP/err" 'sparkctl launch: node1: no\x1b]0;T\x07pe'
 lacks "$TMP/err" '\x0d'
 cluster_remote_sparkctl node1 "$SPARKCTL"
 
-# --- The stall watchdog advises; --job-timeout ends the job with 124 ---
-expect 124 "$SPARKCTL" launch -H "$hosts" --stall 1 --job-timeout 3 -- sleep 300
+# --- The stall watchdog advises; --job-timeout ends the job with 5 ---
+expect 5 "$SPARKCTL" launch -H "$hosts" --stall 1 --job-timeout 3 -- sleep 300
 contains "$TMP/err" "no output for 1 s"
 contains "$TMP/err" "sparkctl doctor -H $hosts"
 contains "$TMP/err" "--job-timeout 3 s reached"

@@ -47,7 +47,7 @@ agent=$(pgrep -P "$launcher" -f "agent launch")
 [ -n "$agent" ] || fail "no agent under the launcher"
 kill -KILL "$agent"
 set +e; wait "$launcher"; status=$?; set -e
-[ "$status" = 255 ] || { show; fail "exit $status after the agent was killed, expected 255"; }
+[ "$status" = 3 ] || { show; fail "exit $status after the agent was killed, expected 3"; }
 contains "$TMP/err" "lost localhost"
 wait_for 20 "the daemons of a job whose agent was killed to end" gone "$M"
 [ "$(summary "$TMP/logs" 'd["nodes"][0]["containment"]')" = cgroup ] \
@@ -71,7 +71,7 @@ want 2
 contains "$TMP/err" "--contain 'sometimes'"
 if [ ! -d /run/systemd/system ]; then
   run timeout -s KILL 60 "$SPARKCTL" launch --no-env --contain systemd -- touch "$TMP/ran"
-  want 255
+  want 3
   contains "$TMP/err" "systemd is not the init system"
   [ ! -e "$TMP/ran" ] || fail "--contain systemd without systemd ran the command"
 fi
@@ -122,7 +122,7 @@ done
 [ -n "$agent" ] || fail "no agent on node1"
 kill -KILL "$agent"
 set +e; wait "$launcher"; status=$?; set -e
-[ "$status" = 255 ] || { show; fail "exit $status after node1's agent was killed, expected 255"; }
+[ "$status" = 3 ] || { show; fail "exit $status after node1's agent was killed, expected 3"; }
 wait_for 20 "the daemons on both nodes to end" gone "$M"
 for n in 0 1; do
   [ "$(summary "$TMP/logs" "d['nodes'][$n]['containment']")" = cgroup ] \
