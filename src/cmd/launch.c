@@ -40,7 +40,8 @@ static const char launch_description[] =
 	"kills it at once.  If the launcher dies or a connection drops, each node ends\n"
 	"its ranks itself.  No process of the job outlives it.\n"
 	"\n"
-	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has 'host slots=N' lines.\n"
+	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has lines 'host slots=N\n"
+	"[max_slots=M]' (Open MPI, DeepSpeed) or 'host:N' (MPICH).\n"
 	"Exit status: the first failed rank's (128+N for signal N), 124 after --timeout,\n"
 	"255 when a node could not be reached, set up, or was lost, 2 for bad usage.";
 
@@ -160,6 +161,12 @@ static int make_nodes(const struct launch_args *a, const struct host_list *hosts
 	for (size_t i = 0; i < hosts->nr; i++) {
 		nodes[i].host = hosts->hosts[i].name;
 		nodes[i].local = host_is_local(nodes[i].host);
+		/* Open MPI's rule: the count given wins over slots, never over max_slots. */
+		if (a->nproc != NPROC_FROM_HOSTS && hosts->hosts[i].max_slots &&
+		    a->nproc > hosts->hosts[i].max_slots)
+			return cmd_usage_error(
+				"launch", "%u ranks per node: %s has max_slots=%u in '%s'",
+				a->nproc, nodes[i].host, hosts->hosts[i].max_slots, a->hostfile);
 		if (a->nproc != NPROC_FROM_HOSTS)
 			nodes[i].nproc = a->nproc;
 		else
@@ -303,7 +310,7 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 		OPT_STRING('H', "hosts", &a->hosts, "HOSTS",
 			   "nodes: spark1,spark2 or spark[1-4] (default localhost)"),
 		OPT_STRING(0, "hostfile", &a->hostfile, "FILE",
-			   "nodes from a hostfile ('host slots=N')"),
+			   "nodes from a hostfile ('host slots=N' or 'host:N')"),
 		OPT_UINT('n', "nproc-per-node", &a->nproc, "N",
 			 "ranks on each node (default: the hostfile's slots, else 1)"),
 		OPT_BOOL(0, "torchrun", &a->torchrun,

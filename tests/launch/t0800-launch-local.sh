@@ -488,6 +488,37 @@ run launch --no-env -H localhost,127.0.0.1 -- sh -c '
 want 0
 contains "$TMP/out" "[0] rank 0 done"
 
+# ---- hostfiles: slots are the ranks of each node ---------------------------
+
+# Open MPI's form for one node, MPICH's for the other: slots=2 and :1 make 3 ranks.
+printf '%s\n' '# two nodes, both this host' 'localhost slots=2 max_slots=3' '' '127.0.0.1:1  # MPICH' \
+  > "$TMP/hostfile"
+ranks_line='echo "$RANK $LOCAL_RANK $NODE_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE"'
+run launch --no-env --hostfile "$TMP/hostfile" --tag-output -- sh -c "$ranks_line"
+want 0
+printf '%s\n' "[127.0.0.1:2] 2 0 1 3 1" "[localhost:0] 0 0 0 3 2" "[localhost:1] 1 1 0 3 2" > "$TMP/expect"
+sort "$TMP/out" > "$TMP/out.sorted"
+same "$TMP/expect" "$TMP/out.sorted"
+# DeepSpeed's form is Open MPI's without max_slots.
+printf '%s\n' 'localhost slots=1' '127.0.0.1 slots=2' > "$TMP/hostfile.ds"
+run launch --no-env --hostfile "$TMP/hostfile.ds" --tag-output -- sh -c "$ranks_line"
+want 0
+printf '%s\n' "[127.0.0.1:1] 1 0 1 3 2" "[127.0.0.1:2] 2 1 1 3 2" "[localhost:0] 0 0 0 3 1" > "$TMP/expect"
+sort "$TMP/out" > "$TMP/out.sorted"
+same "$TMP/expect" "$TMP/out.sorted"
+# The ranks per node, given, win over slots (Open MPI's rule), up to max_slots.
+run launch --no-env --hostfile "$TMP/hostfile" --nproc-per-node 3 --tag-output -- sh -c "$ranks_line"
+want 0
+[ "$(grep -c ' 6 3$' "$TMP/out")" = 6 ] || { show; fail "3 ranks per node on 2 nodes"; }
+usage_error "4 ranks per node: localhost has max_slots=3 in '$TMP/hostfile'" \
+  --hostfile "$TMP/hostfile" --nproc-per-node 4 -- "${RAN[@]}"
+# A malformed line is a usage error naming the file and line.
+printf '%s\n' 'localhost slots=2' '127.0.0.1 slots=2 max_slots=1' > "$TMP/hostfile.bad"
+usage_error "$TMP/hostfile.bad:2: slots=2 is more than max_slots=1" --hostfile "$TMP/hostfile.bad" -- "${RAN[@]}"
+printf '%s\n' 'localhost:two' > "$TMP/hostfile.bad"
+usage_error "$TMP/hostfile.bad:1: the count after ':' must be a number from 1 to 1024, not 'two'" \
+  --hostfile "$TMP/hostfile.bad" -- "${RAN[@]}"
+
 # ---- lines longer than the bound -------------------------------------------
 
 # pieces FILE PREFIX: FILE is lines of PREFIX + at most LAUNCH_LINE_MAX
