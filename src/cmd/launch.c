@@ -30,10 +30,12 @@ static const char *const launch_usage[] = {
 
 static const char launch_description[] =
 	"Run CMD as the ranks of one job on every node: each node is reached with ssh\n"
-	"(localhost without it) and runs its ranks with RANK, LOCAL_RANK, WORLD_SIZE,\n"
-	"LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK, MASTER_ADDR and MASTER_PORT set, the\n"
-	"node's 'sparkctl env', and the caller's working directory.  MASTER_ADDR is node\n"
-	"0's fabric address; MASTER_PORT a port free on node 0.\n"
+	"(localhost without it) and runs its ranks with torchrun's variables (RANK,\n"
+	"LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, ROLE_*,\n"
+	"TORCHELASTIC_*, MASTER_ADDR, MASTER_PORT) and NODE_RANK set, the node's\n"
+	"'sparkctl env', and the caller's working directory.  MASTER_ADDR is node 0's\n"
+	"fabric address; MASTER_PORT a port free on node 0.  --torchrun adapts to the\n"
+	"node's torch version.\n"
 	"\n"
 	"The first rank that fails ends the job on every node (SIGTERM, then SIGKILL\n"
 	"after the grace) and its status is the launch's.  Ctrl-C ends the job; a second\n"

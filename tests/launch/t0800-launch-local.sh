@@ -113,7 +113,9 @@ job=${E[0.SPARKCTL_JOB_ID]-}
 for r in 0 1 2; do
   for kv in RANK=$r LOCAL_RANK=$r WORLD_SIZE=3 LOCAL_WORLD_SIZE=3 NODE_RANK=0 GROUP_RANK=0 \
     MASTER_ADDR=127.0.0.1 "MASTER_PORT=$port" "SPARKCTL_JOB_ID=$job" SPARKCTL_JOB_NODE=0 PYTHONUNBUFFERED=1 \
-    FOO=bar "CALLER_VAR=from the caller" "NAMED=a value"; do
+    FOO=bar "CALLER_VAR=from the caller" "NAMED=a value" GROUP_WORLD_SIZE=1 ROLE_RANK=$r ROLE_NAME=default \
+    ROLE_WORLD_SIZE=3 TORCHELASTIC_RESTART_COUNT=0 TORCHELASTIC_MAX_RESTARTS=0 "TORCHELASTIC_RUN_ID=$job" \
+    TORCHELASTIC_USE_AGENT_STORE=False OMP_NUM_THREADS=1; do
     [ "${E[$r.${kv%%=*}]-(unset)}" = "${kv#*=}" ] \
       || fail "rank $r: ${kv%%=*}='${E[$r.${kv%%=*}]-(unset)}', expected '${kv#*=}'"
   done
@@ -464,6 +466,35 @@ tport=$(sed -n 's/^--master_port=//p' "$TR_ARGV")
 printf '%s\n' --nnodes=1 --node_rank=0 --nproc_per_node=1 --master_addr=127.0.0.1 \
   "--master_port=$tport" --max_restarts=0 --rdzv_backend=c10d --no_python echo hi > "$TMP/expect"
 same "$TMP/expect" "$TR_ARGV"
+
+# The torch that torchrun's Python imports decides: before 2.0 on Python 3.11+
+# torchrun's default --redirects/--tee of 0 fail, so a map for local rank 9
+# comes first (the caller's options still follow).  A stand-in Python answers
+# the probe with FAKE_TORCH and records the torchrun command it runs.
+mkdir "$TMP/py" "$TMP/bin2"
+cat > "$TMP/py/python3" << 'SH'
+#!/bin/sh
+if [ "$1" = -c ]; then echo "$FAKE_TORCH"; exit 0; fi
+shift
+printf '%s\n' "$@" > "$TR_ARGV"
+SH
+printf '#!%s\n' "$TMP/py/python3" > "$TMP/bin2/torchrun"
+chmod +x "$TMP/py/python3" "$TMP/bin2/torchrun"
+FAKE_TORCH="1.13.0a0+gitunknown 3 11" PATH="$TMP/bin2:$PATH" run launch --no-env --torchrun \
+  --torchrun-opt=--max_restarts=0 -- echo hi
+want 0
+tport=$(sed -n 's/^--master_port=//p' "$TR_ARGV")
+printf '%s\n' --nnodes=1 --node_rank=0 --nproc_per_node=1 --master_addr=127.0.0.1 \
+  "--master_port=$tport" --redirects=9:1 --tee=9:1 --max_restarts=0 --no_python echo hi > "$TMP/expect"
+same "$TMP/expect" "$TR_ARGV"
+for fake in "2.1.0 3 11" "1.13.1 3 10" "not a version"; do
+  FAKE_TORCH=$fake PATH="$TMP/bin2:$PATH" run launch --no-env --torchrun -- echo hi
+  want 0
+  tport=$(sed -n 's/^--master_port=//p' "$TR_ARGV")
+  printf '%s\n' --nnodes=1 --node_rank=0 --nproc_per_node=1 --master_addr=127.0.0.1 \
+    "--master_port=$tport" --no_python echo hi > "$TMP/expect"
+  same "$TMP/expect" "$TR_ARGV"
+done
 
 # ---- two nodes that are both this host -------------------------------------
 
