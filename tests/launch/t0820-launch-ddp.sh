@@ -64,7 +64,9 @@ names = ("RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE GROUP_RANK GROUP_WORLD_SIZ
          "ROLE_NAME ROLE_WORLD_SIZE MASTER_ADDR MASTER_PORT TORCHELASTIC_RESTART_COUNT "
          "TORCHELASTIC_MAX_RESTARTS TORCHELASTIC_RUN_ID TORCHELASTIC_USE_AGENT_STORE "
          "OMP_NUM_THREADS").split()
-print("env", " ".join("%s=%s" % (n, os.environ.get(n, "(unset)")) for n in names))
+# One write (under PIPE_BUF): a torchrun's ranks share its output, and
+# print() writes the newline apart.
+os.write(1, ("env " + " ".join("%s=%s" % (n, os.environ.get(n, "(unset)")) for n in names) + "\n").encode())
 PY
 # rank_env OUT: the ranks' lines, the varying values masked, sorted by rank.
 rank_env() {
