@@ -30,17 +30,20 @@ static const char *const launch_usage[] = {
 
 static const char launch_description[] =
 	"Run CMD as the ranks of one job on every node: each node is reached with ssh\n"
-	"(localhost without it) and runs its ranks with RANK, LOCAL_RANK, WORLD_SIZE,\n"
-	"LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK, MASTER_ADDR and MASTER_PORT set, the\n"
-	"node's 'sparkctl env', and the caller's working directory.  MASTER_ADDR is node\n"
-	"0's fabric address; MASTER_PORT a port free on node 0.\n"
+	"(localhost without it) and runs its ranks with torchrun's variables (RANK,\n"
+	"LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, ROLE_*,\n"
+	"TORCHELASTIC_*, MASTER_ADDR, MASTER_PORT) and NODE_RANK set, the node's\n"
+	"'sparkctl env', and the caller's working directory.  MASTER_ADDR is node 0's\n"
+	"fabric address; MASTER_PORT a port free on node 0.  --torchrun adapts to the\n"
+	"node's torch version.\n"
 	"\n"
 	"The first rank that fails ends the job on every node (SIGTERM, then SIGKILL\n"
 	"after the grace) and its status is the launch's.  Ctrl-C ends the job; a second\n"
 	"kills it at once.  If the launcher dies or a connection drops, each node ends\n"
 	"its ranks itself.  No process of the job outlives it.\n"
 	"\n"
-	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has 'host slots=N' lines.";
+	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has lines 'host slots=N\n"
+	"[max_slots=M]' (Open MPI, DeepSpeed) or 'host:N' (MPICH).";
 
 struct launch_args {
 	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl, *contain;
@@ -158,6 +161,12 @@ static int make_nodes(const struct launch_args *a, const struct host_list *hosts
 	for (size_t i = 0; i < hosts->nr; i++) {
 		nodes[i].host = hosts->hosts[i].name;
 		nodes[i].local = host_is_local(nodes[i].host);
+		/* Open MPI's rule: the count given wins over slots, never over max_slots. */
+		if (a->nproc != NPROC_FROM_HOSTS && hosts->hosts[i].max_slots &&
+		    a->nproc > hosts->hosts[i].max_slots)
+			return cmd_usage_error(
+				"launch", "%u ranks per node: %s has max_slots=%u in '%s'",
+				a->nproc, nodes[i].host, hosts->hosts[i].max_slots, a->hostfile);
 		if (a->nproc != NPROC_FROM_HOSTS)
 			nodes[i].nproc = a->nproc;
 		else
@@ -301,7 +310,7 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 		OPT_STRING('H', "hosts", &a->hosts, "HOSTS",
 			   "nodes: spark1,spark2 or spark[1-4] (default localhost)"),
 		OPT_STRING(0, "hostfile", &a->hostfile, "FILE",
-			   "nodes from a hostfile ('host slots=N')"),
+			   "nodes from a hostfile ('host slots=N' or 'host:N')"),
 		OPT_UINT('N', "nproc-per-node", &a->nproc, "N",
 			 "ranks on each node (default: the hostfile's slots, else 1)"),
 		OPT_RENAMED('n', NULL, "-N"),

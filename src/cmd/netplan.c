@@ -11,10 +11,19 @@
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"
 #include "proc/child.h"
+#include "remote/hosts.h"
 
-#define NETPLAN_DIR  "etc/netplan"
-#define NETPLAN_FILE "40-sparkctl.yaml"
-#define NETPLAN_BAK  "40-sparkctl.yaml.bak"
+#define NETPLAN_DIR	 "etc/netplan"
+/*
+ * netplan merges its files in the lexical order of their names and the
+ * later one wins: 90 comes after the usual 00-installer-config,
+ * 50-cloud-init and 01-netcfg, so the plan's values are the ones used.
+ */
+#define NETPLAN_FILE	 "90-sparkctl.yaml"
+#define NETPLAN_BAK	 "90-sparkctl.yaml.bak"
+/* Where sparkctl wrote before (a name that cloud-init's 50- overrode); moved to its .bak. */
+#define NETPLAN_OLD_FILE "40-sparkctl.yaml"
+#define NETPLAN_OLD_BAK	 "40-sparkctl.yaml.bak"
 
 static const char *const netplan_usage[] = {
 	"sparkctl netplan --plan pair|switch|ring --node I [--nodes N] [--base CIDR]\n"
@@ -38,6 +47,10 @@ static const char netplan_description[] =
 	"root it read, resolved inside it) atomically with mode 0600, keeping the file\n"
 	"it replaces as " NETPLAN_BAK
 	"; it refuses to replace a file sparkctl did not write unless --force.\n"
+	"netplan merges its files in name order, the later winning: --write refuses\n"
+	"when a file after " NETPLAN_FILE " configures a fabric interface (naming it;\n"
+	"--force writes anyway), and says which earlier ones it overrides.  An older\n"
+	"/etc/netplan/" NETPLAN_OLD_FILE " of sparkctl's becomes " NETPLAN_OLD_BAK ".\n"
 	"--apply also runs 'netplan generate' and 'netplan apply', and refuses when this\n"
 	"SSH session arrives over an interface the plan changes, unless --force.\n"
 	"--hosts prints /etc/hosts lines for every node of the plan instead.";
@@ -45,33 +58,130 @@ static const char netplan_description[] =
 /* The most a netplan file may hold for sparkctl to read it. */
 #define NETPLAN_FILE_MAX ((size_t)1024 * 1024)
 
-/* Warn about other netplan files that configure the same interfaces: netplan merges them. */
-static void warn_other_files(const struct rootfs_dir *dir, const struct netplan *p)
-{
-	struct strvec names = STRVEC_INIT;
-	struct strbuf text = STRBUF_INIT, key = STRBUF_INIT;
+/* netplan's directories, the later hiding a file of the same name in an earlier one. */
+static const char *const netplan_dirs[] = { "lib/netplan", "etc/netplan", "run/netplan" };
 
-	rootfs_dir_list(dir, &names);
-	for (size_t k = 0; k < names.nr; k++) {
-		const char *name = names.v[k];
-		size_t len = strlen(name);
-		if (len < 6 || strcmp(name + len - 5, ".yaml") != 0 || streq(name, NETPLAN_FILE))
-			continue;
-		if (rootfs_dir_read_file(dir, name, NETPLAN_FILE_MAX, &text) < 0)
-			continue;
-		for (size_t i = 0; i < p->nr_ifaces; i++) {
-			strbuf_reset(&key);
-			strbuf_addf(&key, "%s:", p->ifaces[i].netdev->name);
-			if (strstr(text.buf, key.buf))
-				cmd_error("netplan",
-					  "warning: /etc/netplan/%s also configures %s; netplan "
-					  "merges both files",
-					  name, p->ifaces[i].netdev->name);
+static bool is_yaml(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 5 && streq(name + len - 5, ".yaml");
+}
+
+/* True when the file is sparkctl's own older 40-sparkctl.yaml: moved away, not merged. */
+static bool own_old_file(const struct rootfs *root, size_t dir, const char *name)
+{
+	struct strbuf text = STRBUF_INIT, rel = STRBUF_INIT;
+	bool own;
+
+	strbuf_addf(&rel, "%s/%s", netplan_dirs[dir], name);
+	own = dir == 1 && streq(name, NETPLAN_OLD_FILE) &&
+	      rootfs_read_file(root, rel.buf, NETPLAN_FILE_MAX, &text) == 0 &&
+	      starts_with(text.buf, NETPLAN_MARKER);
+	strbuf_release(&text);
+	strbuf_release(&rel);
+	return own;
+}
+
+/*
+ * Every other netplan file that configures an interface of the plan, in
+ * netplan's order (a name hidden by the same name in a later directory
+ * is not read by netplan, nor here).
+ */
+static void find_overlaps(const struct rootfs *root, const struct netplan *p,
+			  struct netplan_overlap **out, size_t *nr)
+{
+	struct strvec names[ARRAY_SIZE(netplan_dirs)];
+	struct strbuf text = STRBUF_INIT, rel = STRBUF_INIT;
+
+	for (size_t d = 0; d < ARRAY_SIZE(netplan_dirs); d++) {
+		strvec_init(&names[d]);
+		rootfs_list(root, netplan_dirs[d], &names[d]);
+	}
+	for (size_t d = 0; d < ARRAY_SIZE(netplan_dirs); d++) {
+		for (size_t k = 0; k < names[d].nr; k++) {
+			const char *name = names[d].v[k];
+			bool hidden = false;
+			if (!is_yaml(name) || (d == 1 && streq(name, NETPLAN_FILE)))
+				continue;
+			for (size_t later = d + 1; later < ARRAY_SIZE(netplan_dirs); later++)
+				for (size_t j = 0; j < names[later].nr && !hidden; j++)
+					hidden = streq(names[later].v[j], name);
+			/* Ours in /lib is hidden by ours in /etc; ours in /run hides it. */
+			if (hidden || (d == 0 && streq(name, NETPLAN_FILE)) ||
+			    own_old_file(root, d, name))
+				continue;
+			strbuf_reset(&rel);
+			strbuf_addf(&rel, "/%s/%s", netplan_dirs[d], name);
+			/* Read below the root (relative); named as netplan sees it. */
+			if (rootfs_read_file(root, rel.buf + 1, NETPLAN_FILE_MAX, &text) < 0)
+				continue;
+			netplan_find_overlaps(p, rel.buf, strcmp(name, NETPLAN_FILE) >= 0, text.buf,
+					      out, nr);
 		}
 	}
-	strvec_clear(&names);
+	for (size_t d = 0; d < ARRAY_SIZE(netplan_dirs); d++)
+		strvec_clear(&names[d]);
 	strbuf_release(&text);
-	strbuf_release(&key);
+	strbuf_release(&rel);
+}
+
+/*
+ * Say what the other files do to the plan.  A later file would override
+ * it: refused (false) unless force.  An earlier one is overridden, but
+ * netplan still adds its lists.
+ */
+static bool check_overlaps(const struct rootfs *root, const struct netplan *p, bool force)
+{
+	struct netplan_overlap *o = NULL;
+	size_t nr = 0;
+	bool ok = true;
+
+	find_overlaps(root, p, &o, &nr);
+	for (size_t i = 0; i < nr; i++) {
+		const char *how = o[i].by_match ? " (through a 'match: name:' pattern)" : "";
+		if (o[i].later) {
+			cmd_error("netplan",
+				  "%s%s configures %s%s and comes after " NETPLAN_FILE
+				  " in netplan's order, so its values win over the plan's; remove "
+				  "%s from it, or use --force to write anyway",
+				  force ? "warning: " : "", o[i].file, o[i].iface, how, o[i].iface);
+			ok = ok && force;
+		} else {
+			cmd_error("netplan",
+				  "note: %s also configures %s%s; " NETPLAN_FILE
+				  " comes later and its values win%s%s%s",
+				  o[i].file, o[i].iface, how,
+				  o[i].adds.len ? ", but netplan still adds its " : "",
+				  o[i].adds.buf, o[i].adds.len ? " (remove them there)" : "");
+		}
+	}
+	netplan_overlaps_release(o, nr);
+	return ok;
+}
+
+/*
+ * sparkctl's older file, under a name that other files override: moved
+ * to its backup name once the new file is in place, so no stale copy of
+ * the plan is merged.  Only a file sparkctl wrote.
+ */
+static int retire_old_file(const struct rootfs_dir *dir, const char *where)
+{
+	struct strbuf old = STRBUF_INIT;
+	int r = rootfs_dir_read_file(dir, NETPLAN_OLD_FILE, NETPLAN_FILE_MAX, &old);
+	bool own = r == 0 && starts_with(old.buf, NETPLAN_MARKER);
+
+	strbuf_release(&old);
+	if (!own)
+		return SPARKCTL_EXIT_OK;
+	if (renameat(dir->dirfd, NETPLAN_OLD_FILE, dir->dirfd, NETPLAN_OLD_BAK) < 0) {
+		cmd_error("netplan", "cannot move the older %s/%s to %s: %s", where,
+			  NETPLAN_OLD_FILE, NETPLAN_OLD_BAK, strerror(errno));
+		return SPARKCTL_EXIT_ERROR;
+	}
+	cmd_error("netplan", "moved the older %s/%s to %s", where, NETPLAN_OLD_FILE,
+		  NETPLAN_OLD_BAK);
+	return SPARKCTL_EXIT_OK;
 }
 
 /*
@@ -119,14 +229,15 @@ static int write_plan(const char *root_path, const struct netplan *p, const char
 	}
 	if (!may_replace(&dir, where.buf, force))
 		goto out_dir;
-	warn_other_files(&dir, p);
+	if (!check_overlaps(&root, p, force))
+		goto out_dir;
 	if (atomic_replace(dir.dirfd, NETPLAN_FILE, yaml, strlen(yaml), 0600, NETPLAN_BAK, &err) <
 	    0) {
 		cmd_error("netplan", "%s/%s: %s", where.buf, NETPLAN_FILE, err.buf);
 		goto out_dir;
 	}
 	cmd_error("netplan", "wrote %s/%s", where.buf, NETPLAN_FILE);
-	ret = SPARKCTL_EXIT_OK;
+	ret = retire_old_file(&dir, where.buf);
 out_dir:
 	rootfs_dir_close(&dir);
 out_root:
@@ -168,17 +279,17 @@ static int netplan_tool(const char *verb)
 	return SPARKCTL_EXIT_OK;
 }
 
-static void split_names(const char *list, struct strvec *out)
+/* --names as -H takes hosts: "s1,s2,s3" or "spark[1-3]". */
+static int split_names(const char *list, struct strvec *out, struct strbuf *err)
 {
-	const char *p = list;
+	struct host_list hosts = { 0 };
+	int r = 0;
 
-	while (p && *p) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		char *name = xstrndup(p, len);
-		strvec_push_nodup(out, name);
-		p = comma ? comma + 1 : NULL;
-	}
+	if (list && (r = host_list_parse(list, &hosts, err)) == 0)
+		for (size_t i = 0; i < hosts.nr; i++)
+			strvec_push(out, hosts.hosts[i].name);
+	host_list_release(&hosts);
+	return r;
 }
 
 struct netplan_args {
@@ -233,7 +344,7 @@ static int parse_netplan(const struct cmd *cmd, struct netplan_args *a, struct n
 			 "replace a foreign file; apply over this SSH session"),
 		OPT_BOOL(0, "hosts", &a->hosts, "print /etc/hosts lines for every node instead"),
 		OPT_STRING(0, "names", &a->names, "A,B,...",
-			   "node names for --hosts (default node0, ...)"),
+			   "node names for --hosts: s1,s2 or s[1-3] (default node0, ...)"),
 		OPT_INVENTORY_SOURCE(&a->src),
 		OPT_HELP(),
 		OPT_END(),
@@ -251,8 +362,8 @@ static int print_hosts(const struct netplan_args *a, const struct netplan *p)
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	int ret = SPARKCTL_EXIT_OK;
 
-	split_names(a->names, &name_list);
-	if (netplan_hosts(p, &name_list, &out, &err) < 0)
+	if (split_names(a->names, &name_list, &err) < 0 ||
+	    netplan_hosts(p, &name_list, &out, &err) < 0)
 		ret = cmd_usage_error("netplan", "%s", err.buf);
 	else
 		fputs(out.buf, stdout);
@@ -344,8 +455,10 @@ const struct cmd cmd_netplan = {
 	.usage = netplan_usage,
 	.description = netplan_description,
 	.flags = CMD_READS_NODE,
-	.exit_status = "0 done, 1 a --root or --from that cannot be read, a --base that does not "
-		       "fit, a file that cannot be written, 'netplan' failed, 2 usage (also --node "
-		       "out of range), 3 no ACTIVE RoCE fabric port, or 'netplan' cannot be run",
+	.exit_status =
+		"0 done, 1 a --root or --from that cannot be read, a --base that does not "
+		"fit, a file that cannot be written, --write refused (a later file would override "
+		"ours), 'netplan' failed, 2 usage (also --node "
+		"out of range), 3 no ACTIVE RoCE fabric port, or 'netplan' cannot be run",
 	.max_operands = 0,
 };

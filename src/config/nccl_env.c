@@ -192,8 +192,12 @@ static int choose_bootstrap(const struct inventory *inv, const struct env_option
 
 static void emit_bootstrap(struct node_env *e, const char *why)
 {
+	/*
+	 * UCX_NET_DEVICES is not among them: it is not a socket interface but
+	 * the list of devices every UCX transport may use (emit_ucx_devices()).
+	 */
 	static const char *const keys[] = { "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME",
-					    "UCX_NET_DEVICES", "OMPI_MCA_btl_tcp_if_include" };
+					    "OMPI_MCA_btl_tcp_if_include" };
 	char addr[19], exact[64];
 	const char *name = e->bootstrap->name;
 
@@ -205,8 +209,30 @@ static void emit_bootstrap(struct node_env *e, const char *why)
 		set_var(e, keys[i], name, "the same bootstrap interface for %s",
 			i == 0	 ? "PyTorch's gloo"
 			: i == 1 ? "TensorPipe (PyTorch RPC)"
-			: i == 2 ? "UCX"
 				 : "Open MPI's TCP transport");
+}
+
+/*
+ * UCX_NET_DEVICES limits every UCX transport (RDMA as well as TCP) to the
+ * devices named, in UCX's DEVICE:PORT form: the rails, so that UCX and MPI
+ * traffic stays on the fabric.  Naming the bootstrap netdev here would put
+ * it all on TCP over that one interface - the management NIC on InfiniBand
+ * and in a ring.
+ */
+static void emit_ucx_devices(struct node_env *e)
+{
+	struct strbuf list = STRBUF_INIT;
+
+	if (!e->fabric.nr_rails)
+		return;
+	for (size_t i = 0; i < e->fabric.nr_rails; i++)
+		strbuf_addf(&list, "%s%s:%u", i ? "," : "", e->fabric.rails[i].dev->name,
+			    e->fabric.rails[i].port->num);
+	set_var(e, "UCX_NET_DEVICES", list.buf,
+		"UCX's transports on the %zu fabric ports only (RDMA DEVICE:PORT, as NCCL_IB_HCA), "
+		"never the bootstrap interface",
+		e->fabric.nr_rails);
+	strbuf_release(&list);
 }
 
 static void emit_hca(struct node_env *e)
@@ -426,6 +452,7 @@ int env_generate(const struct inventory *inv, const struct env_options *o, struc
 		return r;
 	emit_hca(e);
 	emit_bootstrap(e, bootstrap_why);
+	emit_ucx_devices(e);
 	if ((r = emit_gid(inv, o, e, err)) < 0 || (r = emit_gpudirect(inv, o, e, err)) < 0)
 		return r;
 	if (e->topology == TOPOLOGY_RING)

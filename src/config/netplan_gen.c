@@ -1,6 +1,7 @@
 #include "sparkctl.h"
 
 #include <ctype.h>
+#include <fnmatch.h>
 
 #include "config/netplan_gen.h"
 #include "lib/xalloc.h"
@@ -295,4 +296,123 @@ int netplan_hosts(const struct netplan *p, const struct strvec *names, struct st
 		}
 	}
 	return 0;
+}
+
+/* One line of block-style YAML: its indentation, key and value (comment cut off). */
+struct yaml_line {
+	size_t indent;
+	char key[256];
+	char value[256];
+	bool is_key;
+};
+
+/* Copy [p, end) without surrounding blanks and quotes into buf. */
+static void copy_unquoted(const char *p, const char *end, char *buf, size_t size)
+{
+	size_t len;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	if (end - p >= 2 && (*p == '"' || *p == '\'') && end[-1] == *p) {
+		p++;
+		end--;
+	}
+	len = (size_t)(end - p) < size - 1 ? (size_t)(end - p) : size - 1;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+}
+
+static void yaml_split(const char *line, size_t len, struct yaml_line *y)
+{
+	const char *end = line + len, *p = line, *colon;
+
+	memset(y, 0, sizeof(*y));
+	while (p < end && *p == ' ')
+		p++;
+	y->indent = (size_t)(p - line);
+	/* A comment starts at '#' at the line's start or after a blank. */
+	for (const char *q = p; q < end; q++)
+		if (*q == '#' && (q == p || q[-1] == ' ' || q[-1] == '\t')) {
+			end = q;
+			break;
+		}
+	if (p == end || *p == '-')
+		return;
+	colon = memchr(p, ':', (size_t)(end - p));
+	if (!colon || (colon + 1 < end && colon[1] != ' ' && colon[1] != '\t'))
+		return;
+	y->is_key = true;
+	copy_unquoted(p, colon, y->key, sizeof(y->key));
+	copy_unquoted(colon + 1, end, y->value, sizeof(y->value));
+}
+
+static bool merged_list(const char *key)
+{
+	return streq(key, "addresses") || streq(key, "routes") || streq(key, "routing-policy") ||
+	       streq(key, "nameservers");
+}
+
+static void add_overlap(const char *file, const char *iface, bool later, bool by_match,
+			struct netplan_overlap **out, size_t *nr)
+{
+	struct netplan_overlap *o = ARRAY_PUSH(*out, *nr);
+
+	o->file = xstrdup(file);
+	o->iface = iface;
+	o->later = later;
+	o->by_match = by_match;
+	strbuf_init(&o->adds, 0);
+}
+
+void netplan_find_overlaps(const struct netplan *p, const char *file, bool later, const char *text,
+			   struct netplan_overlap **out, size_t *nr)
+{
+	for (size_t i = 0; i < p->nr_ifaces; i++) {
+		const char *name = p->ifaces[i].netdev->name;
+		struct netplan_overlap *found = NULL;
+		size_t block = SIZE_MAX, child = SIZE_MAX;
+
+		for (const char *line = text; *line;) {
+			const char *nl = strchrnul(line, '\n');
+			struct yaml_line y;
+
+			yaml_split(line, (size_t)(nl - line), &y);
+			line = *nl ? nl + 1 : nl;
+			if (!y.is_key)
+				continue;
+			/* Inside the interface's block: its direct keys. */
+			if (block != SIZE_MAX && y.indent > block) {
+				if (child == SIZE_MAX)
+					child = y.indent;
+				if (y.indent == child && merged_list(y.key) &&
+				    !strstr(found->adds.buf, y.key))
+					strbuf_addf(&found->adds, "%s%s",
+						    found->adds.len ? ", " : "", y.key);
+				continue;
+			}
+			block = child = SIZE_MAX;
+			if (streq(y.key, name)) {
+				if (!found) {
+					add_overlap(file, name, later, false, out, nr);
+					found = &(*out)[*nr - 1];
+				}
+				block = y.indent;
+			} else if (streq(y.key, "name") && y.value[0] &&
+				   fnmatch(y.value, name, 0) == 0 && !found) {
+				add_overlap(file, name, later, true, out, nr);
+				found = &(*out)[*nr - 1];
+			}
+		}
+	}
+}
+
+void netplan_overlaps_release(struct netplan_overlap *o, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		free(o[i].file);
+		strbuf_release(&o[i].adds);
+	}
+	free(o);
 }

@@ -81,4 +81,31 @@ int netplan_hosts(const struct netplan *p, const struct strvec *names, struct st
 /* True when netdev name is one of the plan's interfaces. */
 bool netplan_changes(const struct netplan *p, const char *netdev);
 
+/*
+ * Another netplan file that configures one of the plan's interfaces.
+ * netplan reads the .yaml files of /lib/netplan, /etc/netplan and
+ * /run/netplan in the lexical order of their names (a name in /run hides
+ * the same name in /etc, which hides /lib) and merges them: for the same
+ * interface a later file's values win, and its lists (addresses, routes,
+ * routing-policy, nameservers) are added to the earlier ones.
+ */
+struct netplan_overlap {
+	char *file;	    /* as given to netplan_find_overlaps() */
+	const char *iface;  /* the plan's netdev it configures */
+	bool later;	    /* after ours: its values override the plan's */
+	bool by_match;	    /* through a "match: name:" pattern, not the interface's own key */
+	struct strbuf adds; /* the lists it adds to the interface ("addresses, routes") */
+};
+
+/*
+ * Append to *out every interface of the plan that the netplan file text
+ * (named file) configures: a key that is the interface's name, or a
+ * "name:" glob that matches it.  A line-level reading of YAML in
+ * netplan's block style, enough to find the interfaces and the lists
+ * under each.
+ */
+void netplan_find_overlaps(const struct netplan *p, const char *file, bool later, const char *text,
+			   struct netplan_overlap **out, size_t *nr);
+void netplan_overlaps_release(struct netplan_overlap *o, size_t nr);
+
 #endif

@@ -30,6 +30,7 @@
 #include "proc/child.h"
 #include "proc/contain.h"
 #include "proc/loop.h"
+#include "proc/run.h"
 
 extern char **environ;
 
@@ -304,6 +305,91 @@ static int check_workdir(const char *dir, struct strbuf *err)
 	return 0;
 }
 
+/* The most of torchrun's #! line read: an interpreter path and one argument. */
+#define SHEBANG_MAX	    4096
+/* A bound on the probe (it reads package metadata; a hung Python must not hold the job). */
+#define TORCH_PROBE_TIMEOUT 30000
+
+/*
+ * The interpreter of the torchrun in PATH, from its "#!" line, into argv
+ * ("/usr/bin/python3.11", or "/usr/bin/env" "python3").  -ENOENT when
+ * torchrun is not found or is not a script.
+ */
+static int torchrun_interpreter(struct strvec *argv)
+{
+	char buf[SHEBANG_MAX + 1], *path, *p, *end;
+	ssize_t n;
+	int fd, why, r = 0;
+
+	path = child_find_program("torchrun", getenv("PATH"), &why);
+	if (!path)
+		return why;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	n = read(fd, buf, SHEBANG_MAX);
+	close(fd);
+	if (n < 0) {
+		r = -errno;
+		goto out;
+	}
+	buf[n] = '\0';
+	if (n < 3 || buf[0] != '#' || buf[1] != '!' || !(end = strchr(buf, '\n'))) {
+		r = -ENOENT;
+		goto out;
+	}
+	*end = '\0';
+	/* As the kernel reads it: the interpreter, then the rest as one argument. */
+	p = buf + 2 + strspn(buf + 2, " \t");
+	end = p + strcspn(p, " \t");
+	if (end == p) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (*end) {
+		*end++ = '\0';
+		end += strspn(end, " \t");
+		end[strcspn(end, " \t")] = '\0';
+	}
+	strvec_push(argv, p);
+	if (*end)
+		strvec_push(argv, end);
+out:
+	free(path);
+	return r;
+}
+
+/*
+ * Which torch torchrun runs here, by one quick probe with its own Python;
+ * what that torch needs goes into the spec.  Nothing is changed when the
+ * probe finds no answer: torchrun then reports its own problem.
+ */
+static void probe_torch(struct agent *a)
+{
+	struct run_job job;
+	struct torch_probe found;
+	const char *python, *slash;
+
+	run_job_init(&job);
+	if (torchrun_interpreter(&job.argv) < 0)
+		goto out;
+	/* Only a Python is given the probe's code (a shell would run its words). */
+	python = job.argv.v[job.argv.nr - 1];
+	slash = strrchr(python, '/');
+	if (!starts_with(slash ? slash + 1 : python, "python"))
+		goto out;
+	strvec_push(&job.argv, "-c");
+	strvec_push(&job.argv, LAUNCH_TORCH_PROBE_CODE);
+	if (run_jobs(&job, 1, 1, TORCH_PROBE_TIMEOUT, 4096) < 0 || job.status != 0)
+		goto out;
+	if (launch_torch_probe_parse(job.out.buf, &found) == 0)
+		a->spec.torchrun_std_map = launch_torch_needs_std_map(&found);
+out:
+	run_job_release(&job);
+}
+
 /* Everything before the go: env, working directory, and on node 0 the master. */
 static int set_up(struct agent *a, struct strbuf *err)
 {
@@ -316,6 +402,8 @@ static int set_up(struct agent *a, struct strbuf *err)
 		node_environment(a);
 	if (a->spec.chdir && (r = check_workdir(a->spec.chdir, err)) < 0)
 		return r;
+	if (a->spec.torchrun)
+		probe_torch(a);
 	if ((r = job_container_open(&a->jc, a->spec.job_id, a->spec.node_rank, a->spec.contain,
 				    err)) < 0)
 		return r;

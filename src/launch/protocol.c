@@ -8,9 +8,25 @@
 #include "lib/xalloc.h"
 
 const char *const launch_reserved_vars[] = {
-	"RANK",		"LOCAL_RANK",	     "WORLD_SIZE",  "LOCAL_WORLD_SIZE",
-	"NODE_RANK",	"GROUP_RANK",	     "MASTER_ADDR", "MASTER_PORT",
-	LAUNCH_JOB_VAR, LAUNCH_JOB_NODE_VAR, NULL,
+	"RANK",
+	"LOCAL_RANK",
+	"WORLD_SIZE",
+	"LOCAL_WORLD_SIZE",
+	"NODE_RANK",
+	"GROUP_RANK",
+	"GROUP_WORLD_SIZE",
+	"ROLE_RANK",
+	"ROLE_NAME",
+	"ROLE_WORLD_SIZE",
+	"MASTER_ADDR",
+	"MASTER_PORT",
+	"TORCHELASTIC_RESTART_COUNT",
+	"TORCHELASTIC_MAX_RESTARTS",
+	"TORCHELASTIC_RUN_ID",
+	"TORCHELASTIC_USE_AGENT_STORE",
+	LAUNCH_JOB_VAR,
+	LAUNCH_JOB_NODE_VAR,
+	NULL,
 };
 
 bool launch_var_reserved(const char *key)
@@ -325,10 +341,23 @@ void launch_unit_env(const struct launch_spec *s, char *const *base, const struc
 	if (!env_list_has(out, "PYTHONUNBUFFERED"))
 		env_list_set(out, "PYTHONUNBUFFERED", "1");
 	if (!s->torchrun) {
+		/* torchrun's values for one role ("default") and no restarts. */
 		env_list_setu(out, "RANK", s->rank_base + local_rank);
 		env_list_setu(out, "LOCAL_RANK", local_rank);
 		env_list_setu(out, "WORLD_SIZE", s->world_size);
 		env_list_setu(out, "LOCAL_WORLD_SIZE", s->nproc);
+		env_list_setu(out, "GROUP_WORLD_SIZE", s->nnodes);
+		env_list_setu(out, "ROLE_RANK", s->rank_base + local_rank);
+		env_list_set(out, "ROLE_NAME", "default");
+		env_list_setu(out, "ROLE_WORLD_SIZE", s->world_size);
+		env_list_set(out, "TORCHELASTIC_RESTART_COUNT", "0");
+		env_list_set(out, "TORCHELASTIC_MAX_RESTARTS", "0");
+		env_list_set(out, "TORCHELASTIC_RUN_ID", s->job_id);
+		/* No agent hosts a store: init_process_group's rank 0 does. */
+		env_list_set(out, "TORCHELASTIC_USE_AGENT_STORE", "False");
+		/* torchrun's guard against nproc ranks each starting a thread per core. */
+		if (s->nproc > 1 && !env_list_has(out, "OMP_NUM_THREADS"))
+			env_list_set(out, "OMP_NUM_THREADS", "1");
 	}
 	env_list_setu(out, "NODE_RANK", s->node_rank);
 	env_list_setu(out, "GROUP_RANK", s->node_rank);
@@ -354,6 +383,10 @@ void launch_unit_argv(const struct launch_spec *s, const char *master_addr, unsi
 		strvec_pushf(out, "--nproc_per_node=%u", s->nproc);
 		strvec_pushf(out, "--master_addr=%s", master_addr);
 		strvec_pushf(out, "--master_port=%u", port);
+		if (s->torchrun_std_map) {
+			strvec_push(out, "--redirects=9:1");
+			strvec_push(out, "--tee=9:1");
+		}
 		for (size_t i = 0; i < s->torchrun_opts.nr; i++)
 			strvec_push(out, s->torchrun_opts.v[i]);
 		if (!ends_with(s->argv.v[0], ".py"))
@@ -361,6 +394,49 @@ void launch_unit_argv(const struct launch_spec *s, const char *master_addr, unsi
 	}
 	for (size_t i = 0; i < s->argv.nr; i++)
 		strvec_push(out, s->argv.v[i]);
+}
+
+/* A decimal number at *p, advancing past it; false if there is none or it is too large. */
+static bool parse_number(const char **p, unsigned *ret)
+{
+	unsigned long v = 0;
+
+	if (**p < '0' || **p > '9')
+		return false;
+	for (; **p >= '0' && **p <= '9'; (*p)++) {
+		v = v * 10 + (unsigned long)(**p - '0');
+		if (v > 100000)
+			return false;
+	}
+	*ret = (unsigned)v;
+	return true;
+}
+
+int launch_torch_probe_parse(const char *text, struct torch_probe *ret)
+{
+	const char *p = text;
+	struct torch_probe t = { 0 };
+
+	/* "MAJOR.MINOR..." (PEP 440: suffixes such as a0, .post1, +local follow). */
+	if (!parse_number(&p, &t.torch_major) || *p++ != '.' || !parse_number(&p, &t.torch_minor))
+		return -EINVAL;
+	p += strcspn(p, " \n");
+	if (*p++ != ' ' || !parse_number(&p, &t.python_major) || *p++ != ' ' ||
+	    !parse_number(&p, &t.python_minor))
+		return -EINVAL;
+	if (*p == '\n')
+		p++;
+	if (*p)
+		return -EINVAL;
+	*ret = t;
+	return 0;
+}
+
+bool launch_torch_needs_std_map(const struct torch_probe *p)
+{
+	bool python_311 = p->python_major > 3 || (p->python_major == 3 && p->python_minor >= 11);
+
+	return p->torch_major < 2 && python_311;
 }
 
 void launch_describe_status(int status, bool signaled, struct strbuf *out)

@@ -70,6 +70,11 @@ struct launch_spec {
 	struct strvec argv;	     /* the command */
 	struct strvec torchrun_opts; /* more options for torchrun, before the command */
 	struct strvec env;	     /* KEY=VALUE from the caller (-x, --env), in order */
+	/*
+	 * Not sent: the agent's finding on its node, from launch_torch_probe_parse():
+	 * torchrun's default --redirects/--tee fail there (launch_torch_needs_std_map()).
+	 */
+	bool torchrun_std_map;
 };
 
 void launch_spec_init(struct launch_spec *s);
@@ -95,11 +100,16 @@ void env_list_put(struct strvec *env, const char *entry);
 /*
  * The environment of one unit: base (the agent's own environment), then
  * node_env (the node's 'sparkctl env', "K=V"), then the caller's spec->env,
- * then the variables of the rank - RANK, LOCAL_RANK, WORLD_SIZE,
- * LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK, MASTER_ADDR, MASTER_PORT (with
- * --torchrun only the node's: torchrun sets the rest) - and the job's marks.
- * PYTHONUNBUFFERED=1 is added unless set, so Python's output is seen as it
- * is written.
+ * then the variables of the rank - torchrun's whole set: RANK, LOCAL_RANK,
+ * WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK,
+ * ROLE_NAME, ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+ * TORCHELASTIC_RESTART_COUNT (0), TORCHELASTIC_MAX_RESTARTS (0),
+ * TORCHELASTIC_RUN_ID (the job id), TORCHELASTIC_USE_AGENT_STORE (False: rank
+ * 0 hosts the store), and NODE_RANK; OMP_NUM_THREADS=1 where the node runs
+ * more than one rank and nobody set it, as torchrun does.  With --torchrun
+ * only the node's (NODE_RANK, GROUP_RANK, MASTER_ADDR, MASTER_PORT): torchrun
+ * sets the rest.  Then the job's marks.  PYTHONUNBUFFERED=1 is added unless
+ * set, so Python's output is seen as it is written.
  */
 void launch_unit_env(const struct launch_spec *s, char *const *base, const struct strvec *node_env,
 		     unsigned local_rank, const char *master_addr, unsigned port,
@@ -109,10 +119,38 @@ void launch_unit_env(const struct launch_spec *s, char *const *base, const struc
  * The command of one unit: spec->argv, or with --torchrun
  *   torchrun --nnodes=N --node_rank=I --nproc_per_node=K --master_addr=A
  *            --master_port=P [TORCHRUN_OPTS...] [--no_python] CMD ARGS...
- * where --no_python is given unless CMD is a Python script (ends in .py).
+ * where --no_python is given unless CMD is a Python script (ends in .py),
+ * and --redirects=9:1 --tee=9:1 come first among the options when
+ * spec->torchrun_std_map (the caller's own options, later, still win).
  */
 void launch_unit_argv(const struct launch_spec *s, const char *master_addr, unsigned port,
 		      struct strvec *out);
+
+/*
+ * The torch that torchrun's own Python imports on a node, and that Python:
+ * what the agent's one probe per node prints (LAUNCH_TORCH_PROBE_CODE, run
+ * by the interpreter of torchrun's #! line): "TORCH_VERSION PY_MAJOR PY_MINOR".
+ * Reading the installed package's metadata does not import torch, so the
+ * probe is quick.
+ */
+#define LAUNCH_TORCH_PROBE_CODE                                                                    \
+	"import sys, importlib.metadata as m; print(m.version('torch'), *sys.version_info[:2])"
+struct torch_probe {
+	unsigned torch_major, torch_minor;
+	unsigned python_major, python_minor;
+};
+/* Parse the probe's output ("1.13.0a0+gitunknown 3 11\n"); -EINVAL if it is not that. */
+int launch_torch_probe_parse(const char *text, struct torch_probe *ret);
+/*
+ * torch before 2.0 on Python 3.11 or later: there an IntFlag no longer
+ * lists its zero member, so torchrun's Std.from_str() turns the default
+ * --redirects and --tee of "0" into None and torchrun stops with
+ * "'NoneType' object has no attribute 'get'".  A map naming local rank 9
+ * parses (launch_unit_argv() then passes --redirects=9:1 --tee=9:1): ranks
+ * 0-8 keep their output as it is; a tenth rank's stdout also goes through
+ * torchrun's log file and tee.
+ */
+bool launch_torch_needs_std_map(const struct torch_probe *p);
 
 /* "exit 3", "signal 9 (SIGKILL)"; "not started" for a negative status. */
 void launch_describe_status(int status, bool signaled, struct strbuf *out);

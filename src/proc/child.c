@@ -84,7 +84,7 @@ static const char *env_value(char *const *envp, const char *name)
  * it holds a '/', else the first executable regular file of that name in
  * path.  NULL with *why -ENOENT (nowhere) or -EACCES (found, not runnable).
  */
-static char *find_program(const char *name, const char *path, int *why)
+char *child_find_program(const char *name, const char *path, int *why)
 {
 	*why = -ENOENT;
 	if (!*name)
@@ -244,11 +244,11 @@ static int plan_make(const struct child *c, struct stdio_plan *p)
 	if (!c->args.nr)
 		return -EINVAL;
 	build_env(c, &p->env);
-	p->found = find_program(c->args.v[0], env_value(p->env.v, "PATH"), &r);
+	p->found = child_find_program(c->args.v[0], env_value(p->env.v, "PATH"), &r);
 	if (!p->found)
 		return r;
 	if (c->wrap.nr) {
-		p->program = find_program(c->wrap.v[0], env_value(p->env.v, "PATH"), &r);
+		p->program = child_find_program(c->wrap.v[0], env_value(p->env.v, "PATH"), &r);
 		if (!p->program)
 			return r;
 		for (size_t i = 0; i < c->wrap.nr; i++)

@@ -136,4 +136,11 @@ void child_close_fd(int *fd);
  */
 int child_run_command(const char *const *argv);
 
+/*
+ * The file execve() would run for name, as execvp() finds it in path (NULL:
+ * a default PATH): a new string, or NULL with *why -ENOENT (nowhere) or
+ * -EACCES (found, not runnable).
+ */
+char *child_find_program(const char *name, const char *path, int *why);
+
 #endif

@@ -146,8 +146,8 @@ static int validate_name(const char *name, const char *ctx, struct strbuf *err)
 }
 
 /* Validate name and append it (taking ownership of it, also on failure). */
-static int add_host(struct host_list *list, struct host_set *set, char *name, unsigned slots,
-		    const char *ctx, struct strbuf *err)
+static int add_host(struct host_list *list, struct host_set *set, char *name,
+		    const struct host_entry *counts, const char *ctx, struct strbuf *err)
 {
 	uint32_t pos = 0;
 	long dup;
@@ -171,7 +171,8 @@ static int add_host(struct host_list *list, struct host_set *set, char *name, un
 	}
 	struct host_entry *e = ARRAY_PUSH(list->hosts, list->nr);
 	e->name = name;
-	e->slots = slots;
+	e->slots = counts ? counts->slots : 0;
+	e->max_slots = counts ? counts->max_slots : 0;
 	set->slot[pos] = (uint32_t)list->nr;
 	name = NULL;
 out:
@@ -275,7 +276,7 @@ static int parse_element(const char *elem, struct host_list *list, struct host_s
 	int r = 0;
 
 	if (!open)
-		return add_host(list, set, xstrdup(elem), 0, "", err);
+		return add_host(list, set, xstrdup(elem), NULL, "", err);
 	close = strchr(open, ']');
 	if (!close) {
 		r = range_error(err, elem, "no ']' after '['");
@@ -303,7 +304,7 @@ static int parse_element(const char *elem, struct host_list *list, struct host_s
 		for (uint64_t v = items[i].lo;; v++) {
 			char *name = xasprintf("%.*s%0*" PRIu64 "%s", (int)(open - elem), elem,
 					       items[i].width, v, close + 1);
-			if ((r = add_host(list, set, name, 0, "", err)) < 0)
+			if ((r = add_host(list, set, name, NULL, "", err)) < 0)
 				goto out;
 			if (v == items[i].hi)
 				break;
@@ -365,14 +366,87 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
+#define HOSTFILE_FORMS "'HOST [slots=N] [max_slots=N]' or 'HOST:N'"
+
+/* A count of slots: 1 .. HOST_SLOTS_MAX. */
+static int parse_slot_count(const char *text, const char *field, const char *ctx, unsigned *ret,
+			    struct strbuf *err)
+{
+	uint32_t n;
+
+	if (parse_u32(text, &n) < 0 || n < 1 || n > HOST_SLOTS_MAX) {
+		strbuf_addf(err, "%s%s must be a number from 1 to %d, not '", ctx, field,
+			    HOST_SLOTS_MAX);
+		strbuf_addstr_printable(err, text);
+		strbuf_addch(err, '\'');
+		return -EINVAL;
+	}
+	*ret = n;
+	return 0;
+}
+
+/*
+ * MPICH's "host:N" cuts the count off the name.  A name with two or more
+ * colons is an IPv6 address ("::1") and keeps them all.
+ */
+static int split_mpich_count(char *name, const char *ctx, unsigned *slots, struct strbuf *err)
+{
+	char *colon = strchr(name, ':');
+
+	if (colon && strchr(colon + 1, ':')) {
+		const char *host = host_part(name);
+		if (host[strspn(host, "0123456789abcdefABCDEF:.")]) {
+			strbuf_addf(err, "%sexpected " HOSTFILE_FORMS ", not '", ctx);
+			strbuf_addstr_printable(err, name);
+			strbuf_addstr(err, "' (more than one ':' outside an IPv6 address)");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!colon)
+		return 0;
+	*colon = '\0';
+	return parse_slot_count(colon + 1, "the count after ':'", ctx, slots, err);
+}
+
+/* One "key=N" field of the Open MPI and DeepSpeed forms. */
+static int parse_field(const char *word, const char *ctx, struct host_entry *e, struct strbuf *err)
+{
+	const char *eq = strchr(word, '=');
+	size_t key_len = eq ? (size_t)(eq - word) : 0;
+	unsigned *target;
+	const char *key;
+
+	if (eq && key_len == 5 && !strncmp(word, "slots", 5)) {
+		target = &e->slots;
+		key = "slots";
+	} else if (eq && key_len == 9 &&
+		   (!strncmp(word, "max_slots", 9) || !strncmp(word, "max-slots", 9))) {
+		/* Open MPI takes both spellings. */
+		target = &e->max_slots;
+		key = "max_slots";
+	} else {
+		strbuf_addf(err, "%sunknown field '", ctx);
+		strbuf_addstr_printable(err, word);
+		strbuf_addstr(err, "' (expected slots=N or max_slots=N)");
+		return -EINVAL;
+	}
+	if (*target) {
+		strbuf_addf(err, "%s%s given twice", ctx, key);
+		return -EINVAL;
+	}
+	return parse_slot_count(eq + 1, key, ctx, target, err);
+}
+
 /* One hostfile line (without its newline, comment already cut off). */
 static int parse_line(char *line, const char *ctx, struct host_list *list, struct host_set *set,
 		      struct strbuf *err)
 {
-	char *words[3];
+	char *words[4];
 	size_t nr_words = 0;
 	char *p = line;
-	unsigned slots = 0;
+	struct host_entry e = { 0 };
+	bool mpich;
 	int r;
 
 	for (;;) {
@@ -381,7 +455,7 @@ static int parse_line(char *line, const char *ctx, struct host_list *list, struc
 		if (!*p)
 			break;
 		if (nr_words == ARRAY_SIZE(words)) {
-			strbuf_addf(err, "%sexpected 'HOST [slots=N]'", ctx);
+			strbuf_addf(err, "%sexpected " HOSTFILE_FORMS, ctx);
 			return -EINVAL;
 		}
 		words[nr_words++] = p;
@@ -396,31 +470,24 @@ static int parse_line(char *line, const char *ctx, struct host_list *list, struc
 		strbuf_addch(err, '\'');
 		return -EINVAL;
 	}
+	if ((r = split_mpich_count(words[0], ctx, &e.slots, err)) < 0)
+		return r;
+	mpich = e.slots != 0;
 	/* The name first: "-p 22" is a bad name, not a bad field. */
 	if ((r = validate_name(words[0], ctx, err)) < 0)
 		return r;
-	if (nr_words == 3) {
-		strbuf_addf(err, "%sexpected 'HOST [slots=N]'", ctx);
+	if (mpich && nr_words > 1) {
+		strbuf_addf(err, "%sexpected " HOSTFILE_FORMS ", not both forms", ctx);
 		return -EINVAL;
 	}
-	if (nr_words == 2) {
-		uint32_t n;
-		if (!starts_with(words[1], "slots=")) {
-			strbuf_addf(err, "%sunknown field '", ctx);
-			strbuf_addstr_printable(err, words[1]);
-			strbuf_addstr(err, "' (expected slots=N)");
-			return -EINVAL;
-		}
-		if (parse_u32(words[1] + 6, &n) < 0 || n < 1 || n > HOST_SLOTS_MAX) {
-			strbuf_addf(err, "%sslots must be a number from 1 to %d, not '", ctx,
-				    HOST_SLOTS_MAX);
-			strbuf_addstr_printable(err, words[1] + 6);
-			strbuf_addch(err, '\'');
-			return -EINVAL;
-		}
-		slots = n;
+	for (size_t i = 1; i < nr_words; i++)
+		if ((r = parse_field(words[i], ctx, &e, err)) < 0)
+			return r;
+	if (e.max_slots && e.slots > e.max_slots) {
+		strbuf_addf(err, "%sslots=%u is more than max_slots=%u", ctx, e.slots, e.max_slots);
+		return -EINVAL;
 	}
-	return add_host(list, set, xstrdup(words[0]), slots, ctx, err);
+	return add_host(list, set, xstrdup(words[0]), &e, ctx, err);
 }
 
 int host_list_parse_file_text(const char *text, const char *name, struct host_list *list,

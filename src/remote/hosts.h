@@ -3,8 +3,11 @@
  *
  * -H takes comma-separated names, each with at most one bracket range:
  * "spark[1-4]" (spark1 .. spark4), "node[01-08]" (zero padding kept),
- * "gpu[1,3,5-7]".  A hostfile has one host per line in the MPI/DeepSpeed
- * form "host [slots=N]", with '#' comments and blank lines.  Names that
+ * "gpu[1,3,5-7]".  A hostfile has one host per line, with '#' comments and
+ * blank lines, in Open MPI's form "host [slots=N] [max_slots=N]" (also
+ * max-slots=N), DeepSpeed's "host slots=N" (the same) or MPICH's "host:N"
+ * (N slots; a name with two colons is an IPv6 address).  Anything else on a
+ * line is refused with "FILE:LINE: ...".  Names that
  * start with '-' (they would be read as ssh options), or hold whitespace,
  * control characters or shell metacharacters, are refused, as are
  * duplicates.  Pure: no I/O except host_list_load_file().
@@ -20,7 +23,8 @@
 
 struct host_entry {
 	char *name;
-	unsigned slots; /* from "slots=N", 0 when not given */
+	unsigned slots;	    /* from "slots=N" or "host:N", 0 when not given */
+	unsigned max_slots; /* from "max_slots=N", 0 when not given */
 };
 
 struct host_list {

@@ -18,6 +18,14 @@ lacks "$TMP/out" NCCL_IB_GID_INDEX
 # The down port's twins are not ACTIVE: not strays, nothing on stderr.
 [ ! -s "$TMP/err" ] || fail "unexpected stderr: $(cat "$TMP/err")"
 
+# UCX's devices are the rails as DEVICE:PORT, never the bootstrap interface: on
+# InfiniBand that is the management NIC, and UCX would leave the eight HCAs.
+[ "$(var UCX_NET_DEVICES)" = "rocep1s0f1:1,roceP2p1s0f1:1" ] || fail "UCX: $(var UCX_NET_DEVICES)"
+expect 0 "$SPARKCTL" env --root $F/ib-server
+[ "$(var UCX_NET_DEVICES)" = "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1" ] \
+  || fail "InfiniBand UCX devices: $(var UCX_NET_DEVICES)"
+[ "$(var OMPI_MCA_btl_tcp_if_include)" = eno1 ] || fail "Open MPI's TCP transport bootstraps over eno1"
+
 # OFED names pair the same way: the halves of port 0 are mlx5_0 and mlx5_2.
 expect 0 "$SPARKCTL" env --root $F/spark-ofed
 [ "$(var NCCL_IB_HCA)" = "=mlx5_0,mlx5_2" ] || fail "OFED HCA list: $(var NCCL_IB_HCA)"

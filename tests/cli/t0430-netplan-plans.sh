@@ -50,7 +50,7 @@ while read -r f plan node nodes base; do
   [ "$(cut -d. -f1-3 "$TMP/addrs" | sort | uniq -d)" = "" ] || fail "$name: two netdevs share a subnet"
   [ $have_netplan = 1 ] || continue
   rm -rf "$TMP/np"; mkdir -p "$TMP/np/etc/netplan"
-  install -m 600 "$TMP/out" "$TMP/np/etc/netplan/40-sparkctl.yaml"
+  install -m 600 "$TMP/out" "$TMP/np/etc/netplan/90-sparkctl.yaml"
   netplan generate --root-dir "$TMP/np" 2> "$TMP/np.err" || { cat "$TMP/np.err" >&2; fail "$name: netplan generate failed"; }
   while read -r addr; do
     file=$(grep -l "^Address=$addr\$" "$TMP"/np/run/systemd/network/*.network) || fail "$name: $addr not rendered"
@@ -69,5 +69,17 @@ same <(sed 's/\.11\//.X\//' "$TMP/n0") <(sed 's/\.12\//.X\//' "$TMP/n1")
 # /etc/hosts lines for the plan.
 expect 0 "$SPARKCTL" netplan --root tests/fixtures/spark-ring --plan ring --node 0 --hosts --names s1,s2,s3
 golden netplan-hosts-ring.txt "$TMP/out"
+# --names takes ranges as -H does: s[1-3] is s1,s2,s3.
+expect 0 "$SPARKCTL" netplan --root tests/fixtures/spark-ring --plan ring --node 0 --hosts --names 's[1-3]'
+golden netplan-hosts-ring.txt "$TMP/out"
+expect 0 "$SPARKCTL" netplan --root tests/fixtures/spark-ring --plan ring --node 0 --hosts --names 'n[08-10]'
+contains "$TMP/out" "n08-fabric n08-r0"
+contains "$TMP/out" "n10-fabric n10-r0"
+expect 2 "$SPARKCTL" netplan --root tests/fixtures/spark-ring --plan ring --node 0 --hosts --names 's[1-4]'
+contains "$TMP/err" "--names gives 4 names for 3 nodes"
+expect 2 "$SPARKCTL" netplan --root tests/fixtures/spark-ring --plan ring --node 0 --hosts --names 's[1-3'
+contains "$TMP/err" "invalid host range 's[1-3': no ']' after '['"
+expect 2 "$SPARKCTL" netplan --root tests/fixtures/spark-ring --plan ring --node 0 --hosts --names 's[1-2],s1'
+contains "$TMP/err" "duplicate host 's1'"
 expect 0 "$SPARKCTL" netplan --root tests/fixtures/spark-1cable --plan pair --node 0 --hosts
 contains "$TMP/out" "192.168.176.12   node1-fabric node1-r0"

@@ -13,7 +13,7 @@ R=$TMP/root
 cp -a tests/fixtures/spark-1cable "$R"
 mkdir -p "$R/etc/netplan"
 dir=$R/etc/netplan
-target=$dir/40-sparkctl.yaml
+target=$dir/90-sparkctl.yaml
 args=(--root "$R" --plan pair --node 0 --write --force)
 
 # A file in place (node 1's) and a backup (node 0's) to keep.
@@ -34,7 +34,7 @@ printf 'mounted over\n' > "$TMP/over"
 # The target cannot be replaced.
 run over "$TMP/over" "$target" "$SPARKCTL" netplan "${args[@]}"
 [ "$status" = 1 ] || { cat "$TMP/err" >&2; fail "a failed replace exited $status"; }
-contains "$TMP/err" "cannot replace '40-sparkctl.yaml'"
+contains "$TMP/err" "cannot replace '90-sparkctl.yaml'"
 same "$TMP/current" "$target"
 same "$TMP/backup" "$target.bak"
 snapshot "$TMP/after"
@@ -44,7 +44,7 @@ same "$TMP/before" "$TMP/after"
 # The backup cannot be replaced: the new file is taken back.
 run over "$TMP/over" "$target.bak" "$SPARKCTL" netplan "${args[@]}"
 [ "$status" = 1 ] || { cat "$TMP/err" >&2; fail "a failed backup exited $status"; }
-contains "$TMP/err" "40-sparkctl.yaml.bak"
+contains "$TMP/err" "90-sparkctl.yaml.bak"
 same "$TMP/current" "$target"
 same "$TMP/backup" "$target.bak"
 snapshot "$TMP/after"

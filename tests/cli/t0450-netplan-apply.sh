@@ -34,12 +34,12 @@ set +e
 PATH="$TMP/bin:$PATH" "$SPARKCTL" netplan --plan pair --node 0 --apply > "$TMP/out" 2> "$TMP/err"
 echo $? > "$TMP/status"
 cp "$TMP/calls" "$TMP/calls1"
-cp /etc/netplan/40-sparkctl.yaml "$TMP/written" 2>/dev/null
-stat -c %a /etc/netplan/40-sparkctl.yaml > "$TMP/mode" 2>/dev/null
+cp /etc/netplan/90-sparkctl.yaml "$TMP/written" 2>/dev/null
+stat -c %a /etc/netplan/90-sparkctl.yaml > "$TMP/mode" 2>/dev/null
 ls /run/systemd/network > "$TMP/rendered" 2>/dev/null
 cat /run/systemd/network/*enp1s0f1np1*.network > "$TMP/network" 2>/dev/null
 # Over the fabric: refused before anything is written.
-rm -f /etc/netplan/40-sparkctl.yaml
+rm -f /etc/netplan/90-sparkctl.yaml
 SSH_CONNECTION="198.18.0.9 50000 192.168.177.11 22" PATH="$TMP/bin:$PATH" \
   "$SPARKCTL" netplan --plan pair --node 0 --apply > /dev/null 2> "$TMP/err2"
 echo $? > "$TMP/status2"

@@ -113,7 +113,9 @@ job=${E[0.SPARKCTL_JOB_ID]-}
 for r in 0 1 2; do
   for kv in RANK=$r LOCAL_RANK=$r WORLD_SIZE=3 LOCAL_WORLD_SIZE=3 NODE_RANK=0 GROUP_RANK=0 \
     MASTER_ADDR=127.0.0.1 "MASTER_PORT=$port" "SPARKCTL_JOB_ID=$job" SPARKCTL_JOB_NODE=0 PYTHONUNBUFFERED=1 \
-    FOO=bar "CALLER_VAR=from the caller" "NAMED=a value"; do
+    FOO=bar "CALLER_VAR=from the caller" "NAMED=a value" GROUP_WORLD_SIZE=1 ROLE_RANK=$r ROLE_NAME=default \
+    ROLE_WORLD_SIZE=3 TORCHELASTIC_RESTART_COUNT=0 TORCHELASTIC_MAX_RESTARTS=0 "TORCHELASTIC_RUN_ID=$job" \
+    TORCHELASTIC_USE_AGENT_STORE=False OMP_NUM_THREADS=1; do
     [ "${E[$r.${kv%%=*}]-(unset)}" = "${kv#*=}" ] \
       || fail "rank $r: ${kv%%=*}='${E[$r.${kv%%=*}]-(unset)}', expected '${kv#*=}'"
   done
@@ -474,6 +476,35 @@ printf '%s\n' --nnodes=1 --node_rank=0 --nproc_per_node=1 --master_addr=127.0.0.
   "--master_port=$tport" --max_restarts=0 --rdzv_backend=c10d --no_python echo hi > "$TMP/expect"
 same "$TMP/expect" "$TR_ARGV"
 
+# The torch that torchrun's Python imports decides: before 2.0 on Python 3.11+
+# torchrun's default --redirects/--tee of 0 fail, so a map for local rank 9
+# comes first (the caller's options still follow).  A stand-in Python answers
+# the probe with FAKE_TORCH and records the torchrun command it runs.
+mkdir "$TMP/py" "$TMP/bin2"
+cat > "$TMP/py/python3" << 'SH'
+#!/bin/sh
+if [ "$1" = -c ]; then echo "$FAKE_TORCH"; exit 0; fi
+shift
+printf '%s\n' "$@" > "$TR_ARGV"
+SH
+printf '#!%s\n' "$TMP/py/python3" > "$TMP/bin2/torchrun"
+chmod +x "$TMP/py/python3" "$TMP/bin2/torchrun"
+FAKE_TORCH="1.13.0a0+gitunknown 3 11" PATH="$TMP/bin2:$PATH" run launch --no-env --torchrun \
+  --torchrun-opt=--max_restarts=0 -- echo hi
+want 0
+tport=$(sed -n 's/^--master_port=//p' "$TR_ARGV")
+printf '%s\n' --nnodes=1 --node_rank=0 --nproc_per_node=1 --master_addr=127.0.0.1 \
+  "--master_port=$tport" --redirects=9:1 --tee=9:1 --max_restarts=0 --no_python echo hi > "$TMP/expect"
+same "$TMP/expect" "$TR_ARGV"
+for fake in "2.1.0 3 11" "1.13.1 3 10" "not a version"; do
+  FAKE_TORCH=$fake PATH="$TMP/bin2:$PATH" run launch --no-env --torchrun -- echo hi
+  want 0
+  tport=$(sed -n 's/^--master_port=//p' "$TR_ARGV")
+  printf '%s\n' --nnodes=1 --node_rank=0 --nproc_per_node=1 --master_addr=127.0.0.1 \
+    "--master_port=$tport" --no_python echo hi > "$TMP/expect"
+  same "$TMP/expect" "$TR_ARGV"
+done
+
 # ---- two nodes that are both this host -------------------------------------
 
 # localhost and 127.0.0.1 are two nodes without ssh: the ranks are numbered
@@ -496,6 +527,37 @@ run launch --no-env -H localhost,127.0.0.1 -- sh -c '
   while [ ! -e "$0/node1.done" ]; do sleep 0.05; done; sleep 1; echo "rank 0 done"' "$TMP/r"
 want 0
 contains "$TMP/out" "[0] rank 0 done"
+
+# ---- hostfiles: slots are the ranks of each node ---------------------------
+
+# Open MPI's form for one node, MPICH's for the other: slots=2 and :1 make 3 ranks.
+printf '%s\n' '# two nodes, both this host' 'localhost slots=2 max_slots=3' '' '127.0.0.1:1  # MPICH' \
+  > "$TMP/hostfile"
+ranks_line='echo "$RANK $LOCAL_RANK $NODE_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE"'
+run launch --no-env --hostfile "$TMP/hostfile" --tag-output -- sh -c "$ranks_line"
+want 0
+printf '%s\n' "[127.0.0.1:2] 2 0 1 3 1" "[localhost:0] 0 0 0 3 2" "[localhost:1] 1 1 0 3 2" > "$TMP/expect"
+sort "$TMP/out" > "$TMP/out.sorted"
+same "$TMP/expect" "$TMP/out.sorted"
+# DeepSpeed's form is Open MPI's without max_slots.
+printf '%s\n' 'localhost slots=1' '127.0.0.1 slots=2' > "$TMP/hostfile.ds"
+run launch --no-env --hostfile "$TMP/hostfile.ds" --tag-output -- sh -c "$ranks_line"
+want 0
+printf '%s\n' "[127.0.0.1:1] 1 0 1 3 2" "[127.0.0.1:2] 2 1 1 3 2" "[localhost:0] 0 0 0 3 1" > "$TMP/expect"
+sort "$TMP/out" > "$TMP/out.sorted"
+same "$TMP/expect" "$TMP/out.sorted"
+# The ranks per node, given, win over slots (Open MPI's rule), up to max_slots.
+run launch --no-env --hostfile "$TMP/hostfile" --nproc-per-node 3 --tag-output -- sh -c "$ranks_line"
+want 0
+[ "$(grep -c ' 6 3$' "$TMP/out")" = 6 ] || { show; fail "3 ranks per node on 2 nodes"; }
+usage_error "4 ranks per node: localhost has max_slots=3 in '$TMP/hostfile'" \
+  --hostfile "$TMP/hostfile" --nproc-per-node 4 -- "${RAN[@]}"
+# A malformed line is a usage error naming the file and line.
+printf '%s\n' 'localhost slots=2' '127.0.0.1 slots=2 max_slots=1' > "$TMP/hostfile.bad"
+usage_error "$TMP/hostfile.bad:2: slots=2 is more than max_slots=1" --hostfile "$TMP/hostfile.bad" -- "${RAN[@]}"
+printf '%s\n' 'localhost:two' > "$TMP/hostfile.bad"
+usage_error "$TMP/hostfile.bad:1: the count after ':' must be a number from 1 to 1024, not 'two'" \
+  --hostfile "$TMP/hostfile.bad" -- "${RAN[@]}"
 
 # ---- lines longer than the bound -------------------------------------------
 

@@ -5,6 +5,7 @@
 
 #include "test_util.h"
 
+#include "config/netplan_gen.h"
 #include "inventory/derive.h"
 #include "lib/host_text.h"
 #include "lib/xalloc.h"
@@ -246,6 +247,61 @@ static void bdf(void **state)
 	assert_int_equal(parse_bdf("0000:01:00.1x", &b), -EINVAL);
 }
 
+/* Which interfaces of a plan another netplan file configures, and the lists it adds. */
+static void netplan_overlaps(void **state)
+{
+	char name0[] = "enp1s0f1np1", name1[] = "enP2p1s0f1np1";
+	struct inv_netdev nd[2] = { { .name = name0 }, { .name = name1 } };
+	struct netplan_iface ifaces[2] = { { .netdev = &nd[0] }, { .netdev = &nd[1] } };
+	struct netplan p = { .ifaces = ifaces, .nr_ifaces = 2 };
+	struct netplan_overlap *o = NULL;
+	size_t nr = 0;
+	const char *text = "# enp1s0f1np1: only a comment\n"
+			   "network:\n"
+			   "  ethernets:\n"
+			   "    \"enp1s0f1np1\":   # quoted\n"
+			   "      dhcp4: true\n"
+			   "      addresses: [10.0.0.1/24]\n"
+			   "      nameservers:\n"
+			   "        addresses: [10.0.0.53]\n"
+			   "      routes:\n"
+			   "        - to: default\n"
+			   "          via: 10.0.0.254\n"
+			   "    eno1:\n"
+			   "      addresses: [10.1.0.1/24]\n"
+			   "    rest:\n"
+			   "      match:\n"
+			   "        name: 'enP2*'\n"
+			   "      mtu: 1500\n";
+
+	(void)state;
+	netplan_find_overlaps(&p, "/etc/netplan/10-a.yaml", false, text, &o, &nr);
+	assert_int_equal(nr, 2);
+	assert_string_equal(o[0].file, "/etc/netplan/10-a.yaml");
+	assert_string_equal(o[0].iface, "enp1s0f1np1");
+	assert_false(o[0].later);
+	assert_false(o[0].by_match);
+	/* Only the interface's own keys: not eno1's addresses, not the nameservers' list. */
+	assert_string_equal(o[0].adds.buf, "addresses, nameservers, routes");
+	assert_string_equal(o[1].iface, "enP2p1s0f1np1");
+	assert_true(o[1].by_match);
+	assert_string_equal(o[1].adds.buf, "");
+	netplan_overlaps_release(o, nr);
+
+	/* Names that only contain or resemble an interface's are other interfaces. */
+	o = NULL;
+	nr = 0;
+	netplan_find_overlaps(&p, "/run/netplan/99.yaml", true,
+			      "network:\n  ethernets:\n    enp1s0f1np10:\n      dhcp4: true\n"
+			      "    x:\n      match:\n        name: enp1s0f0*\n"
+			      "    enP2p1s0f1np1: {dhcp4: true}\n",
+			      &o, &nr);
+	assert_int_equal(nr, 1);
+	assert_string_equal(o[0].iface, "enP2p1s0f1np1");
+	assert_true(o[0].later);
+	netplan_overlaps_release(o, nr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +316,7 @@ int main(void)
 		cmocka_unit_test(roce_mtu),
 		cmocka_unit_test(fabric_ports),
 		cmocka_unit_test(bdf),
+		cmocka_unit_test(netplan_overlaps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -364,6 +364,11 @@ static void reserved_vars(void **state)
 	assert_true(launch_var_reserved("RANK"));
 	assert_true(launch_var_reserved("MASTER_PORT"));
 	assert_true(launch_var_reserved(LAUNCH_JOB_VAR));
+	assert_true(launch_var_reserved("ROLE_NAME"));
+	assert_true(launch_var_reserved("GROUP_WORLD_SIZE"));
+	assert_true(launch_var_reserved("TORCHELASTIC_RUN_ID"));
+	/* The caller's to choose; the launch only fills it in. */
+	assert_false(launch_var_reserved("OMP_NUM_THREADS"));
 	assert_false(launch_var_reserved("PATH"));
 	assert_false(launch_var_reserved("rank"));
 	assert_false(launch_var_reserved("RANKS"));
@@ -456,6 +461,16 @@ static void unit_env_precedence(void **state)
 	assert_string_equal(env_get(&out, "LOCAL_WORLD_SIZE"), "3");
 	assert_string_equal(env_get(&out, "NODE_RANK"), "1");
 	assert_string_equal(env_get(&out, "GROUP_RANK"), "1");
+	/* torchrun's whole set: one role, no restarts, the job's id as the run's. */
+	assert_string_equal(env_get(&out, "GROUP_WORLD_SIZE"), "2");
+	assert_string_equal(env_get(&out, "ROLE_RANK"), "5");
+	assert_string_equal(env_get(&out, "ROLE_NAME"), "default");
+	assert_string_equal(env_get(&out, "ROLE_WORLD_SIZE"), "6");
+	assert_string_equal(env_get(&out, "TORCHELASTIC_RESTART_COUNT"), "0");
+	assert_string_equal(env_get(&out, "TORCHELASTIC_MAX_RESTARTS"), "0");
+	assert_string_equal(env_get(&out, "TORCHELASTIC_RUN_ID"), "fedcba9876543210");
+	assert_string_equal(env_get(&out, "TORCHELASTIC_USE_AGENT_STORE"), "False");
+	assert_string_equal(env_get(&out, "OMP_NUM_THREADS"), "1");
 	assert_string_equal(env_get(&out, "MASTER_ADDR"), "10.1.2.3");
 	assert_string_equal(env_get(&out, "MASTER_PORT"), "29501");
 	assert_string_equal(env_get(&out, LAUNCH_JOB_VAR), "fedcba9876543210");
@@ -507,6 +522,31 @@ static void unit_env_pythonunbuffered(void **state)
 	launch_spec_release(&s);
 }
 
+/* OMP_NUM_THREADS=1 as torchrun sets it: only for more than one rank, and never over a value. */
+static void unit_env_omp_num_threads(void **state)
+{
+	static const char *const set[] = { "OMP_NUM_THREADS=8", NULL };
+	struct strvec out = STRVEC_INIT;
+	struct launch_spec s;
+
+	(void)state;
+	unit_spec(&s, false);
+	launch_unit_env(&s, (char *const *)set, NULL, 0, "127.0.0.1", 1, &out);
+	assert_string_equal(env_get(&out, "OMP_NUM_THREADS"), "8");
+	strvec_clear(&out);
+	strvec_push(&s.env, "OMP_NUM_THREADS=4");
+	launch_unit_env(&s, NULL, NULL, 0, "127.0.0.1", 1, &out);
+	assert_string_equal(env_get(&out, "OMP_NUM_THREADS"), "4");
+	strvec_clear(&out);
+	strvec_clear(&s.env);
+	s.nproc = 1;
+	launch_unit_env(&s, NULL, NULL, 0, "127.0.0.1", 1, &out);
+	assert_null(env_get(&out, "OMP_NUM_THREADS"));
+	assert_string_equal(env_get(&out, "LOCAL_WORLD_SIZE"), "1");
+	strvec_clear(&out);
+	launch_spec_release(&s);
+}
+
 /* With --torchrun the launch sets only the node's variables: torchrun sets the ranks'. */
 static void unit_env_torchrun(void **state)
 {
@@ -521,6 +561,9 @@ static void unit_env_torchrun(void **state)
 	assert_null(env_get(&out, "LOCAL_RANK"));
 	assert_null(env_get(&out, "WORLD_SIZE"));
 	assert_null(env_get(&out, "LOCAL_WORLD_SIZE"));
+	assert_null(env_get(&out, "ROLE_NAME"));
+	assert_null(env_get(&out, "TORCHELASTIC_RUN_ID"));
+	assert_null(env_get(&out, "OMP_NUM_THREADS"));
 	assert_string_equal(env_get(&out, "NODE_RANK"), "1");
 	assert_string_equal(env_get(&out, "GROUP_RANK"), "1");
 	assert_string_equal(env_get(&out, "MASTER_ADDR"), "10.0.0.9");
@@ -529,6 +572,44 @@ static void unit_env_torchrun(void **state)
 	assert_string_equal(env_get(&out, "PYTHONUNBUFFERED"), "1");
 	strvec_clear(&out);
 	launch_spec_release(&s);
+}
+
+static void torch_probe(void **state)
+{
+	struct torch_probe t = { 0 };
+
+	(void)state;
+	assert_int_equal(launch_torch_probe_parse("1.13.0a0+gitunknown 3 11\n", &t), 0);
+	assert_int_equal(t.torch_major, 1);
+	assert_int_equal(t.torch_minor, 13);
+	assert_int_equal(t.python_major, 3);
+	assert_int_equal(t.python_minor, 11);
+	assert_true(launch_torch_needs_std_map(&t));
+	/* Before Python 3.11 the default parses; from torch 2.0 it parses everywhere. */
+	assert_int_equal(launch_torch_probe_parse("1.13.1 3 10", &t), 0);
+	assert_false(launch_torch_needs_std_map(&t));
+	assert_int_equal(launch_torch_probe_parse("2.0.0 3 11\n", &t), 0);
+	assert_false(launch_torch_needs_std_map(&t));
+	assert_int_equal(launch_torch_probe_parse("2.5.1+cu124 3 12\n", &t), 0);
+	assert_int_equal(t.torch_minor, 5);
+	assert_false(launch_torch_needs_std_map(&t));
+	assert_int_equal(launch_torch_probe_parse("1.12.1.post2 4 0\n", &t), 0);
+	assert_true(launch_torch_needs_std_map(&t));
+	/* Anything else is no answer. */
+	static const char *const bad[] = {
+		"",
+		"\n",
+		"1.13.0 3",
+		"1.13.0 3 11 x",
+		"1 3 11",
+		"x1.13 3 11",
+		"1.13.0 3 11\nmore",
+		"1.13.0  3 11",
+		"1.13.0 3 11\n\n",
+		"99999999999.1 3 11",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_int_equal(launch_torch_probe_parse(bad[i], &t), -EINVAL);
 }
 
 static void unit_argv(void **state)
@@ -563,6 +644,18 @@ static void unit_argv(void **state)
 						   "--rdzv_backend=c10d", "--no_python", "prog",
 						   "--flag", "", NULL });
 	strvec_clear(&out);
+	/* The agent found a torch whose default --redirects/--tee fail: a map for rank 9, before
+	 * the caller's. */
+	s.torchrun_std_map = true;
+	launch_unit_argv(&s, "10.0.0.1", 29500, &out);
+	assert_strvec(&out,
+		      (const char *const[]){ "torchrun", "--nnodes=2", "--node_rank=1",
+					     "--nproc_per_node=3", "--master_addr=10.0.0.1",
+					     "--master_port=29500", "--redirects=9:1", "--tee=9:1",
+					     "--max_restarts=0", "--rdzv_backend=c10d",
+					     "--no_python", "prog", "--flag", "", NULL });
+	strvec_clear(&out);
+	s.torchrun_std_map = false;
 	/* Not without --torchrun. */
 	s.torchrun = false;
 	launch_unit_argv(&s, "10.0.0.1", 29500, &out);
@@ -1133,6 +1226,8 @@ int main(void)
 		cmocka_unit_test(unit_env_precedence),
 		cmocka_unit_test(unit_env_pythonunbuffered),
 		cmocka_unit_test(unit_env_torchrun),
+		cmocka_unit_test(torch_probe),
+		cmocka_unit_test(unit_env_omp_num_threads),
 		cmocka_unit_test(unit_argv),
 		cmocka_unit_test(wait_status),
 		cmocka_unit_test(describe_status),

@@ -331,6 +331,49 @@ static void hostfile_text(void **state)
 
 	/* Empty and comment-only files name no host. */
 	assert_int_equal(host_list_parse_file_text("", "hf", &list, &err), 0);
+	host_list_release(&list);
+	strbuf_release(&err);
+}
+
+/* Open MPI's, MPICH's and DeepSpeed's forms, side by side in one file. */
+static void hostfile_forms(void **state)
+{
+	struct host_list list = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	const char *text = "# Open MPI\n"
+			   "spark1 slots=2 max_slots=4\n"
+			   "spark2 max_slots=3 slots=1   # either order\n"
+			   "spark3 max-slots=8\n"
+			   "\n"
+			   "# MPICH\n"
+			   "spark4:2\n"
+			   "user@spark5:3 # a user too\n"
+			   "# DeepSpeed\n"
+			   "worker-6 slots=8\n"
+			   "::1\n"
+			   "fe80::1\n";
+	const char *names[] = { "spark1",      "spark2",   "spark3", "spark4",
+				"user@spark5", "worker-6", "::1",    "fe80::1" };
+	const unsigned slots[] = { 2, 1, 0, 2, 3, 8, 0, 0 };
+	const unsigned max_slots[] = { 4, 3, 8, 0, 0, 0, 0, 0 };
+
+	(void)state;
+	assert_int_equal(host_list_parse_file_text(text, "hf", &list, &err), 0);
+	assert_string_equal(err.buf, "");
+	assert_int_equal(list.nr, ARRAY_SIZE(names));
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		assert_string_equal(list.hosts[i].name, names[i]);
+		assert_int_equal(list.hosts[i].slots, slots[i]);
+		assert_int_equal(list.hosts[i].max_slots, max_slots[i]);
+	}
+	/* "spark4:2" is spark4: a later plain "spark4" is a duplicate. */
+	assert_int_equal(host_list_parse_file_text("spark4\n", "more", &list, &err), -EINVAL);
+	assert_string_equal(err.buf, "more:1: duplicate host 'spark4'");
+	host_list_release(&list);
+	strbuf_reset(&err);
+
+	/* Empty and comment-only files name no host. */
+	assert_int_equal(host_list_parse_file_text("", "hf", &list, &err), 0);
 	assert_int_equal(host_list_parse_file_text("# nothing\n\n   \n", "hf", &list, &err), 0);
 	assert_int_equal(list.nr, 0);
 	host_list_release(&list);
@@ -340,7 +383,8 @@ static void hostfile_text(void **state)
 static void hostfile_errors(void **state)
 {
 	(void)state;
-	expect_file_error("a\nb foo=bar\n", "hf:2: unknown field 'foo=bar' (expected slots=N)");
+	expect_file_error("a\nb foo=bar\n",
+			  "hf:2: unknown field 'foo=bar' (expected slots=N or max_slots=N)");
 	expect_file_error("slots=x\n", "hf:1: expected a host name before 'slots=x'");
 	expect_file_error("a slots=x", "hf:1: slots must be a number from 1 to 1024, not 'x'");
 	expect_file_error("a slots=", "hf:1: slots must be a number from 1 to 1024, not ''");
@@ -348,9 +392,39 @@ static void hostfile_errors(void **state)
 	expect_file_error("a slots=-1", "hf:1: slots must be a number from 1 to 1024, not '-1'");
 	expect_file_error("a slots=1025",
 			  "hf:1: slots must be a number from 1 to 1024, not '1025'");
-	expect_file_error("a slots=2 b", "hf:1: expected 'HOST [slots=N]'");
-	expect_file_error("a slots=2 slots=3", "hf:1: expected 'HOST [slots=N]'");
-	expect_file_error("a b", "hf:1: unknown field 'b' (expected slots=N)");
+	expect_file_error("a slots=2 b",
+			  "hf:1: unknown field 'b' (expected slots=N or max_slots=N)");
+	expect_file_error("a slots=2 slots=3", "hf:1: slots given twice");
+	expect_file_error("a b", "hf:1: unknown field 'b' (expected slots=N or max_slots=N)");
+	expect_file_error("a slots=1 max_slots=2 x y",
+			  "hf:1: expected 'HOST [slots=N] [max_slots=N]' or 'HOST:N'");
+	/* Open MPI's max_slots. */
+	expect_file_error("a max_slots=x",
+			  "hf:1: max_slots must be a number from 1 to 1024, not 'x'");
+	expect_file_error("a max_slots=0",
+			  "hf:1: max_slots must be a number from 1 to 1024, not '0'");
+	expect_file_error("a max_slots=2 max-slots=3", "hf:1: max_slots given twice");
+	expect_file_error("a slots=4 max_slots=2", "hf:1: slots=4 is more than max_slots=2");
+	expect_file_error("a Slots=2",
+			  "hf:1: unknown field 'Slots=2' (expected slots=N or max_slots=N)");
+	expect_file_error("a slots",
+			  "hf:1: unknown field 'slots' (expected slots=N or max_slots=N)");
+	/* MPICH's host:N. */
+	expect_file_error("a:",
+			  "hf:1: the count after ':' must be a number from 1 to 1024, not ''");
+	expect_file_error("ok\na:x\n",
+			  "hf:2: the count after ':' must be a number from 1 to 1024, not 'x'");
+	expect_file_error("a:0",
+			  "hf:1: the count after ':' must be a number from 1 to 1024, not '0'");
+	expect_file_error("a:2000",
+			  "hf:1: the count after ':' must be a number from 1 to 1024, not '2000'");
+	expect_file_error(":2", "hf:1: empty host name");
+	expect_file_error(
+		"a:2 slots=2",
+		"hf:1: expected 'HOST [slots=N] [max_slots=N]' or 'HOST:N', not both forms");
+	expect_file_error("s:2:3", "hf:1: expected 'HOST [slots=N] [max_slots=N]' or 'HOST:N', "
+				   "not 's:2:3' (more than one ':' outside an IPv6 address)");
+	expect_file_error("a\nb:2\na:1\n", "hf:3: duplicate host 'a'");
 	expect_file_error("a\n\n# c\na\n", "hf:4: duplicate host 'a'");
 	expect_file_error("ok\na;b\n", "hf:2: invalid host name 'a;b': contains ';'");
 	expect_file_error("spark[1-2]\n", "hf:1: invalid host name 'spark[1-2]': contains '['");
@@ -382,7 +456,7 @@ static void hostfile_load(void **state)
 	assert_int_equal(write(fd, "c x\n", 4), 4);
 	assert_int_equal(host_list_load_file(path, &list, &err), -EINVAL);
 	struct strbuf want = STRBUF_INIT;
-	strbuf_addf(&want, "%s:3: unknown field 'x' (expected slots=N)", path);
+	strbuf_addf(&want, "%s:3: unknown field 'x' (expected slots=N or max_slots=N)", path);
 	assert_string_equal(err.buf, want.buf);
 	assert_int_equal(list.nr, 0);
 	strbuf_reset(&err);
@@ -1224,6 +1298,7 @@ int main(void)
 		cmocka_unit_test(host_duplicates_and_bounds),
 		cmocka_unit_test(host_local),
 		cmocka_unit_test(hostfile_text),
+		cmocka_unit_test(hostfile_forms),
 		cmocka_unit_test(hostfile_errors),
 		cmocka_unit_test(hostfile_load),
 		cmocka_unit_test(quoting),
