@@ -26,8 +26,10 @@
 #include "view/doctor_view.h"
 
 /* Seconds one remote 'sparkctl topo --json' may take, connection included. */
-#define REMOTE_TIMEOUT_MS 30000
-#define PING_TIMEOUT_MS	  20000
+#define REMOTE_TIMEOUT_MS	   30000
+#define PING_TIMEOUT_MS		   20000
+/* The version of doctor --list --json. */
+#define DOCTOR_LIST_SCHEMA_VERSION 1
 
 enum doctor_exit {
 	DOCTOR_EXIT_OK = 0,   /* no FAIL */
@@ -39,7 +41,7 @@ enum doctor_exit {
 static const char *const doctor_usage[] = {
 	"sparkctl doctor [--root DIR | --from FILE...] [--nodes N] [options]",
 	"sparkctl doctor -H HOST,... | --hostfile FILE [--remote-sparkctl PATH] [options]",
-	"sparkctl doctor --list [--markdown]",
+	"sparkctl doctor --list [--markdown | --json]",
 	NULL,
 };
 
@@ -72,6 +74,12 @@ struct doctor_args {
  *    MTU, fragmentation forbidden.  All the pings leaving one node run in
  *    one session of 'sparkctl agent ping' there, at once.
  */
+/* agent ping's results: {"schema_version", "results"}, or the bare array of older nodes. */
+static const json_t *ping_results(const json_t *doc)
+{
+	return json_is_array(doc) ? doc : json_object_get(doc, "results");
+}
+
 static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned parallel)
 {
 	const char *date_argv[] = { "date", "+%s.%N", NULL };
@@ -125,7 +133,7 @@ static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned 
 			struct link_probe *p = &c->links[i];
 			if (p->from != node)
 				continue;
-			const json_t *r = json_array_get(doc, k++);
+			const json_t *r = json_array_get(ping_results(doc), k++);
 			if (json_is_object(r)) {
 				const char *d = json_string_value(json_object_get(r, "detail"));
 				p->ok = json_is_true(json_object_get(r, "ok"));
@@ -227,11 +235,33 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 	return ret;
 }
 
-static int print_list(bool markdown)
+/* The checks as JSON (docs/schemas/doctor-list.schema.json). */
+static json_t *list_json(void)
+{
+	json_t *doc = json_object(), *arr = json_array();
+
+	jset(doc, "schema_version", jint(DOCTOR_LIST_SCHEMA_VERSION));
+	for (size_t k = 0; k < nr_checks; k++) {
+		json_t *o = json_object();
+		jset(o, "id", jstr(checks[k].id));
+		jset(o, "scope", jstr(checks[k].scope == CHECK_LOCAL ? "node" : "cluster"));
+		jset(o, "severity", jstr(check_status_name(checks[k].severity)));
+		jset(o, "title", jstr(checks[k].title));
+		jpush(arr, o);
+	}
+	jset(doc, "checks", arr);
+	return doc;
+}
+
+static int print_list(bool markdown, bool json)
 {
 	struct strbuf out = STRBUF_INIT;
 
-	if (markdown) {
+	if (json) {
+		json_t *doc = list_json();
+		json_to_strbuf(doc, &out);
+		json_decref(doc);
+	} else if (markdown) {
 		checks_markdown(&out);
 	} else {
 		for (size_t k = 0; k < nr_checks; k++)
@@ -315,7 +345,7 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 	if (n < 0)
 		*ret = cmd_parse_exit(n);
 	else if (a->list)
-		*ret = print_list(a->markdown);
+		*ret = print_list(a->markdown, a->json);
 	else if ((a->hosts || a->hostfile) + (a->from.nr > 0) + (a->root != NULL) > 1)
 		cmd_usage_error("doctor", "-H/--hostfile, --from and --root cannot be combined");
 	else if (a->fanout == 0)
