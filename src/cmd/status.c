@@ -71,11 +71,14 @@ static json_t *gpus_json(struct strbuf *why)
 			{ "sparkctl_gpu_memory_used_bytes", "memory_used_bytes" },
 			{ "sparkctl_gpu_memory_total_bytes", "memory_total_bytes" },
 		};
-		for (size_t k = 0; k < ARRAY_SIZE(gauges); k++)
-			jset(o, gauges[k][1],
-			     metric_set_value(&set, gauges[k][0], "gpu", idx, &v) == 0
-				     ? jreal(v)
-				     : json_null());
+		for (size_t k = 0; k < ARRAY_SIZE(gauges); k++) {
+			json_t *value = json_null();
+			/* Sizes are whole bytes (docs/json.md); the gauges carry doubles. */
+			if (metric_set_value(&set, gauges[k][0], "gpu", idx, &v) == 0)
+				value = strstr(gauges[k][1], "_bytes") ? jint((int64_t)v)
+								       : jreal(v);
+			jset(o, gauges[k][1], value);
+		}
 		/* No framebuffer figure: the GPU shares the host's memory (GB10). */
 		jset(o, "unified_memory",
 		     jbool(metric_set_value(&set, "sparkctl_gpu_memory_total_bytes", "gpu", idx,

@@ -32,7 +32,7 @@ want(s["arch"], args[1], "arch")
 want(s["home"], args[2], "home")
 mem = [l.split() for l in open("/proc/meminfo") if l.startswith("MemTotal:")][0]
 want(mem[2], "kB", "MemTotal unit")
-want(s["memory"]["mem_total_bytes"], int(mem[1]) * 1024, "mem_total_bytes")
+want(s["memory"]["memory_total_bytes"], int(mem[1]) * 1024, "memory_total_bytes")
 want(s["sysctl"]["net.core.rmem_max"], int(open("/proc/sys/net/core/rmem_max").read()), "rmem_max")
 want(s["sysctl"]["net.core.wmem_max"], int(open("/proc/sys/net/core/wmem_max").read()), "wmem_max")
 ' "$(uname -r)" "$(uname -m)" "$(getent passwd "$(id -u)" | cut -d: -f6)"
