@@ -139,7 +139,7 @@ static void emit_config(const struct nccl_report_run *run, struct emitter *e)
 		emit_value(e, "step_bytes", jint((int64_t)o->step), NULL);
 	emit_value(e, "warmup_iters", jint(o->warmup), NULL);
 	if (o->precision > 0)
-		emit_value(e, "precision", jreal(o->precision), NULL);
+		emit_value(e, "precision_ratio", jreal(o->precision), NULL);
 	else
 		emit_value(e, "iterations", jint(o->iters), NULL);
 	emit_value(e, "datatype", jstr(perf_dtype_name(o->dtype)), NULL);
