@@ -156,7 +156,7 @@ py "$TMP/replay.json" '
 live = json.load(open(args[0]))
 for k in ("hostname", "kernel", "arch", "home", "os", "environment", "limits", "nccl"):
     want(d["system"][k], live["system"][k], "replayed system." + k)
-want(d["system"]["memory"]["mem_total_bytes"], live["system"]["memory"]["mem_total_bytes"], "mem_total")
+want(d["system"]["memory"]["memory_total_bytes"], live["system"]["memory"]["memory_total_bytes"], "memory_total")
 want([n["name"] for n in d["netdevs"]], [n["name"] for n in live["netdevs"]], "replayed netdev names")
 for a, b in zip(d["netdevs"], live["netdevs"]):
     for k in ("mtu", "ifindex", "address", "driver", "pci_address", "ipv4", "ipv6", "default_route"):
