@@ -136,6 +136,12 @@ json_get() {
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# json_valid [--lines] SCHEMA FILE...: each FILE conforms to docs/schemas/SCHEMA.schema.json
+# (tests/validate-json.py, with Debian's python3-jsonschema).
+json_valid() {
+  /usr/bin/python3 "$SRCDIR/tests/validate-json.py" "$@" || fail "not valid against docs/schemas/${1#--lines }: ${*:2}"
+}
+
 # require_root: tests that change network namespaces need root.  In CI
 # (SPARKCTL_REQUIRE_ROOT_TESTS=1) a missing privilege is a failure, not a skip.
 require_root() {

@@ -5,8 +5,8 @@
  *
  *   sparkctl agent ping IF ADDR SIZE [IF ADDR SIZE]...
  *       don't-fragment pings, all at once, from interface IF to ADDR with
- *       SIZE bytes of payload; prints a JSON array with, for each,
- *       {"ok": bool, "detail": what ping said when it failed}.  One SSH
+ *       SIZE bytes of payload; prints {"schema_version": 1, "results": [...]}
+ *       with, for each, {"ok": bool, "detail": what ping said when it failed}.  One SSH
  *       session per node instead of one per link.
  *
  *   sparkctl agent launch
@@ -63,7 +63,7 @@ static int agent_ping(int argc, char **argv)
 {
 	size_t n = (size_t)argc / 3;
 	struct run_job *jobs;
-	json_t *results;
+	json_t *doc, *results;
 	int ret = SPARKCTL_EXIT_OK;
 
 	if (argc % 3 != 0 || argc == 0)
@@ -84,7 +84,9 @@ static int agent_ping(int argc, char **argv)
 			strvec_push(&jobs[i].argv, cmd[k]);
 	}
 	run_jobs(jobs, n, 0, PING_TIMEOUT_MS, 65536);
+	doc = json_object();
 	results = json_array();
+	jset(doc, "schema_version", jint(AGENT_PING_SCHEMA_VERSION));
 	for (size_t i = 0; i < n; i++) {
 		json_t *r = json_object();
 		bool ok = jobs[i].status == 0;
@@ -94,9 +96,10 @@ static int agent_ping(int argc, char **argv)
 		jpush(results, r);
 		free(detail);
 	}
-	if (json_write(stdout, results) < 0)
+	jset(doc, "results", results);
+	if (json_write(stdout, doc) < 0)
 		ret = SPARKCTL_EXIT_ERROR;
-	json_decref(results);
+	json_decref(doc);
 out:
 	for (size_t i = 0; i < n; i++)
 		run_job_release(&jobs[i]);

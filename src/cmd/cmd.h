@@ -70,6 +70,8 @@ extern const struct cmd cmd_topo, cmd_capture, cmd_env, cmd_netplan, cmd_doctor,
 	cmd_version, cmd_agent;
 /* sparkctl agent status: this node's answer to status (cmd/status.c). */
 extern const struct cmd cmd_agent_status;
+/* The version of agent ping's JSON (docs/schemas/agent-ping.schema.json). */
+#define AGENT_PING_SCHEMA_VERSION 1
 
 /* sparkctl itself: the global options, then the command.  An exit status. */
 int cmd_main(int argc, char **argv);

@@ -65,6 +65,12 @@ struct doctor_args {
  *    MTU, fragmentation forbidden.  All the pings leaving one node run in
  *    one session of 'sparkctl agent ping' there, at once.
  */
+/* agent ping's results: {"schema_version", "results"}, or the bare array of older nodes. */
+static const json_t *ping_results(const json_t *doc)
+{
+	return json_is_array(doc) ? doc : json_object_get(doc, "results");
+}
+
 static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned parallel)
 {
 	const char *date_argv[] = { "date", "+%s.%N", NULL };
@@ -118,7 +124,7 @@ static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned 
 			struct link_probe *p = &c->links[i];
 			if (p->from != node)
 				continue;
-			const json_t *r = json_array_get(doc, k++);
+			const json_t *r = json_array_get(ping_results(doc), k++);
 			if (json_is_object(r)) {
 				const char *d = json_string_value(json_object_get(r, "detail"));
 				p->ok = json_is_true(json_object_get(r, "ok"));

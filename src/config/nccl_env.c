@@ -602,6 +602,7 @@ static json_t *node_json(const struct node_env *e, bool with_reasons)
 	json_t *o = json_object(), *vars = json_object(), *reasons = json_object();
 	json_t *hcas = json_array(), *notes = json_array();
 
+	jset(o, "schema_version", jint(ENV_SCHEMA_VERSION));
 	jset(o, "node", jstr(e->node));
 	jset(o, "topology", jstr(env_topology_name(e->topology)));
 	for (size_t i = 0; i < e->fabric.nr_rails; i++)
@@ -688,11 +689,14 @@ int env_format(const struct node_env *e, enum env_format fmt, bool with_reasons,
 int env_format_json_nodes(const struct node_env *nodes, size_t n, bool with_reasons,
 			  struct strbuf *out)
 {
-	json_t *arr = json_array();
+	json_t *doc = json_object(), *arr = json_array();
 
+	/* One document with its schema_version; each node also carries it, as alone. */
+	jset(doc, "schema_version", jint(ENV_SCHEMA_VERSION));
 	for (size_t i = 0; i < n; i++)
 		jpush(arr, node_json(&nodes[i], with_reasons));
-	json_to_strbuf(arr, out);
-	json_decref(arr);
+	jset(doc, "nodes", arr);
+	json_to_strbuf(doc, out);
+	json_decref(doc);
 	return 0;
 }

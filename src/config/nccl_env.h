@@ -94,7 +94,11 @@ int env_check_cluster(const struct node_env *nodes, size_t n, struct strbuf *err
 int env_format(const struct node_env *e, enum env_format fmt, bool with_reasons, struct strbuf *out,
 	       struct strbuf *err);
 
-/* The JSON of several nodes' environments, for --json across nodes. */
+/* The version of env's JSON (docs/schemas/env.schema.json). */
+#define ENV_SCHEMA_VERSION 1
+
+/* The JSON of several nodes' environments, for --json across nodes:
+ * {"schema_version", "nodes": [one node's object each]}. */
 int env_format_json_nodes(const struct node_env *nodes, size_t n, bool with_reasons,
 			  struct strbuf *out);
 

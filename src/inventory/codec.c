@@ -1,5 +1,7 @@
 #include "sparkctl.h"
 
+#include <math.h>
+
 #include "inventory/codec.h"
 #include "lib/xalloc.h"
 #include "lib/host_text.h"
@@ -149,6 +151,12 @@ static json_t *array_to_json(const struct inv_field *f, const void *obj, const s
 	return a;
 }
 
+/* A rate of mbps Mb/s as a number of Gb/s; null when unknown (negative). */
+static json_t *jgbps(int64_t mbps)
+{
+	return mbps < 0 ? json_null() : jreal((double)mbps / 1000.0);
+}
+
 static json_t *value_to_json(const struct inv_field *f, const void *obj, const struct inv_scope *s);
 
 static json_t *map_to_json(const struct inv_field *f, const void *obj, const struct inv_scope *s)
@@ -187,6 +195,8 @@ static json_t *value_to_json(const struct inv_field *f, const void *obj, const s
 	case INV_STRING:
 		return jstr(*(const char *const *)p);
 	case INV_INT:
+		if (f->flags & INV_MBPS_AS_GBPS)
+			return jgbps(*(const int64_t *)p);
 		return jint_known(*(const int64_t *)p);
 	case INV_INT32:
 		return jint_known(*(const int *)p);
@@ -215,6 +225,8 @@ static json_t *value_to_json(const struct inv_field *f, const void *obj, const s
 	case INV_DERIVED_STRING:
 		return jstr(f->derive.str(s, text));
 	case INV_DERIVED_INT:
+		if (f->flags & INV_MBPS_AS_GBPS)
+			return jgbps(f->derive.num(s));
 		return jint_known(f->derive.num(s));
 	case INV_DERIVED_TRI:
 		return jtri(f->derive.tri(s));
@@ -312,6 +324,18 @@ static int check_required(struct reader *rd, const struct inv_field *f, const ch
 {
 	if ((f->flags & INV_REQUIRED) && missing)
 		return bad(rd, key, f->message ? f->message : type_message);
+	return 0;
+}
+
+/* A number of Gb/s (null: unknown) as whole Mb/s. */
+static int read_gbps(struct reader *rd, const char *key, const json_t *v, int64_t *ret)
+{
+	*ret = INV_UNKNOWN;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_number(v) || json_number_value(v) < 0)
+		return bad(rd, key, "expected a non-negative number of Gb/s or null");
+	*ret = llround(json_number_value(v) * 1000.0);
 	return 0;
 }
 
@@ -502,6 +526,10 @@ static int value_from_json(struct reader *rd, const struct inv_field *f, const c
 			return r;
 		return check_required(rd, f, key, !*(char **)p, "expected a string");
 	case INV_INT:
+		/* Gb/s under the key of today, integer Mb/s under version 1's. */
+		if ((f->flags & INV_MBPS_AS_GBPS) && key == f->key)
+			return read_gbps(rd, key, v, p);
+		return read_number(rd, f, key, v, p);
 	case INV_INT32:
 	case INV_UINT:
 		return read_number(rd, f, key, v, p);
@@ -544,6 +572,16 @@ static bool is_read(const struct inv_field *f)
 	}
 }
 
+/* The row f of o, under its key or, missing that, under its key of version 1. */
+static int read_row(struct reader *rd, const struct inv_field *f, const json_t *o, void *obj)
+{
+	const json_t *v = json_object_get(o, f->key);
+
+	if (!v && f->v1_key && (v = json_object_get(o, f->v1_key)))
+		return value_from_json(rd, f, f->v1_key, v, obj);
+	return value_from_json(rd, f, f->key, v, obj);
+}
+
 static int fields_from_json(struct reader *rd, const struct inv_desc *d, const json_t *o, void *obj)
 {
 	const char *key, *what;
@@ -554,7 +592,7 @@ static int fields_from_json(struct reader *rd, const struct inv_desc *d, const j
 		if (f->type == INV_INLINE)
 			r = fields_from_json(rd, f->desc, o, member(obj, f->offset));
 		else if (is_read(f))
-			r = value_from_json(rd, f, f->key, json_object_get(o, f->key), obj);
+			r = read_row(rd, f, o, obj);
 	}
 	if (r == 0 && d->check && (key = d->check(obj, &what)))
 		r = bad(rd, key, what);

@@ -57,6 +57,8 @@ enum {
 	INV_REQUIRED = 1 << 0,	 /* null or missing is an error: message, else the type's */
 	INV_OMIT_NULL = 1 << 1,	 /* MAP: entries whose value is null are left out */
 	INV_WRITE_ONLY = 1 << 2, /* written, not read back */
+	/* INT, DERIVED_INT: the int64_t is Mb/s, the JSON a number of Gb/s (docs/json.md) */
+	INV_MBPS_AS_GBPS = 1 << 3,
 };
 
 struct inv_enum_name {
@@ -84,6 +86,12 @@ struct inv_field {
 		int (*tri)(const struct inv_scope *s);
 		bool (*flag)(const struct inv_scope *s);
 	} derive;
+	/*
+	 * The key in inventory version 1, read when key is missing: an older
+	 * saved inventory still reads.  With INV_MBPS_AS_GBPS its value is
+	 * the integer Mb/s of version 1.
+	 */
+	const char *v1_key;
 	const char *message; /* the error for a missing or out-of-bounds value */
 	const char *doc;     /* docs/inventory.md: what it is and where it comes from */
 };

@@ -22,7 +22,7 @@
 #include "lib/strvec.h"
 
 /* The JSON schema version this sparkctl writes and reads. */
-#define INVENTORY_SCHEMA_VERSION 1
+#define INVENTORY_SCHEMA_VERSION 2
 
 #define INV_UNKNOWN   ((int64_t)-1)
 #define INV_UNLIMITED ((int64_t)-2) /* for resource limits only */

@@ -127,8 +127,9 @@ static const struct inv_field sysctl_fields[] = {
 static DESC(sysctl_desc, NULL, S, sysctl_fields, NULL);
 
 static const struct inv_field memory_fields[] = {
-	INT("mem_total_bytes", mem_total, .doc = "`MemTotal`"),
-	INT("mem_available_bytes", mem_available, .doc = "`MemAvailable`"),
+	INT("memory_total_bytes", mem_total, .v1_key = "mem_total_bytes", .doc = "`MemTotal`"),
+	INT("memory_available_bytes", mem_available, .v1_key = "mem_available_bytes",
+	    .doc = "`MemAvailable`"),
 	INT("cma_total_bytes", cma_total, .doc = "`CmaTotal` (absent means 0)"),
 };
 static DESC(memory_desc, NULL, S, memory_fields, NULL);
@@ -220,7 +221,8 @@ static const struct inv_field port_fields[] = {
 	STRING("rate", rate, .doc = "`ports/P/rate` as read (\"200 Gb/sec (2X NDR)\")"),
 	STRING("link_layer", link_layer, .doc = "`Ethernet` or `InfiniBand`"),
 	INT("lid", lid, .doc = "`ports/P/lid`"),
-	DERIVED_INT("rate_mbps", derived_port_rate_mbps, .doc = "from `rate`"),
+	DERIVED_INT("rate_gbps", derived_port_rate_mbps, .flags = INV_MBPS_AS_GBPS,
+		    .doc = "from `rate`, in Gb/s"),
 	DERIVED_STRING("netdev", derived_port_netdev,
 		       .doc = "the netdev of the port (`gid_attrs/ndevs/0`, as `ibdev2netdev` "
 			      "reads it)"),
@@ -299,8 +301,8 @@ static const struct inv_field netdev_fields[] = {
 	STRING("operstate", operstate, .doc = "`operstate` (\"up\", \"down\", \"unknown\", ...)"),
 	TRI("carrier", carrier,
 	    .doc = "`carrier` (null when the interface is administratively down)"),
-	INT("speed_mbps", speed_mbps,
-	    .doc = "`speed` (null when the link is down or the driver does not say)"),
+	INT("speed_gbps", speed_mbps, .flags = INV_MBPS_AS_GBPS, .v1_key = "speed_mbps",
+	    .doc = "`speed` in Gb/s (null when the link is down or the driver does not say)"),
 	STRING("address", address, .doc = "`address`: the MAC address"),
 	STRING("driver", driver, .doc = "basename of `device/driver`"),
 	STRING("pci_address", pci_address, .doc = "target of `device` when it is a PCI function"),
@@ -381,7 +383,7 @@ static DESC(problem_desc, NULL, S, problem_fields, NULL);
 
 #define S struct inventory
 static const struct inv_field inventory_fields[] = {
-	CONST("schema_version", INVENTORY_SCHEMA_VERSION, .doc = "1"),
+	CONST("schema_version", INVENTORY_SCHEMA_VERSION, .doc = "2"),
 	STRING("sparkctl_version", sparkctl_version, .doc = "version of the sparkctl that probed"),
 	STRING("source", source,
 	       .doc = "`\"live\"` (this host) or `\"root\"` (a tree under `--root`)"),

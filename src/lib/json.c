@@ -96,9 +96,34 @@ json_t *jint(int64_t v)
 	return checked(json_integer((json_int_t)v));
 }
 
+double json_round_real(double v)
+{
+	char text[32];
+
+	/*
+	 * 15 significant digits: every decimal of 15 digits survives the trip
+	 * through a double and back, so what is written is read back the same,
+	 * and a computed 0.306 is not written 0.30599999999999999.
+	 */
+	if (!isfinite(v))
+		return v;
+	snprintf(text, sizeof(text), "%.*g", JSON_REAL_DIGITS, v);
+	return strtod(text, NULL);
+}
+
 json_t *jreal(double v)
 {
-	return checked(isfinite(v) ? json_real(v) : json_null());
+	return checked(isfinite(v) ? json_real(json_round_real(v)) : json_null());
+}
+
+json_t *jreal_rounded(double v, int decimals)
+{
+	char text[64];
+
+	if (!isfinite(v))
+		return checked(json_null());
+	snprintf(text, sizeof(text), "%.*f", decimals, v);
+	return jreal(strtod(text, NULL));
 }
 
 json_t *jtri(int t)
@@ -133,7 +158,9 @@ void jpush(json_t *arr, json_t *value)
 		json_oom();
 }
 
-#define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+/* Reals in their shortest form of at most 15 digits (json_round_real()). */
+#define REAL_FLAGS JSON_REAL_PRECISION(JSON_REAL_DIGITS)
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | REAL_FLAGS)
 
 /*
  * jansson's text, with DEL and the C1 controls (U+0080-U+009F) as \u
@@ -192,7 +219,7 @@ void json_to_strbuf(const json_t *j, struct strbuf *out)
 
 void json_to_line(const json_t *j, struct strbuf *out)
 {
-	dump(j, JSON_COMPACT | JSON_ENSURE_ASCII, out);
+	dump(j, JSON_COMPACT | JSON_ENSURE_ASCII | REAL_FLAGS, out);
 }
 
 int json_load_buffer(const char *buf, size_t len, const char *name, json_t **ret,

@@ -26,8 +26,18 @@ json_t *jstr(const char *s);
 json_t *jint_known(int64_t v);
 /* An integer. */
 json_t *jint(int64_t v);
+/*
+ * Reals are written with at most JSON_REAL_DIGITS significant digits, in
+ * the shortest form ("0.306", not "0.30599999999999999"): enough for any
+ * measurement, and such a decimal reads back as the double it came from.
+ */
+#define JSON_REAL_DIGITS 15
+/* v rounded to JSON_REAL_DIGITS significant digits: the double its JSON text reads back as. */
+double json_round_real(double v);
 /* A number, or null when v is not finite (JSON has no NaN or infinity). */
 json_t *jreal(double v);
+/* jreal() of v rounded to decimals places: a value known to that precision (a rate, a ratio). */
+json_t *jreal_rounded(double v, int decimals);
 /* true/false, or null when t is negative (unknown). */
 json_t *jtri(int t);
 json_t *jbool(bool b);

@@ -279,7 +279,7 @@ static json_t *port_json(const struct top_port *p)
 	jset(o, "state", jstr(p->state));
 	jset(o, "tx_gbps", jopt(p->has_rate, p->tx_gbps, 3));
 	jset(o, "rx_gbps", jopt(p->has_rate, p->rx_gbps, 3));
-	jset(o, "line_gbps", jopt(p->line_gbps > 0, p->line_gbps, 3));
+	jset(o, "rate_gbps", jopt(p->line_gbps > 0, p->line_gbps, 3));
 	for (size_t i = 0; i < p->nr_flags; i++) {
 		json_t *f = json_object();
 		jset(f, "counter", jstr(p->flags[i].counter));

@@ -120,7 +120,7 @@ static void emit_node(const struct doctor_node *n, struct emitter *e)
 		emit_str(e, "error", "  not inspected: %s\n", n->error ? n->error : "?");
 	}
 	if (n->has_clock)
-		emit_value(e, "clock_offset_seconds", json_real(n->clock_offset), NULL);
+		emit_value(e, "clock_offset_seconds", jreal(n->clock_offset), NULL);
 	emit_close(e);
 	emit_close(e);
 }

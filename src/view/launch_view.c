@@ -39,10 +39,10 @@ static void emit_unit(const struct launch_options *o, const struct launch_result
 		   NULL);
 	emit_cell(e, "status", jstr(status.buf), status.buf);
 	if (u->ended)
-		emit_cellf(e, "seconds", jreal((double)u->ms / 1000.0), "%.2f s",
-			   (double)u->ms / 1000.0);
+		emit_cellf(e, "duration_seconds", jreal_rounded((double)u->ms / 1000.0, 3),
+			   "%.2f s", (double)u->ms / 1000.0);
 	else
-		emit_cell(e, "seconds", json_null(), "-");
+		emit_cell(e, "duration_seconds", json_null(), "-");
 	emit_value(e, "ended_by_launch", jbool(u->ended_by_launch), NULL);
 	emit_value(e, "first_to_fail", jbool(first), NULL);
 	emit_cell(e, NULL, NULL,
@@ -78,12 +78,13 @@ void launch_summary_emit(const struct launch_options *o, const struct launch_res
 	static const char *const headers[] = { ">RANK", "HOST", "STATUS", ">TIME", "" };
 	static const char *const torchrun_headers[] = { ">NODE", "HOST", "STATUS", ">TIME", "" };
 
+	emit_value(e, "schema_version", jint(LAUNCH_SUMMARY_SCHEMA_VERSION), NULL);
 	emit_value(e, "job_id", jstr(o->job->job_id), NULL);
 	emit_value(e, "outcome", jstr(launch_end_name(res->end)), NULL);
 	emit_value(e, "exit_status", jint(res->exit_status), NULL);
 	emit_value(e, "master_addr", jstr(res->master_addr[0] ? res->master_addr : NULL), NULL);
 	emit_value(e, "master_port", res->port ? jint(res->port) : json_null(), NULL);
-	emit_value(e, "seconds", jreal(res->seconds), NULL);
+	emit_value(e, "duration_seconds", jreal_rounded(res->seconds, 3), NULL);
 	emit_value(e, "torchrun", jbool(o->job->torchrun), NULL);
 	/* Width 0: one blank between columns, as compact as it gets on stderr. */
 	emit_nodes(o, res, e);

@@ -10,6 +10,9 @@
 #include "launch/launcher.h"
 #include "view/emit.h"
 
+/* The version of launch's summary.json (docs/schemas/launch-summary.schema.json). */
+#define LAUNCH_SUMMARY_SCHEMA_VERSION 1
+
 /*
  * The job (JSON only: id, outcome, exit status, master, time) and one row
  * per unit: its rank (node with --torchrun), host, status, time, and

@@ -33,7 +33,7 @@ static void emit_judgement(const struct link_judgement *j, struct emitter *e)
 static void emit_rates(bool ran, double gbps, double line_gbps, struct emitter *e)
 {
 	if (ran)
-		emit_cellf(e, "gbps", jreal(gbps), "%.2f", gbps);
+		emit_cellf(e, "gbps", jreal_rounded(gbps, 2), "%.2f", gbps);
 	else
 		emit_cell(e, "gbps", json_null(), "failed");
 	if (line_gbps > 0)
@@ -79,7 +79,7 @@ static void emit_rdma_path(const struct link_path *p, const struct link_path_res
 	emit_cellf(e, NULL, NULL, "%s/%s", ga, gb);
 	emit_rates(r->bw_ran, r->bw_gbps, p->rdma_line_gbps, e);
 	if (r->lat_ran)
-		emit_cellf(e, "latency_us", jreal(r->lat_us), "%.2f", r->lat_us);
+		emit_cellf(e, "latency_us", jreal_rounded(r->lat_us, 2), "%.2f", r->lat_us);
 	else
 		emit_cell(e, "latency_us", json_null(), NULL);
 	emit_value(e, "error", jstr(r->bw_error ? r->bw_error : r->lat_error), NULL);
@@ -106,7 +106,7 @@ static void emit_rdma_port(const struct link_run *b, size_t g, struct emitter *e
 	emit_object_open(e, NULL);
 	emit_judgement(j, e);
 	emit_value(e, "port", jstr(label), NULL);
-	emit_value(e, "gbps", jreal(sum), NULL);
+	emit_value(e, "gbps", jreal_rounded(sum, 2), NULL);
 	emit_value(e, "line_gbps", jrate(line), NULL);
 	emit_array_open(e, "paths");
 	/* One path: its row carries the port's verdict; twins get a sum row. */
@@ -217,12 +217,13 @@ void link_report_emit(const struct link_run *b, struct emitter *e)
 {
 	const struct link_tool_options *t = &b->o->tool;
 
+	emit_value(e, "schema_version", jint(LINK_REPORT_SCHEMA_VERSION), NULL);
 	emit_value(e, "client", jstr(link_run_client(b)), NULL);
 	emit_value(e, "server", jstr(link_run_server(b)), NULL);
 	emit_object_open(e, "options");
-	emit_value(e, "duration_s", jint(t->duration_s), NULL);
+	emit_value(e, "duration_seconds", jint(t->duration_s), NULL);
 	emit_value(e, "qps", jint(t->qps), NULL);
-	emit_value(e, "size", jint((int64_t)t->size), NULL);
+	emit_value(e, "size_bytes", jint((int64_t)t->size), NULL);
 	emit_value(e, "streams", jint(t->streams), NULL);
 	emit_close(e);
 	if (b->do_rdma)

@@ -10,6 +10,9 @@
 #include "bench/link_run.h"
 #include "view/emit.h"
 
+/* The version of bench link's JSON (docs/schemas/bench-link.schema.json). */
+#define LINK_REPORT_SCHEMA_VERSION 1
+
 void link_report_emit(const struct link_run *b, struct emitter *e);
 
 #endif

@@ -18,6 +18,7 @@ void nccl_report_init(struct nccl_report *rp, FILE *out, bool want_json)
 	strbuf_init(&rp->text, 0);
 	emit_init(&rp->table, EMIT_TEXT, &rp->text, false);
 	emit_init(&rp->json, EMIT_JSON, NULL, false);
+	emit_value(&rp->json, "schema_version", jint(NCCL_REPORT_SCHEMA_VERSION), NULL);
 }
 
 void nccl_report_release(struct nccl_report *rp)
@@ -84,10 +85,10 @@ static void table_half(struct emitter *e, const char *key, const struct perf_res
 	else
 		snprintf(wrong, sizeof(wrong), "  %6g", (double)r->wrong);
 	emit_object_open(e, key);
-	emit_value(e, "time_us", jreal(r->time_us), cputime ? NULL : time);
-	emit_value(e, "cpu_time_us", jreal(r->cpu_time_us), cputime ? time : NULL);
-	emit_value(e, "algbw_gbs", jreal(r->algbw), algbw);
-	emit_value(e, "busbw_gbs", jreal(r->busbw), busbw);
+	emit_value(e, "time_us", jreal_rounded(r->time_us, 2), cputime ? NULL : time);
+	emit_value(e, "cpu_time_us", jreal_rounded(r->cpu_time_us, 2), cputime ? time : NULL);
+	emit_value(e, "algbw_gbytes_per_second", jreal_rounded(r->algbw, 2), algbw);
+	emit_value(e, "busbw_gbytes_per_second", jreal_rounded(r->busbw, 2), busbw);
 	emit_value(e, "wrong", jint_known(r->wrong), wrong);
 	emit_value(e, "iterations", jint(r->iters), NULL);
 	emit_close(e);
@@ -97,7 +98,7 @@ void nccl_table_row(struct emitter *e, const struct perf_row *row)
 {
 	emit_array_open(e, "results");
 	emit_object_open(e, NULL);
-	emit_int(e, "size", "%12" PRId64, (int64_t)row->size);
+	emit_int(e, "size_bytes", "%12" PRId64, (int64_t)row->size);
 	emit_int(e, "count", "  %12" PRId64, (int64_t)row->count);
 	emit_str(e, "type", "  %8s", row->type);
 	emit_str(e, "redop", "  %6s", row->redop);
@@ -118,7 +119,7 @@ void nccl_table_footer(struct emitter *e, const char *test_name, unsigned bad_te
 		 bad_tests ? "FAILED" : "OK");
 	emit_value(e, "out_of_bounds", jint(bad_tests), text);
 	snprintf(text, sizeof(text), "# %-20s : %g \n", "Avg bus bandwidth", avg_busbw);
-	emit_value(e, "average_bus_bandwidth_gbs", jreal(avg_busbw), text);
+	emit_value(e, "average_busbw_gbytes_per_second", jreal_rounded(avg_busbw, 3), text);
 	emit_text(e, "#\n# Collective test concluded: %s\n", test_name);
 }
 
@@ -138,7 +139,7 @@ static void emit_config(const struct nccl_report_run *run, struct emitter *e)
 		emit_value(e, "step_bytes", jint((int64_t)o->step), NULL);
 	emit_value(e, "warmup_iters", jint(o->warmup), NULL);
 	if (o->precision > 0)
-		emit_value(e, "precision", jreal(o->precision), NULL);
+		emit_value(e, "precision_ratio", jreal(o->precision), NULL);
 	else
 		emit_value(e, "iterations", jint(o->iters), NULL);
 	emit_value(e, "datatype", jstr(perf_dtype_name(o->dtype)), NULL);
@@ -147,7 +148,7 @@ static void emit_config(const struct nccl_report_run *run, struct emitter *e)
 	emit_value(e, "validation", jbool(o->check), NULL);
 	emit_value(e, "report_cputime", jbool(o->cputime), NULL);
 	emit_value(e, "bind", jstr(perf_bind_name(o->bind)), NULL);
-	emit_value(e, "timeout_s", jint(o->timeout_ms / 1000), NULL);
+	emit_value(e, "op_timeout_seconds", jint(o->timeout_ms / 1000), NULL);
 	emit_value(e, "allocator", jstr(run->allocator), NULL);
 	emit_close(e);
 }

@@ -19,6 +19,9 @@
 #include "bench/nccl_run.h"
 #include "view/emit.h"
 
+/* The version of bench nccl's JSON (docs/schemas/bench-nccl.schema.json). */
+#define NCCL_REPORT_SCHEMA_VERSION 1
+
 /* The run as the report shows it (rank 0 knows all of it). */
 struct nccl_report_run {
 	const struct nccl_bench_opts *o;

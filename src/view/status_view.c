@@ -31,6 +31,12 @@ static double num(const json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* A count read back as a double: an integer, or null when unknown. */
+static json_t *jcount(double v)
+{
+	return isfinite(v) && v >= 0 ? jint((int64_t)v) : json_null();
+}
+
 static const char *str(const json_t *o, const char *key)
 {
 	return json_string_value(json_object_get(o, key));
@@ -151,9 +157,10 @@ static void emit_doctor(const json_t *doctor, int64_t now, struct emitter *e)
 	}
 	seconds = now - (int64_t)num(doctor, "time");
 	status_age(seconds, age);
-	emit_cellf(e, "doctor_fail", jnum(num(sum, "fail")), "%.0f fail, %.0f warn (%s ago)",
+	/* Counts: integers in JSON, as doctor wrote them. */
+	emit_cellf(e, "doctor_fail", jcount(num(sum, "fail")), "%.0f fail, %.0f warn (%s ago)",
 		   num(sum, "fail"), num(sum, "warn"), age);
-	emit_value(e, "doctor_warn", jnum(num(sum, "warn")), NULL);
+	emit_value(e, "doctor_warn", jcount(num(sum, "warn")), NULL);
 	emit_value(e, "doctor_age_seconds", jint(seconds < 0 ? 0 : seconds), NULL);
 }
 

@@ -151,7 +151,10 @@ static void emit_ports(const struct inventory *inv, size_t width, struct emitter
 			emit_cellf(e, "port", jint(p->num), "%s/%u", d->name, p->num);
 			emit_cell(e, "state", jstr(p->state_name), p->state_name);
 			rate_text(port_rate_mbps(p), buf);
-			emit_cell(e, "rate_mbps", jint_known(port_rate_mbps(p)), buf);
+			emit_cell(e, "rate_gbps",
+				  port_rate_mbps(p) < 0 ? json_null()
+							: jreal((double)port_rate_mbps(p) / 1000.0),
+				  buf);
 			emit_cell(e, "netdev", jstr(netdev), netdev);
 			emit_cell(e, "carrier", jtri(carrier),
 				  carrier < 0 ? NULL

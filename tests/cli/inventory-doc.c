@@ -43,6 +43,8 @@ static const char *type_name(const struct inv_field *f)
 {
 	bool required = f->flags & INV_REQUIRED;
 
+	if (f->flags & INV_MBPS_AS_GBPS)
+		return "number/null";
 	switch (f->type) {
 	case INV_STRING:
 		return required ? "string" : "string/null";

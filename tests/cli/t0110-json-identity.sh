@@ -19,3 +19,18 @@ done
 "$SPARKCTL" topo --json > "$TMP/live.json"
 "$SPARKCTL" topo --from - --json < "$TMP/live.json" > "$TMP/live2.json"
 same "$TMP/live.json" "$TMP/live2.json"
+
+# An inventory saved by a sparkctl of schema_version 1 (speed_mbps, rate_mbps,
+# mem_total_bytes) reads as the same node: written in version 2's keys, equal
+# to the inventory of the tree it was taken from.
+for f in spark-1cable ib-server; do
+  old=tests/cli/inventory-v1/$f.json
+  grep -q '"schema_version": 1,' "$old" || fail "$old is not a version 1 inventory"
+  grep -q '"speed_mbps": ' "$old" || fail "$old has no version 1 keys"
+  "$SPARKCTL" topo --root "tests/fixtures/$f" --json | sed 's/"sparkctl_version": ".*"/"sparkctl_version": "VERSION"/' > "$TMP/new.json"
+  "$SPARKCTL" topo --from "$old" --json | sed 's/"sparkctl_version": ".*"/"sparkctl_version": "VERSION"/' > "$TMP/read.json"
+  same "$TMP/new.json" "$TMP/read.json"
+  "$SPARKCTL" topo --from "$old" > "$TMP/old.txt"
+  "$SPARKCTL" topo --root "tests/fixtures/$f" > "$TMP/tree.txt"
+  same "$TMP/tree.txt" "$TMP/old.txt"
+done

@@ -11,9 +11,9 @@ printf '{"schema_version": 1, "netdevs": [{"name": "e", "mtu": "9000"}]}' > "$TM
 expect 1 "$SPARKCTL" topo --from "$TMP/type.json"
 contains "$TMP/err" "$TMP/type.json: netdevs[0].mtu: expected a non-negative integer"
 
-printf '{"schema_version": 2}' > "$TMP/new.json"
+printf '{"schema_version": 3}' > "$TMP/new.json"
 expect 1 "$SPARKCTL" topo --from "$TMP/new.json"
-contains "$TMP/err" "schema_version 2 is newer than this sparkctl reads (1)"
+contains "$TMP/err" "schema_version 3 is newer than this sparkctl reads (2)"
 
 : > "$TMP/empty.json"
 expect 1 "$SPARKCTL" topo --from "$TMP/empty.json"

@@ -27,7 +27,7 @@ contains "$TMP/out" "# sparkctl env: spark-02, topology pair"
 [ "$(grep -c "^export NCCL_IB_HCA='=rocep1s0f1,roceP2p1s0f1'" "$TMP/out")" = 2 ] || fail "both nodes' lists"
 
 expect 0 "$SPARKCTL" env --from "$TMP/a.json" --from "$TMP/b.json" --format json
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [n["node"] for n in d] == ["spark-01","spark-02"], d' "$TMP/out" \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema_version"] == 1 and [n["node"] for n in d["nodes"]] == ["spark-01","spark-02"], d' "$TMP/out" \
   || fail "json across nodes"
 
 # Different ports cabled on the two nodes: the lists would not pair.

@@ -48,6 +48,7 @@ ping_fails() { ! df_ping "$@" || fail "DF ping from $1 $2 to $3 went through"; }
 topo() {
   expect 0 "$SPARKCTL_SSH" "$1" -- sparkctl topo --json
   cp "$TMP/out" "$2"
+  json_valid inventory "$2"
   local ns i=${1#node} dev
   ns=$(cluster_ns "$1")
   for dev in lo "$CLUSTER_MGMT_IF" $IF0 $IF1; do

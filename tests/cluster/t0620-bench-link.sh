@@ -95,6 +95,7 @@ for prog in ("ib_write_bw", "ib_write_lat"):
                 assert r["args"]["-q"] == "2" and r["args"]["-D"] == "3", r
                 assert r["args"]["-s"] == "65536" and "--report_gbits" in r["flags"], r
 PY
+json_valid bench-link "$TMP/rdma.json"
 py "$TMP/rdma.json" '
 want(d["client"], "node0", "client")
 want(d["server"], "node1", "server")
@@ -118,6 +119,7 @@ contains "$TMP/out" "port p1: degraded: roceP2p1s0f1 -> roceP2p1s0f1: 13.1 Gb/s 
 contains "$TMP/out" "check: sparkctl doctor -H $hosts --only pci.link"
 # The same figure is healthy when the caller expects no more than 10 Gb/s per twin.
 expect 0 "$SPARKCTL" bench link -H "$hosts" --rdma -t 1 --expect-gbps 10 --json
+json_valid bench-link "$TMP/out"
 py "$TMP/out" 'want(d["rdma"][0]["verdict"], "healthy", "verdict with --expect-gbps 10")'
 
 # ---- RDMA, a client that fails: broken, and its server ended at once ----------
@@ -162,6 +164,7 @@ expect 0 "$SPARKCTL" bench link -H "$hosts" --tcp -t 2 -P 2 -o "$TMP/tcp.json"
 nothing_left "bench link --tcp"
 contains "$TMP/out" "TCP  node0 -> node1  (iperf3 -P 2, 2 s)"
 contains "$TMP/out" "enp1s0f1np1 198.19.177.11 -> enp1s0f1np1 198.19.177.12"
+json_valid bench-link "$TMP/tcp.json"
 py "$TMP/tcp.json" '
 want(d["rdma"], None, "rdma")
 want([(p["a_netdev"], p["b_address"], p["verdict"], p["line_gbps"], p["mtu"]) for p in d["tcp"]],
@@ -175,6 +178,7 @@ for p in d["tcp"]:
 cluster_exec node0 tc qdisc add dev enp1s0f1np1 root tbf rate 100mbit burst 64kb latency 50ms
 expect 4 "$SPARKCTL" bench link -H "$hosts" --tcp -t 2 -P 2 -o "$TMP/tcp.json"
 nothing_left "a shaped link"
+json_valid bench-link "$TMP/tcp.json"
 py "$TMP/tcp.json" '
 a, b = d["tcp"]
 want((a["verdict"], b["verdict"], d["verdict"]), ("degraded", "healthy", "degraded"), "verdicts")
@@ -204,6 +208,7 @@ nothing_left "a killed bench link"
 # ---- --all: RDMA, then TCP, in one report ---------------------------------------
 expect 0 "$SPARKCTL" bench link -H "$hosts" -t 1 -P 1 -o "$TMP/all.json"
 nothing_left "bench link --all"
+json_valid bench-link "$TMP/all.json"
 py "$TMP/all.json" 'want((d["verdict"], len(d["rdma"]), len(d["tcp"])), ("healthy", 1, 2), "all")'
 
 # ---- usage ----------------------------------------------------------------------

@@ -37,6 +37,7 @@ grep -E "^node0 .* never run$" "$TMP/out" > /dev/null || { cat "$TMP/out"; fail 
 
 # --json: every node's answer.
 expect 0 "$SPARKCTL" status -H node0,node1 --remote-sparkctl sparkctl --json
+json_valid status "$TMP/out"
 py "$TMP/out" '
 a, b = d["nodes"]
 want((a["host"], a["reachable"], a["error"]), ("node0", True, None), "node0")
@@ -83,6 +84,7 @@ contains "$TMP/out" 'node0: unreachable: no\x1b]0;T\x07pe (exit status 1)'
 contains "$TMP/out" 'node1: no GPU figures: NVML\x07\xc2\x85'
 expect 3 "$SPARKCTL" status -H node0,node1 --remote-sparkctl sparkctl --json
 no_controls "$TMP/out" "$TMP/err"
+json_valid status "$TMP/out"
 contains "$TMP/out" '"name": "GB10\u001B[2J\u009B"'
 
 # This node alone, and usage errors.

@@ -32,6 +32,7 @@ contains "$TMP/out" "node0 enp1s0f1np1 -> node1 198.19.177.12: 9000-byte packets
 contains "$TMP/out" "PASS  cluster.clock"
 contains "$TMP/out" "PASS  cluster.hca_pairing"
 expect 0 "$SPARKCTL" doctor -H "$hosts" --json
+json_valid doctor "$TMP/out"
 python3 - "$TMP/out" <<'PY' || fail "JSON of a healthy cluster"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -107,6 +108,7 @@ contains "$TMP/out" '\x1b]0;PWNED\x07\x1b[31mRED (node1)'
 contains "$TMP/out" 'dev\x1b[2Jx\xc2\x9b'
 run "$SPARKCTL" doctor -H "$hosts" --remote-sparkctl sparkctl --only net.mtu --json
 no_controls "$TMP/out" "$TMP/err"
+json_valid doctor "$TMP/out"
 [ "$(json_get "$TMP/out" 'd["nodes"][1]["name"]')" = $'\e]0;PWNED\a\e[31mRED' ] ||
   fail "the JSON does not hold node1's name exactly"
 printf '#!/bin/sh\nprintf "no\\033]0;T\\007pe\\r\\n" >&2\nexit 1\n' > "$TMP/failing"

@@ -234,6 +234,7 @@ for r in 0 1; do
     || { cat "$TMP/logs/rank-$r.log" >&2; fail "rank-$r.log"; }
 done
 [ "$(ls "$TMP/logs" | tr '\n' ' ')" = "rank-0.log rank-1.log summary.json " ] || fail "log dir: $(ls "$TMP/logs")"
+json_valid launch-summary "$TMP/logs/summary.json"
 "$PYTHON" - "$TMP/logs/summary.json" <<'PY' || fail "summary.json"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -255,6 +256,7 @@ for r in 0 2; do
   grep -qE "^ +$r +localhost +.*ended by sparkctl *\$" "$TMP/err" || { show; fail "rank $r is not 'ended by sparkctl'"; }
 done
 none_left "$M" "after a failed rank"
+json_valid launch-summary "$TMP/logs2/summary.json"
 "$PYTHON" - "$TMP/logs2/summary.json" <<'PY' || fail "summary.json of a failed job"
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -32,7 +32,7 @@ want(s["arch"], args[1], "arch")
 want(s["home"], args[2], "home")
 mem = [l.split() for l in open("/proc/meminfo") if l.startswith("MemTotal:")][0]
 want(mem[2], "kB", "MemTotal unit")
-want(s["memory"]["mem_total_bytes"], int(mem[1]) * 1024, "mem_total_bytes")
+want(s["memory"]["memory_total_bytes"], int(mem[1]) * 1024, "memory_total_bytes")
 want(s["sysctl"]["net.core.rmem_max"], int(open("/proc/sys/net/core/rmem_max").read()), "rmem_max")
 want(s["sysctl"]["net.core.wmem_max"], int(open("/proc/sys/net/core/wmem_max").read()), "wmem_max")
 ' "$(uname -r)" "$(uname -m)" "$(getent passwd "$(id -u)" | cut -d: -f6)"
@@ -156,7 +156,7 @@ py "$TMP/replay.json" '
 live = json.load(open(args[0]))
 for k in ("hostname", "kernel", "arch", "home", "os", "environment", "limits", "nccl"):
     want(d["system"][k], live["system"][k], "replayed system." + k)
-want(d["system"]["memory"]["mem_total_bytes"], live["system"]["memory"]["mem_total_bytes"], "mem_total")
+want(d["system"]["memory"]["memory_total_bytes"], live["system"]["memory"]["memory_total_bytes"], "memory_total")
 want([n["name"] for n in d["netdevs"]], [n["name"] for n in live["netdevs"]], "replayed netdev names")
 for a, b in zip(d["netdevs"], live["netdevs"]):
     for k in ("mtu", "ifindex", "address", "driver", "pci_address", "ipv4", "ipv6", "default_route"):

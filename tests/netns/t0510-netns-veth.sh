@@ -60,7 +60,7 @@ want(n["address"], f["address"], "address")
 want(n["operstate"], f["operstate"], "operstate")
 want(n["carrier"], {"1": True, "0": False}.get(f["carrier"]), "carrier")
 sp = f["speed"]
-want(n["speed_mbps"], int(sp) if sp not in (None, "-1") else None, "speed_mbps")
+want(n["speed_gbps"], int(sp) / 1000 if sp not in (None, "-1") else None, "speed_gbps")
 want(n["driver"], f["driver"], "driver")
 want(n["pci_address"], None, "pci_address")
 addr = json.load(open(args[0] + ".addr"))

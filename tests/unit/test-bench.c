@@ -260,7 +260,7 @@ static void test_row_json(void **state)
 	j = json_array_get(json_object_get(doc, "results"), 0);
 
 	json_to_line(j, &s);
-	assert_non_null(strstr(s.buf, "\"size\":1024"));
+	assert_non_null(strstr(s.buf, "\"size_bytes\":1024"));
 	assert_non_null(strstr(s.buf, "\"out_of_place\":{"));
 	assert_true(json_integer_value(
 			    json_object_get(json_object_get(j, "out_of_place"), "wrong")) == 0);

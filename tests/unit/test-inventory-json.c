@@ -142,6 +142,54 @@ static void unknown_values(void **state)
 	strbuf_release(&err);
 }
 
+/*
+ * Version 2 renamed keys to carry their units (docs/json.md): a saved
+ * version 1 inventory reads as it did, and is written in version 2's keys.
+ */
+static void version_1_keys(void **state)
+{
+	struct inventory inv;
+	struct strbuf err = STRBUF_INIT;
+	const char *v1 = "{\"schema_version\": 1, \"netdevs\": [{\"name\": \"e\", "
+			 "\"speed_mbps\": 200000}, {\"name\": \"f\", \"speed_mbps\": null}], "
+			 "\"system\": {\"memory\": {\"mem_total_bytes\": 1024, "
+			 "\"mem_available_bytes\": 512}}}";
+	const char *v2 = "{\"schema_version\": 2, \"netdevs\": [{\"name\": \"e\", "
+			 "\"speed_gbps\": 2.5}]}";
+	json_t *doc;
+
+	(void)state;
+	inventory_init(&inv);
+	assert_int_equal(json_load_buffer(v1, strlen(v1), "v1", &doc, &err), 0);
+	assert_int_equal(inventory_from_json(&inv, doc, &err), 0);
+	assert_int_equal(inv.netdevs[0].speed_mbps, 200000);
+	assert_int_equal(inv.netdevs[1].speed_mbps, INV_UNKNOWN);
+	assert_int_equal(inv.sys.mem_total, 1024);
+	assert_int_equal(inv.sys.mem_available, 512);
+	char *out = dump(&inv);
+	assert_non_null(strstr(out, "\"schema_version\": 2"));
+	assert_non_null(strstr(out, "\"speed_gbps\": 200.0"));
+	assert_non_null(strstr(out, "\"memory_total_bytes\": 1024"));
+	assert_null(strstr(out, "speed_mbps"));
+	assert_null(strstr(out, "mem_total_bytes"));
+	free(out);
+	json_decref(doc);
+	inventory_release(&inv);
+
+	inventory_init(&inv);
+	assert_int_equal(json_load_buffer(v2, strlen(v2), "v2", &doc, &err), 0);
+	assert_int_equal(inventory_from_json(&inv, doc, &err), 0);
+	assert_int_equal(inv.netdevs[0].speed_mbps, 2500);
+	json_decref(doc);
+	inventory_release(&inv);
+	char *bad = load_error("{\"schema_version\": 2, \"netdevs\": [{\"name\": \"e\", "
+			       "\"speed_gbps\": \"fast\"}]}");
+	assert_string_equal(
+		bad, "netdevs[0].speed_gbps: expected a non-negative number of Gb/s or null");
+	free(bad);
+	strbuf_release(&err);
+}
+
 static void host_facts(void **state)
 {
 	struct inventory a, b;
@@ -215,10 +263,10 @@ static void invalid_utf8(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(identity),	    cmocka_unit_test(schema_errors),
-		cmocka_unit_test(minimal_document), cmocka_unit_test(unknown_values),
-		cmocka_unit_test(host_facts),	    cmocka_unit_test(host_facts_partial),
-		cmocka_unit_test(invalid_utf8),
+		cmocka_unit_test(identity),	      cmocka_unit_test(schema_errors),
+		cmocka_unit_test(minimal_document),   cmocka_unit_test(unknown_values),
+		cmocka_unit_test(version_1_keys),     cmocka_unit_test(host_facts),
+		cmocka_unit_test(host_facts_partial), cmocka_unit_test(invalid_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

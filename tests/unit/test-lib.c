@@ -390,6 +390,61 @@ static void json_helpers(void **state)
 	strbuf_release(&err);
 }
 
+/* Reals: the shortest text that reads back as the value written, never 17 noisy digits. */
+static void json_reals(void **state)
+{
+	static const struct {
+		double v;
+		const char *text;
+	} cases[] = {
+		{ 0.306, "0.306" },
+		{ 0.1 + 0.2, "0.3" },
+		{ 1.0 / 3.0, "0.333333333333333" },
+		{ 2.0, "2.0" },
+		{ 197.53, "197.53" },
+		{ 1e-7, "1e-7" },
+		{ 123456789012.5, "123456789012.5" },
+		{ -0.5, "-0.5" },
+	};
+	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		json_t *o = json_object(), *back = NULL;
+		struct strbuf want = STRBUF_INIT;
+		jset(o, "v", jreal(cases[i].v));
+		strbuf_reset(&sb);
+		json_to_line(o, &sb);
+		strbuf_addf(&want, "{\"v\":%s}", cases[i].text);
+		assert_string_equal(sb.buf, want.buf);
+		/* What is written reads back as the double jreal() holds. */
+		assert_int_equal(json_load_buffer(sb.buf, sb.len, "r", &back, &err), 0);
+		assert_true(json_real_value(json_object_get(back, "v")) ==
+			    json_real_value(json_object_get(o, "v")));
+		assert_true(json_round_real(json_real_value(json_object_get(back, "v"))) ==
+			    json_real_value(json_object_get(back, "v")));
+		strbuf_reset(&sb);
+		json_to_strbuf(o, &sb);
+		strbuf_reset(&want);
+		strbuf_addf(&want, "\"v\": %s\n", cases[i].text);
+		assert_non_null(strstr(sb.buf, want.buf));
+		json_decref(back);
+		json_decref(o);
+		strbuf_release(&want);
+	}
+	/* Rounded to the places a value was measured with. */
+	json_t *o = json_object();
+	jset(o, "r", jreal_rounded(0.30599999, 3));
+	jset(o, "g", jreal_rounded(23.456789, 2));
+	jset(o, "nan", jreal_rounded(0.0 / 0.0, 2));
+	strbuf_reset(&sb);
+	json_to_line(o, &sb);
+	assert_string_equal(sb.buf, "{\"r\":0.306,\"g\":23.46,\"nan\":null}");
+	json_decref(o);
+	strbuf_release(&sb);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -402,6 +457,7 @@ int main(void)
 		cmocka_unit_test(options_operands_stop),
 		cmocka_unit_test(suggestions),
 		cmocka_unit_test(json_helpers),
+		cmocka_unit_test(json_reals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -613,13 +613,13 @@ static void model_json(void **state ATTR_UNUSED)
 		"\"memory_used_bytes\":34359738368,\"memory_total_bytes\":137438953472,"
 		"\"unified_memory\":true}],\"ports\":[{\"name\":\"roceP2p1s0f1/1\",\"rdma\":true,"
 		"\"netdev\":\"enP2p1s0f1np1\",\"state\":\"ACTIVE\",\"tx_gbps\":0.0,\"rx_gbps\":0.0,"
-		"\"line_gbps\":null,\"flags\":[]},{\"name\":\"rocep1s0f1/1\",\"rdma\":true,"
+		"\"rate_gbps\":null,\"flags\":[]},{\"name\":\"rocep1s0f1/1\",\"rdma\":true,"
 		"\"netdev\":\"enp1s0f1np1\",\"state\":\"ACTIVE\",\"tx_gbps\":100.0,"
-		"\"rx_gbps\":40.0,\"line_gbps\":200.0,"
+		"\"rx_gbps\":40.0,\"rate_gbps\":200.0,"
 		"\"flags\":[{\"counter\":\"out_of_sequence_packets_received\","
 		"\"increase\":3},{\"counter\":\"np_cnp_packets_sent\","
 		"\"increase\":2}]},{\"name\":\"enP7s7\",\"rdma\":false,\"netdev\":null,"
-		"\"state\":\"up\",\"tx_gbps\":0.0,\"rx_gbps\":1.0,\"line_gbps\":null,"
+		"\"state\":\"up\",\"tx_gbps\":0.0,\"rx_gbps\":1.0,\"rate_gbps\":null,"
 		"\"flags\":[{\"counter\":\"receive_errs\",\"increase\":1}]}]},{\"host\":\"spark2\","
 		"\"error\":\"unreachable: no answer within 15 s\"}]}");
 	strbuf_release(&out);
