@@ -64,10 +64,18 @@ static const char nccl_description[] =
 
 struct nccl_args {
 	const char *ops, *min, *max, *step, *dtype, *redop, *precision, *output, *rendezvous, *bind;
-	const char *rank, *world_size, *device;
+	const char *rank, *world_size, *device, *host_root;
 	unsigned factor, iters, warmup, root, check, cputime, gpus, timeout;
 	bool force, json;
 };
+
+/* --root names a tree; a number there is nccl-tests' -r/--root, the root rank. */
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 /* "all_reduce,all_gather" or "all". */
 static int parse_ops(const char *s, struct nccl_bench_opts *o)
@@ -168,8 +176,12 @@ static int nccl_options(const struct nccl_args *a, struct nccl_bench_opts *o)
 	o->cputime = a->cputime == 1;
 	if (perf_bind_from_name(a->bind, &o->bind) < 0)
 		return cmd_usage_error(cmd, "bad --bind '%s': core, numa or none", a->bind);
-	/* The host's files below $SPARKCTL_ROOT, as every command reads them. */
-	o->host_root = rootfs_root_path(NULL);
+	/* The host's files below --root or $SPARKCTL_ROOT, as every command reads them. */
+	if (a->host_root && !is_dir(a->host_root) &&
+	    strspn(a->host_root, "0123456789") == strlen(a->host_root))
+		return cmd_usage_error(cmd, "--root takes the host's tree, a directory; the root "
+					    "rank is --root-rank");
+	o->host_root = rootfs_root_path(a->host_root);
 	o->root = (int)a->root;
 	if (a->timeout == 0 || a->timeout > 86400)
 		return cmd_usage_error(cmd, "--op-timeout takes 1 to 86400 seconds");
@@ -266,6 +278,8 @@ static void child_argv(const struct nccl_args *a, int r, int n, uint16_t port, s
 	strvec_pushf(v, "-C%u", a->cputime);
 	strvec_pushf(v, "--bind=%s", a->bind);
 	strvec_pushf(v, "--root-rank=%u", a->root);
+	if (a->host_root)
+		strvec_pushf(v, "--root=%s", a->host_root);
 	strvec_pushf(v, "--dtype=%s", a->dtype);
 	strvec_pushf(v, "--redop=%s", a->redop);
 	strvec_pushf(v, "--op-timeout=%u", a->timeout);
@@ -461,7 +475,9 @@ static int bench_nccl(const struct cmd *cmd, int argc, char **argv)
 		OPT_STRING('d', "dtype", &a.dtype, "TYPE", "data type (float)"),
 		OPT_STRING(0, "redop", &a.redop, "OP", "reduction: sum, prod, max, min, avg (sum)"),
 		OPT_UINT(0, "root-rank", &a.root, "RANK", "root of broadcast and reduce (0)"),
-		OPT_RENAMED('r', "root", "--root-rank"),
+		OPT_RENAMED('r', NULL, "--root-rank"),
+		OPT_STRING(0, "root", &a.host_root, "DIR",
+			   "read the host's CPU topology and memory below DIR (env SPARKCTL_ROOT)"),
 		OPT_UINT('c', "check", &a.check, "0|1", "check the results (1)"),
 		OPT_UINT('C', "report-cputime", &a.cputime, "0|1",
 			 "time columns: the host's time to issue an operation (0)"),

@@ -16,7 +16,6 @@ renamed() { # OLD NEW CMD...
 renamed -n -N launch -n 2 -- true
 renamed --timeout --job-timeout launch --timeout 5 -- true
 renamed --timeout --idle-timeout exporter --once --timeout 5
-renamed --root --root-rank bench nccl --root 0
 renamed -r --root-rank bench nccl -r 0
 renamed --timeout --op-timeout bench nccl --timeout=3
 renamed -q --qps bench link -H a,b -q 2

@@ -80,6 +80,11 @@ json_valid agent-status "$TMP"/agent-*.json
 [ "$(json_get "$TMP/agent-gb10.json" 'd["gpus"][0]["utilization_ratio"]')" = 0.37 ] || fail "GB10 utilization_ratio"
 expect 3 "$SPARKCTL" status -H nosuch.invalid --json
 cp "$TMP/out" "$TMP/status-unreachable.json"
+# A node shown from what a capture or a saved inventory holds.
+expect 0 "$SPARKCTL" status --root tests/fixtures/spark-2cable --json
+cp "$TMP/out" "$TMP/status-root.json"
+expect 0 "$SPARKCTL" status --from tests/golden/topo-ib-server.json --json
+cp "$TMP/out" "$TMP/status-from.json"
 json_valid status "$TMP"/status-*.json
 
 # ---- agent ping

@@ -303,8 +303,13 @@ table_ok "$TMP/out" 1
 # Without the check, two buffers: 256 MiB each.
 expect 0 fake gb10 env SPARKCTL_ROOT="$TMP/small" "$SPARKCTL" bench nccl -b 256M -n 1 -w 0 -c 0
 contains "$TMP/out" "# Reducing maxBytes to 268435456 due to memory limitation"
+# --root DIR is the same tree as SPARKCTL_ROOT, for this process and the ranks it starts.
+expect 0 fake gb10 "$SPARKCTL" bench nccl --root "$TMP/small" -b 128M -n 1 -w 0
+contains "$TMP/out" "# Reducing maxBytes to 134217728 due to memory limitation"
 # A root that cannot be read is an error, not a silent fall back to "/".
 expect 1 fake gb10 env SPARKCTL_ROOT="$TMP/nowhere" "$SPARKCTL" bench nccl -e 1K
+contains "$TMP/err" "cannot open the host's files below $TMP/nowhere"
+expect 1 fake gb10 "$SPARKCTL" bench nccl --root "$TMP/nowhere" -e 1K
 contains "$TMP/err" "cannot open the host's files below $TMP/nowhere"
 
 # --- Adaptive iterations.
@@ -353,7 +358,7 @@ for args in "-e 0" "-b x" "-e 1T" "-f 1" "-n 0" "-c 2" "-C 2" "--bind socket" "-
   [ "$(grep -c . "$TMP/err")" -le 2 ] || fail "bench nccl $args: more than a line of error"
 done
 # Old names are refused with the new one, never taken for something else.
-bad --root 0 && contains "$TMP/err" "option '--root' is now '--root-rank'"
+bad --root 0 && contains "$TMP/err" "--root takes the host's tree, a directory; the root rank is --root-rank"
 bad -r 0 && contains "$TMP/err" "option '-r' is now '--root-rank'"
 bad --timeout 5 && contains "$TMP/err" "option '--timeout' is now '--op-timeout'"
 expect 2 fake gb10 "$SPARKCTL" bench nccl --json -
