@@ -212,6 +212,21 @@ static void node_containment(struct launcher *l, struct node *nd, const char *ar
 	free(mode);
 }
 
+/*
+ * Say the stderr lines a node printed while it started, once: all of them when
+ * it is ready, all but the last when that one is given as its failure's reason.
+ */
+static void say_held_err(struct launcher *l, struct node *nd, bool but_last)
+{
+	size_t n = nd->held_err.nr;
+
+	if (but_last && n > 0 && nd->last_err && streq(nd->held_err.v[n - 1], nd->last_err))
+		n--;
+	for (size_t i = 0; i < n; i++)
+		launcher_warning(l, "%s: %s", nd->n->host, nd->held_err.v[i]);
+	strvec_clear(&nd->held_err);
+}
+
 static void agent_line(struct launcher *l, struct node *nd, char *line, size_t len)
 {
 	char kind = line[0];
@@ -230,6 +245,7 @@ static void agent_line(struct launcher *l, struct node *nd, char *line, size_t l
 		launcher_warning(l, "%s: %s", nd->n->host, arg);
 		break;
 	case 'F':
+		say_held_err(l, nd, false);
 		launcher_notice(l, "%s: %s", nd->n->host, arg);
 		nd->failed = true;
 		node_failed(l, nd);
@@ -244,6 +260,7 @@ static void agent_line(struct launcher *l, struct node *nd, char *line, size_t l
 			break;
 		}
 		nd->state = NODE_READY;
+		say_held_err(l, nd, false);
 		if (!l->ending) {
 			all_ready_go(l);
 			break;
@@ -294,7 +311,10 @@ static void agent_stderr_line(struct launcher *l, struct node *nd, char *line, s
 		return;
 	strbuf_add_printable(&shown, visible, len, 0);
 	/* With -q it is said only as the reason a node failed (last_err). */
-	launcher_warning(l, "%s: %s", nd->n->host, shown.buf);
+	if (nd->state != NODE_STARTING)
+		launcher_warning(l, "%s: %s", nd->n->host, shown.buf);
+	else if (nd->held_err.nr < HELD_ERR_MAX)
+		strvec_push(&nd->held_err, shown.buf);
 	free(nd->last_err);
 	nd->last_err = strbuf_detach(&shown, NULL);
 }
@@ -406,6 +426,7 @@ static void agent_exited(struct launcher *l, struct node *nd)
 		loop_timer_arm_in(&l->loop, &nd->pipe_wait, PIPE_CLOSE_WAIT_MS);
 	if (nd->state == NODE_DONE || nd->failed)
 		return;
+	say_held_err(l, nd, nd->state == NODE_STARTING && !l->ending);
 	if (nd->state == NODE_STARTING && !l->ending)
 		launcher_notice(l, "cannot start on %s: %s", nd->n->host,
 				nd->last_err ? nd->last_err : "the agent ended without a word");
@@ -633,7 +654,8 @@ static void launcher_init(struct launcher *l, const struct launch_options *o,
 				     .index = i,
 				     .tx = STRBUF_INIT,
 				     .rx = STRBUF_INIT,
-				     .erx = STRBUF_INIT };
+				     .erx = STRBUF_INIT,
+				     .held_err = STRVEC_INIT };
 		child_init(&nd->agent);
 		loop_timer_init(&nd->pipe_wait, close_pipes, nd);
 	}
@@ -650,6 +672,7 @@ static void launcher_release(struct launcher *l)
 		strbuf_release(&nd->rx);
 		strbuf_release(&nd->erx);
 		free(nd->last_err);
+		strvec_clear(&nd->held_err);
 	}
 	for (size_t i = 0; l->logs && i < l->res->nr_units; i++)
 		child_close_fd(&l->logs[i]);

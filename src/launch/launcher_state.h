@@ -9,6 +9,7 @@
 #include "sparkctl.h"
 #include "launch/launcher.h"
 #include "lib/strbuf.h"
+#include "lib/strvec.h"
 #include "proc/child.h"
 #include "proc/loop.h"
 
@@ -19,6 +20,8 @@
 #define END_HANGUP_AFTER_MS  10000
 /* After the hang-up, SIGKILL to the agents (and reapers) still there. */
 #define HANGUP_KILL_AFTER_MS 5000
+/* The stderr lines of a starting node kept to be said once (ssh's are a few). */
+#define HELD_ERR_MAX	     64
 /* How long a finished node's output pipes may stay open. */
 #define PIPE_CLOSE_WAIT_MS   1000
 
@@ -44,6 +47,11 @@ struct node {
 	char sent;		     /* the strongest end request sent: 0, 'T' or 'K' */
 	bool failed;		     /* said F */
 	char *last_err;		     /* its last line on stderr (ssh's reason) */
+	/*
+	 * Its stderr lines while it starts, said once: as warnings when it is
+	 * ready, or with its failure (the last one is the reason given).
+	 */
+	struct strvec held_err;
 };
 
 struct launcher {

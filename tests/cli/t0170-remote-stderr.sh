@@ -69,6 +69,8 @@ expect 3 "$SPARKCTL" launch -H "$host" -- true
 no_cr "$TMP/out" "$TMP/err"
 contains "$TMP/err" "cannot start on $host: ssh: connect to host fake port 22: Connection refused"
 lacks "$TMP/err" "connecting"
+# Said once: as the reason the node could not start, not also as a line of its own.
+[ "$(grep -c 'Connection refused' "$TMP/err")" = 1 ] || { cat "$TMP/err" >&2; fail "ssh's reason said more than once"; }
 
 # ssh reaches the node, with a warning: shown (without its CR), except with -q.
 export SSH_STANDIN_MODE=run

@@ -192,7 +192,7 @@ chmod +x "$TMP/failing"
 cluster_remote_sparkctl node1 "$TMP/failing"
 expect 3 "$SPARKCTL" launch -H "$hosts" --remote-sparkctl sparkctl -- true
 no_controls "$TMP/out" "$TMP/err"
-contains "$TMP/err" 'sparkctl launch: node1: no\x1b]0;T\x07pe'
+contains "$TMP/err" 'sparkctl launch: cannot start on node1: no\x1b]0;T\x07pe'
 lacks "$TMP/err" '\x0d'
 cluster_remote_sparkctl node1 "$SPARKCTL"
 
