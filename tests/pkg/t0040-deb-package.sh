@@ -29,6 +29,8 @@ package_version=$(dpkg-parsechangelog -l "$SRCDIR/debian/changelog" -S Version)
 src=$TMP/pkg/sparkctl
 mkdir -p "$src"
 if git -C "$SRCDIR" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  # A tracked file deleted in the work tree is not copied.
+  # shellcheck disable=SC2016
   (cd "$SRCDIR" && git ls-files -z --cached --others --exclude-standard |
     xargs -0 sh -c 'for f; do [ -e "$f" ] || [ -L "$f" ] && printf "%s\0" "$f"; done' sh |
     tar --null -T - -cf -) | tar -C "$src" -xf -
@@ -45,7 +47,9 @@ if [ "$status" != 0 ]; then
   fail "dpkg-buildpackage exited $status"
 fi
 debs=("$TMP"/pkg/sparkctl_"$package_version"_*.deb)
-[ ${#debs[@]} = 1 ] && [ -f "${debs[0]}" ] || fail "no single sparkctl_${package_version}_*.deb: $(ls "$TMP/pkg")"
+if [ ${#debs[@]} != 1 ] || [ ! -f "${debs[0]}" ]; then
+  fail "no single sparkctl_${package_version}_*.deb: $(ls "$TMP/pkg")"
+fi
 deb=${debs[0]}
 note "built $(basename "$deb")"
 
