@@ -24,6 +24,20 @@ package_version=$(dpkg-parsechangelog -l "$SRCDIR/debian/changelog" -S Version)
 [ "$package_version" = "$project_version" ] ||
   fail "debian/changelog says $package_version, meson.build $project_version"
 
+# The package builds from the packages a build needs (scripts/setup's
+# BUILD_PKGS): each is one of its Build-Depends.
+build_pkgs=$(sed -n 's/^BUILD_PKGS="\(.*\)"$/\1/p' "$SRCDIR/scripts/setup")
+[ -n "$build_pkgs" ] || fail "no BUILD_PKGS in scripts/setup"
+/usr/bin/python3 -c '
+import re, sys
+source = open(sys.argv[1]).read().split("\n\n")[0]
+field = re.search(r"^Build-Depends:((?:.*\n?)(?:[ \t].*\n?)*)", source, re.M).group(1)
+names = {re.split(r"[\s(\[<:]", d.strip())[0] for d in field.replace("\n", " ").split(",") if d.strip()}
+missing = [p for p in sys.argv[2].split() if p not in names]
+if missing:
+    sys.exit("debian/control: Build-Depends lacks " + " ".join(missing))
+' "$SRCDIR/debian/control" "$build_pkgs" || fail "debian/control's Build-Depends are not scripts/setup's BUILD_PKGS"
+
 # Never in the source tree: a copy of what git tracks (and what it would
 # track: new files not yet added), as a clone would have it.
 src=$TMP/pkg/sparkctl
