@@ -9,7 +9,10 @@ set -eu
 rounds=${1:-5}
 builddir=${2:-build}
 cd "$(dirname "$0")/.."
-[ -d "$builddir" ] || { echo "soak: no build directory '$builddir' (meson setup $builddir)" >&2; exit 2; }
+[ -d "$builddir" ] || { echo "soak: no build directory '$builddir' (meson setup $builddir -Dtests=true)" >&2; exit 2; }
+# A build without the suite would pass every round having run nothing.
+[ "$(meson introspect --tests "$builddir")" != "[]" ] ||
+  { echo "soak: '$builddir' has no tests (meson configure $builddir -Dtests=true)" >&2; exit 2; }
 ninja -C "$builddir" > /dev/null
 
 hogs=()
