@@ -132,10 +132,10 @@ static const char bash_head[] =
 	"\tcase $2 in\n"
 	"\tchoices) mapfile -t COMPREPLY < <(compgen -W \"$3\" -- \"$cur\") ;;\n"
 	"\tfile)\n"
-	"\t\tcompopt -o filenames 2> /dev/null\n"
+	"\t\tcompopt -o filenames 2> /dev/null || :\n"
 	"\t\tmapfile -t COMPREPLY < <(compgen -f -- \"$cur\") ;;\n"
 	"\tdir)\n"
-	"\t\tcompopt -o filenames 2> /dev/null\n"
+	"\t\tcompopt -o filenames 2> /dev/null || :\n"
 	"\t\tmapfile -t COMPREPLY < <(compgen -d -- \"$cur\") ;;\n"
 	"\thosts)\n"
 	"\t\tlocal prefix=''\n"
@@ -208,7 +208,7 @@ static const char bash_body[] =
 	"\t\tfi\n"
 	"\tdone\n"
 	"\tif [ \"$operands\" = command ] && [ $seen -gt 0 ]; then\n"
-	"\t\tcompopt -o default 2> /dev/null\n"
+	"\t\tcompopt -o default 2> /dev/null || :\n"
 	"\t\tif [ $i -eq $((COMP_CWORD - 1)) ] && [ \"${COMP_WORDS[i]}\" = -- ]; then\n"
 	"\t\t\tmapfile -t COMPREPLY < <(compgen -c -- \"$cur\")\n"
 	"\t\telse\n"
@@ -228,7 +228,7 @@ static const char bash_body[] =
 	"\telif [ \"$operands\" = command ]; then\n"
 	"\t\tmapfile -t COMPREPLY < <(compgen -c -- \"$cur\")\n"
 	"\telse\n"
-	"\t\tcompopt -o filenames 2> /dev/null\n"
+	"\t\tcompopt -o filenames 2> /dev/null || :\n"
 	"\t\tmapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n"
 	"\tfi\n"
 	"\treturn 0\n"
@@ -316,13 +316,16 @@ static void bash_script(const struct cmd *const *table, struct strbuf *out)
 	strbuf_addstr(out, bash_body);
 }
 
-/* s inside a zsh single-quoted word, and within it in _arguments' [...] or : fields. */
-static void zsh_add_quoted(struct strbuf *out, const char *s, bool in_field)
+/*
+ * s inside a zsh single-quoted word; special: the characters that end an
+ * _arguments field there (']' of a description, ':' of a message), escaped.
+ */
+static void zsh_add_quoted(struct strbuf *out, const char *s, const char *special)
 {
 	for (; *s; s++) {
 		if (*s == '\'')
 			strbuf_addstr(out, "'\\''");
-		else if (in_field && (*s == ']' || *s == '[' || *s == ':' || *s == '\\'))
+		else if (*s == '\\' || (*s && strchr(special, *s)))
 			strbuf_addf(out, "\\%c", *s);
 		else
 			strbuf_addch(out, *s);
@@ -370,11 +373,11 @@ static void zsh_spec(struct strbuf *out, const struct opt *o, bool as_long)
 	else
 		strbuf_addf(out, "-%c%s", o->short_name, takes_value(o) ? "+" : "");
 	strbuf_addch(out, '[');
-	zsh_add_quoted(out, o->help ? o->help : "", true);
+	zsh_add_quoted(out, o->help ? o->help : "", "]");
 	strbuf_addch(out, ']');
 	if (takes_value(o)) {
 		strbuf_addch(out, ':');
-		zsh_add_quoted(out, o->arg_name ? o->arg_name : "ARG", true);
+		zsh_add_quoted(out, o->arg_name ? o->arg_name : "ARG", ":");
 		strbuf_addch(out, ':');
 		zsh_add_action(out, o);
 	}
@@ -420,7 +423,7 @@ static void zsh_describe(struct strbuf *out, const char *array, const struct cmd
 		if ((*c)->flags & CMD_HIDDEN)
 			continue;
 		strbuf_addf(out, "\n\t\t\t'%s:", (*c)->name);
-		zsh_add_quoted(out, (*c)->summary, false);
+		zsh_add_quoted(out, (*c)->summary, "");
 		strbuf_addch(out, '\'');
 	}
 	strbuf_addstr(out, "\n\t\t)\n");
@@ -451,7 +454,11 @@ static const char zsh_head[] =
 	"\t\t\t[[ ${(L)w[1]} == host ]] && hosts+=(${w[2,-1]:#*[\\*\\?\\!]*})\n"
 	"\t\tdone < ~/.ssh/config\n"
 	"\tfi\n"
-	"\t_values -s , 'host' $hosts\n"
+	"\tif (( $#hosts )); then\n"
+	"\t\t_values -s , 'host' $hosts\n"
+	"\telse\n"
+	"\t\t_message 'host names'\n"
+	"\tfi\n"
 	"}\n"
 	"\n"
 	"_sparkctl() {\n"
