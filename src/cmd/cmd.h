@@ -62,6 +62,8 @@ struct cmd {
 	const char *verb_noun;		/* what a verb is called: "benchmark" */
 };
 
+/* What sparkctl is: one line (its man page's name line), and the paragraph of its help. */
+extern const char sparkctl_summary[], sparkctl_description[];
 /* The commands, in the order 'sparkctl --help' lists them (NULL-terminated). */
 extern const struct cmd *const sparkctl_commands[];
 

@@ -44,6 +44,13 @@ const char *cmd_nearest(const struct cmd *const *table, const char *name)
 	return near;
 }
 
+const char sparkctl_summary[] = "set up, check, benchmark and run jobs on a cluster of DGX Spark "
+				"machines";
+const char sparkctl_description[] =
+	"sparkctl turns DGX Spark machines (and any GPU nodes joined by RoCE or\n"
+	"InfiniBand) into a working cluster: it reads the fabric, checks it and\n"
+	"says how to fix what is wrong.";
+
 /* "  NAME   summary" for each listed command of table. */
 static void list_commands(const struct cmd *const *table, int width, struct strbuf *out)
 {
@@ -56,12 +63,9 @@ void cmd_help_overview(FILE *f)
 {
 	struct strbuf out = STRBUF_INIT;
 
-	strbuf_addstr(&out,
-		      "usage: sparkctl [--version] [--help] COMMAND [ARGS]\n\n"
-		      "sparkctl turns DGX Spark machines (and any GPU nodes joined by RoCE or\n"
-		      "InfiniBand) into a working cluster: it reads the fabric, checks it and\n"
-		      "says how to fix what is wrong.\n\n"
-		      "commands:\n");
+	strbuf_addf(&out,
+		    "usage: sparkctl [--version] [--help] COMMAND [ARGS]\n\n%s\n\ncommands:\n",
+		    sparkctl_description);
 	list_commands(sparkctl_commands, 10, &out);
 	strbuf_addstr(&out, "\n'sparkctl help COMMAND' or 'sparkctl COMMAND --help' shows a "
 			    "command's options.\n"
@@ -128,7 +132,7 @@ static enum cmd_color color_mode = CMD_COLOR_AUTO;
  */
 static struct opt *with_shared_options(const struct opt *opts)
 {
-	const struct opt color = OPT_STRING(0, "color", &color_when, "WHEN",
+	const struct opt color = OPT_CHOICE(0, "color", &color_when, "WHEN", "auto|always|never",
 					    "colour: auto (on a terminal), always or never");
 	size_t n = 0, k = 0, at;
 	struct opt *all;

@@ -82,17 +82,17 @@ static int parse_env(const struct cmd *cmd, struct env_args *a, struct env_optio
 		     enum env_format *fmt, int argc, char **argv, int *ret)
 {
 	const struct opt opts[] = {
-		OPT_STRING(0, "topology", &a->topology, "TOPOLOGY",
+		OPT_CHOICE(0, "topology", &a->topology, "TOPOLOGY", "auto|pair|switch|ring",
 			   "auto (default), pair, switch or ring"),
 		OPT_UINT(0, "nodes", &a->nodes, "N", "number of nodes in the cluster, when known"),
 		OPT_STRING(0, "socket-if", &a->socket_if, "IF", "bootstrap interface to use"),
 		OPT_BOOL(0, "pin-gid", &a->pin_gid,
 			 "emit NCCL_IB_GID_INDEX (only if it is the same on every device)"),
-		OPT_STRING(0, "mode", &a->mode, "MODE",
+		OPT_CHOICE(0, "mode", &a->mode, "MODE", "auto|safe|dmabuf",
 			   "GPUDirect: auto (default, from the GPU), safe or dmabuf"),
 		OPT_BOOL(0, "force", &a->force, "allow --mode dmabuf where the GPU lacks DMA-BUF"),
 		OPT_LIST(0, "set", &a->sets, "KEY=VALUE", "add or override a variable"),
-		OPT_STRING(0, "format", &a->format, "FORMAT",
+		OPT_CHOICE(0, "format", &a->format, "FORMAT", "sh|env|docker|json",
 			   "sh (default), env or docker (json: as --json)"),
 		OPT_BOOL(0, "json", &a->json, "print the variables as JSON"),
 		OPT_BOOL(0, "explain", &a->explain, "say for every variable the fact it came from"),

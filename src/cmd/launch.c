@@ -332,7 +332,7 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 		OPT_BOOL(0, "tag-output", &a->tag_output, "prefix lines with [host:rank]"),
 		OPT_STRING(0, "log-dir", &a->log_dir, "DIR",
 			   "also write each rank's output to DIR/rank-N.log, and DIR/summary.json"),
-		OPT_STRING(0, "contain", &a->contain, "MODE",
+		OPT_CHOICE(0, "contain", &a->contain, "MODE", "auto|systemd|cgroup|marks",
 			   "how each node keeps the job's processes together: auto (default), "
 			   "systemd, cgroup or marks"),
 		OPT_UINT(0, "grace", &a->grace, "SECONDS",

@@ -332,7 +332,7 @@ static int parse_netplan(const struct cmd *cmd, struct netplan_args *a, struct n
 			 int argc, char **argv, int *ret)
 {
 	const struct opt opts[] = {
-		OPT_STRING(0, "plan", &a->plan, "PLAN", "pair, switch or ring"),
+		OPT_CHOICE(0, "plan", &a->plan, "PLAN", "pair|switch|ring", "pair, switch or ring"),
 		OPT_UINT(0, "node", &a->node, "I", "this node's index, 0 to N-1"),
 		OPT_UINT(0, "nodes", &a->nodes, "N", "number of nodes (pair: 2, ring: 3)"),
 		OPT_STRING(0, "base", &a->base, "CIDR",

@@ -43,40 +43,51 @@ struct opt {
 	void *value;	       /* where the result goes (see enum opt_type) */
 	const char *arg_name;  /* shown in help for options with an argument */
 	const char *help;      /* one line */
+	/*
+	 * The values it takes, '|' between them ("auto|always|never"), for the
+	 * man page and shell completion (OPT_CHOICE); NULL: any value.  The
+	 * command still checks the value itself; the help names each one.
+	 */
+	const char *choices;
 };
 
 #define OPT_BOOL(s, l, v, h)                                                                       \
 	{                                                                                          \
-		OPT_TYPE_BOOL, (s), (l), (v), NULL, (h)                                            \
+		OPT_TYPE_BOOL, (s), (l), (v), NULL, (h), NULL                                      \
 	}
 #define OPT_STRING(s, l, v, a, h)                                                                  \
 	{                                                                                          \
-		OPT_TYPE_STRING, (s), (l), (v), (a), (h)                                           \
+		OPT_TYPE_STRING, (s), (l), (v), (a), (h), NULL                                     \
+	}
+/* A string of one of choices ("pair|switch|ring"), which the help names too. */
+#define OPT_CHOICE(s, l, v, a, choices, h)                                                         \
+	{                                                                                          \
+		OPT_TYPE_STRING, (s), (l), (v), (a), (h), (choices)                                \
 	}
 #define OPT_UINT(s, l, v, a, h)                                                                    \
 	{                                                                                          \
-		OPT_TYPE_UINT, (s), (l), (v), (a), (h)                                             \
+		OPT_TYPE_UINT, (s), (l), (v), (a), (h), NULL                                       \
 	}
 #define OPT_LIST(s, l, v, a, h)                                                                    \
 	{                                                                                          \
-		OPT_TYPE_LIST, (s), (l), (v), (a), (h)                                             \
+		OPT_TYPE_LIST, (s), (l), (v), (a), (h), NULL                                       \
 	}
 #define OPT_HELP()                                                                                 \
 	{                                                                                          \
-		OPT_TYPE_HELP, 'h', "help", NULL, NULL, "show this help"                           \
+		OPT_TYPE_HELP, 'h', "help", NULL, NULL, "show this help", NULL                     \
 	}
 /* now: what replaced the option, as the user types it ("--job-timeout", "-N"). */
 #define OPT_RENAMED(s, l, now)                                                                     \
 	{                                                                                          \
-		OPT_TYPE_RENAMED, (s), (l), NULL, (now), NULL                                      \
+		OPT_TYPE_RENAMED, (s), (l), NULL, (now), NULL, NULL                                \
 	}
 #define OPT_OPERANDS_STOP()                                                                        \
 	{                                                                                          \
-		OPT_TYPE_OPERANDS_STOP, 0, NULL, NULL, NULL, NULL                                  \
+		OPT_TYPE_OPERANDS_STOP, 0, NULL, NULL, NULL, NULL, NULL                            \
 	}
 #define OPT_END()                                                                                  \
 	{                                                                                          \
-		OPT_TYPE_END, 0, NULL, NULL, NULL, NULL                                            \
+		OPT_TYPE_END, 0, NULL, NULL, NULL, NULL, NULL                                      \
 	}
 
 /*
