@@ -51,9 +51,11 @@ static const char deploy_description[] =
 
 /*
  * The node's side of a binary deploy: sh -c SCRIPT deploy TARGET SIZE, the
- * binary on stdin.  Older temporaries of an interrupted deploy go first;
- * the copy must have SIZE bytes (ssh ends stdin as a plain end of file
- * when the sender dies) before it is renamed over TARGET.
+ * binary on stdin.  The temporary name carries the node's name and the
+ * shell's pid: a home shared by the nodes gets one per node, and the
+ * temporaries an interrupted deploy left on this node (its shell gone) go
+ * first.  The copy must have SIZE bytes (ssh ends stdin as a plain end
+ * of file when the sender dies) before it is renamed over TARGET.
  */
 static const char install_binary_script[] =
 	"t=$1; n=$2; "
@@ -63,8 +65,10 @@ static const char install_binary_script[] =
 	"if [ -z \"$b\" ] || [ -d \"$t\" ]; then "
 	"echo \"sparkctl-deploy: $t is a directory\" >&2; exit 1; fi; "
 	"mkdir -p -- \"$d\" || exit 1; "
-	"for old in \"$d/.$b.deploy-\"*; do [ ! -e \"$old\" ] || rm -f -- \"$old\"; done; "
-	"tmp=\"$d/.$b.deploy-$$\"; "
+	"h=$(uname -n); "
+	"for old in \"$d/.$b.deploy-$h-\"*; do "
+	"[ ! -e \"$old\" ] || kill -0 \"${old##*-}\" 2> /dev/null || rm -f -- \"$old\"; done; "
+	"tmp=\"$d/.$b.deploy-$h-$$\"; "
 	"trap 'rm -f -- \"$tmp\"' EXIT; trap 'exit 1' HUP INT TERM PIPE; "
 	"cat > \"$tmp\" || exit 1; "
 	"got=$(wc -c < \"$tmp\"); "
