@@ -4,7 +4,7 @@
 # launch), deploy puts this binary in the node's ~/.local/bin (mode 0755,
 # the same bytes) where the lookup then finds it, --to, a node of another
 # architecture refused, and a deploy killed midway leaves nothing at the
-# target.
+# target; doctor -H's cluster.sparkctl.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
@@ -120,6 +120,26 @@ rm "$CLUSTER_DIR/node1/bin/cat"
 expect 0 client deploy -H node1 --to cut/sparkctl
 cmp "$SPARKCTL" "$target" || fail "the deploy after the cut one"
 [ "$(ls -A "$home1/cut")" = sparkctl ] || { ls -A "$home1/cut"; fail "a temporary file left"; }
+
+# doctor -H: every node runs the same sparkctl, as each node's inventory says.
+cluster_remote_sparkctl node1 "$SPARKCTL"
+expect 0 client doctor -H node0,node1 --only cluster.sparkctl
+contains "$TMP/out" "PASS  cluster.sparkctl  every node runs sparkctl"
+cat > "$TMP/sparkctl-other" << EOF
+#!/bin/sh
+[ "\$1" = topo ] || exec "$SPARKCTL" "\$@"
+"$SPARKCTL" "\$@" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+d["sparkctl_version"] = "0.0.1"
+json.dump(d, sys.stdout)'
+EOF
+chmod +x "$TMP/sparkctl-other"
+cluster_remote_sparkctl node1 "$TMP/sparkctl-other"
+expect 4 client doctor -H node0,node1 --only cluster.sparkctl
+contains "$TMP/out" "FAIL  cluster.sparkctl"
+contains "$TMP/out" "runs sparkctl 0.0.1"
+contains "$TMP/out" "sparkctl deploy -H"
 
 # Usage.
 expect 2 client deploy
