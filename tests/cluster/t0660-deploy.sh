@@ -4,7 +4,7 @@
 # launch), deploy puts this binary in the node's ~/.local/bin (mode 0755,
 # the same bytes) where the lookup then finds it, --to, a node of another
 # architecture refused, and a deploy killed midway leaves nothing at the
-# target; doctor -H's cluster.sparkctl.
+# target; --deb; doctor -H's cluster.sparkctl.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
@@ -120,6 +120,36 @@ rm "$CLUSTER_DIR/node1/bin/cat"
 expect 0 client deploy -H node1 --to cut/sparkctl
 cmp "$SPARKCTL" "$target" || fail "the deploy after the cut one"
 [ "$(ls -A "$home1/cut")" = sparkctl ] || { ls -A "$home1/cut"; fail "a temporary file left"; }
+
+# --deb: the package's architecture against dpkg's on the node, then
+# copied and installed with apt-get (a stand-in on node1 keeps what it got).
+if command -v dpkg-deb > /dev/null && command -v dpkg > /dev/null; then
+  mkdir -p "$TMP/pkg/DEBIAN" "$TMP/pkg/usr/bin"
+  cp "$SPARKCTL" "$TMP/pkg/usr/bin/sparkctl"
+  deb_arch=$(dpkg --print-architecture)
+  printf 'Package: sparkctl\nVersion: 0.0.1\nArchitecture: %s\nMaintainer: t <t@example.invalid>\nDescription: t\n' \
+    "$deb_arch" > "$TMP/pkg/DEBIAN/control"
+  dpkg-deb --build --root-owner-group "$TMP/pkg" "$TMP/sparkctl.deb" > /dev/null
+  cat > "$CLUSTER_DIR/node1/bin/apt-get" << EOF
+#!/bin/sh
+printf '%s\n' "\$*" > "$TMP/apt-args"
+cp "\$4" "$TMP/apt-got.deb"
+EOF
+  printf '#!/bin/sh\n[ "$1" = --print-architecture ] && echo %s\n' "$deb_arch" > "$CLUSTER_DIR/node1/bin/dpkg"
+  chmod +x "$CLUSTER_DIR/node1/bin/apt-get" "$CLUSTER_DIR/node1/bin/dpkg"
+  expect 0 client deploy -H node1 --deb "$TMP/sparkctl.deb"
+  grep -E "^node1 +$deb_arch +installed " "$TMP/out" > /dev/null || { cat "$TMP/out"; fail "--deb's row"; }
+  cmp "$TMP/sparkctl.deb" "$TMP/apt-got.deb" || fail "the package arrived changed"
+  grep -E '^install -y -q /.*/sparkctl.deb$' "$TMP/apt-args" > /dev/null || { cat "$TMP/apt-args"; fail "apt-get's arguments"; }
+  other_deb=arm64
+  [ "$deb_arch" != arm64 ] || other_deb=amd64
+  printf '#!/bin/sh\n[ "$1" = --print-architecture ] && echo %s\n' "$other_deb" > "$CLUSTER_DIR/node1/bin/dpkg"
+  rm "$TMP/apt-got.deb"
+  expect 4 client deploy -H node1 --deb "$TMP/sparkctl.deb"
+  contains "$TMP/err" "node1 is $other_deb, and this package is for $deb_arch: not copied"
+  [ ! -e "$TMP/apt-got.deb" ] || fail "a package of another architecture was installed"
+  rm "$CLUSTER_DIR/node1/bin/apt-get" "$CLUSTER_DIR/node1/bin/dpkg"
+fi
 
 # doctor -H: every node runs the same sparkctl, as each node's inventory says.
 cluster_remote_sparkctl node1 "$SPARKCTL"
