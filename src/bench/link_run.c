@@ -9,6 +9,7 @@
 #include "inventory/inventory.h"
 #include "lib/xalloc.h"
 #include "proc/run.h"
+#include "remote/lookup.h"
 
 #define INVENTORY_TIMEOUT_MS 30000
 /* From the start of the servers until each one listens: SSH, then the hold's own wait. */
@@ -46,6 +47,10 @@ static char **error_slot(struct link_path_result *r, enum link_tool t)
 static char *run_failure(const struct run_job *j, enum link_tool t, const char *host, bool *missing)
 {
 	const char *prog = link_tool_program(t);
+	if (remote_sparkctl_missing(j->status, j->err.buf)) {
+		*missing = true;
+		return remote_sparkctl_missing_message(host);
+	}
 	if (j->status == 127) {
 		*missing = true;
 		return xasprintf("%s is not installed on %s: apt-get install %s", prog, host,
@@ -88,12 +93,12 @@ static bool start_servers(struct link_run *b, enum link_tool t, struct run_job *
 		run_job_init(j);
 		if (!path_runs(t, &b->plan.paths[i]))
 			continue;
-		strvec_pushl(&words, b->rs.sparkctl, "agent", "hold", "--ready-port", NULL);
+		strvec_pushl(&words, "agent", "hold", "--ready-port", NULL);
 		strvec_pushf(&words, "%u", tool_port(b, t, i));
 		strvec_push(&words, "--");
 		link_tool_server(t, &b->plan.paths[i], tool_port(b, t, i), &b->o->tool, &words);
-		if (remote_session_argv(&b->rs, link_run_server(b), (const char *const *)words.v,
-					&j->argv) < 0)
+		if (remote_session_sparkctl_argv(&b->rs, link_run_server(b),
+						 (const char *const *)words.v, &j->argv) < 0)
 			strvec_push(&j->argv, "false");
 		strvec_clear(&words);
 		n++;
@@ -204,11 +209,12 @@ static bool run_tool(struct link_run *b, enum link_tool t)
 			index[nr_clients++] = i;
 			/* Under a hold too: if this command dies, the client ends with it. */
 			j->hold_stdin = true;
-			strvec_pushl(&words, b->rs.sparkctl, "agent", "hold", "--", NULL);
+			strvec_pushl(&words, "agent", "hold", "--", NULL);
 			link_tool_client(t, &b->plan.paths[i], tool_port(b, t, i), &b->o->tool,
 					 &words);
-			if (remote_session_argv(&b->rs, link_run_client(b),
-						(const char *const *)words.v, &j->argv) < 0)
+			if (remote_session_sparkctl_argv(&b->rs, link_run_client(b),
+							 (const char *const *)words.v,
+							 &j->argv) < 0)
 				strvec_push(&j->argv, "false");
 			strvec_clear(&words);
 		}

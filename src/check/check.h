@@ -173,6 +173,7 @@ void check_cluster_hca_pairing(struct check_ctx *ctx);
 void check_cluster_ping(struct check_ctx *ctx);
 void check_cluster_mtu(struct check_ctx *ctx);
 void check_cluster_versions(struct check_ctx *ctx);
+void check_cluster_sparkctl(struct check_ctx *ctx);
 void check_cluster_clock(struct check_ctx *ctx);
 
 #endif

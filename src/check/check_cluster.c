@@ -302,10 +302,49 @@ void check_cluster_versions(struct check_ctx *ctx)
 				 "install the same driver on every node", fact_driver);
 	problems += compare_fact(ctx, "the CUDA driver version", CHECK_WARN,
 				 "install the same driver on every node", fact_cuda);
-	problems += compare_fact(ctx, "the sparkctl version", CHECK_WARN,
-				 "install the same sparkctl on every node", fact_sparkctl);
 	if (!problems)
-		report(ctx, CHECK_PASS, NULL, "NCCL, driver, CUDA and sparkctl versions match");
+		report(ctx, CHECK_PASS, NULL, "NCCL, driver and CUDA versions match");
+}
+
+void check_cluster_sparkctl(struct check_ctx *ctx)
+{
+	const struct doctor_cluster *c = ctx->cluster;
+	const struct doctor_node *first = NULL;
+	struct strbuf fix = STRBUF_INIT, hosts = STRBUF_INIT;
+	size_t nodes = 0, differ = 0;
+
+	if (inspected(c) < 2) {
+		report(ctx, CHECK_SKIP, NULL, "fewer than two nodes inspected");
+		return;
+	}
+	/* The first node's version is the reference: the others are told to match it. */
+	for (size_t i = 0; i < c->nr_nodes; i++) {
+		const struct doctor_node *n = &c->nodes[i];
+		if (!n->inspected)
+			continue;
+		nodes++;
+		if (!first) {
+			first = n;
+			continue;
+		}
+		const char *a = fact_sparkctl(&first->inv), *b = fact_sparkctl(&n->inv);
+		if (streq(a, b))
+			continue;
+		strbuf_addf(&hosts, "%s%s", differ ? "," : "", node_name(n));
+		strbuf_reset(&fix);
+		strbuf_addf(&fix, "put %s's sparkctl on every node: sparkctl deploy -H %s",
+			    node_name(first), hosts.buf);
+		report(ctx, CHECK_FAIL, fix.buf, "%s runs sparkctl %s, %s runs %s", node_name(n),
+		       b ? b : "of an unknown version", node_name(first),
+		       a ? a : "one of an unknown version");
+		differ++;
+	}
+	if (!differ)
+		report(ctx, CHECK_PASS, NULL, "every node runs sparkctl %s (%zu nodes)",
+		       fact_sparkctl(&first->inv) ? fact_sparkctl(&first->inv) : "(unknown)",
+		       nodes);
+	strbuf_release(&fix);
+	strbuf_release(&hosts);
 }
 
 void check_cluster_clock(struct check_ctx *ctx)

@@ -196,7 +196,8 @@ static int run_bench_link(const struct cmd *cmd, int argc, char **argv)
 		OPT_STRING('o', "output", &a.output, "FILE",
 			   "also write the report as JSON to FILE"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
-			   "sparkctl on the nodes (default: this program's path)"),
+			   "sparkctl on the nodes (default: this program's path, then PATH, then "
+			   "~/.local/bin/sparkctl)"),
 		OPT_HELP(),
 		OPT_END(),
 	};

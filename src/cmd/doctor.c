@@ -93,7 +93,6 @@ static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned 
 		const struct doctor_node *dn = &c->nodes[node];
 		run_job_init(&jobs[node]);
 		run_job_init(&jobs[n + node]);
-		strvec_push(&words, rm->sparkctl);
 		strvec_push(&words, "agent");
 		strvec_push(&words, "ping");
 		for (size_t i = 0; i < c->nr_links; i++) {
@@ -104,8 +103,9 @@ static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned 
 			strvec_pushf(&words, "%" PRId64, c->links[i].mtu - 28);
 		}
 		/* A node with nothing to do gets a job that does nothing. */
-		if (words.nr == 3 || remote_session_argv(rm, dn->host, (const char *const *)words.v,
-							 &jobs[node].argv) < 0)
+		if (words.nr == 2 ||
+		    remote_session_sparkctl_argv(rm, dn->host, (const char *const *)words.v,
+						 &jobs[node].argv) < 0)
 			strvec_push(&jobs[node].argv, "true");
 		if (!dn->inspected || host_is_local(dn->host) ||
 		    remote_session_argv(rm, dn->host, date_argv, &jobs[n + node].argv) < 0)
@@ -300,7 +300,8 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 		OPT_STRING('H', "hosts", &a->hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
 		OPT_STRING(0, "hostfile", &a->hostfile, "FILE", "the nodes, from an MPI hostfile"),
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
-			   "sparkctl on the nodes (default: this program's path)"),
+			   "sparkctl on the nodes (default: this program's path, then PATH, then "
+			   "~/.local/bin/sparkctl)"),
 		OPT_UINT(0, "fanout", &a->fanout, "N", "nodes contacted at once (default 16)"),
 		OPT_STRING(0, "root", &a->root, "DIR", "check the host below DIR (a capture)"),
 		OPT_LIST(0, "from", &a->from, "FILE", "check saved inventories; repeat per node"),

@@ -348,7 +348,8 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 			 "close the ssh connections at the end (default: kept 60 s for the next "
 			 "run)"),
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
-			   "sparkctl on the other nodes (default: this one's path)"),
+			   "sparkctl on the nodes (default: this program's path, then PATH, then "
+			   "~/.local/bin/sparkctl)"),
 		OPT_BOOL('q', "quiet", &a->quiet,
 			 "only errors: no warnings, notices or summary (a failure still gets its "
 			 "line)"),
@@ -449,7 +450,7 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 		.nodes = nodes,
 		.nr_nodes = nr,
 		.local_sparkctl = self,
-		.remote_sparkctl = a->remote_sparkctl ? a->remote_sparkctl : self,
+		.remote_sparkctl = a->remote_sparkctl,
 		.ssh = &ssh,
 		.stall_s = a->stall,
 		.timeout_s = a->timeout,

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "remote/lookup.h"
 #include "remote/session.h"
 #include "config/fabric.h"
 #include "exporter/gpu_metrics.h"
@@ -275,7 +276,7 @@ static int load_hosts(const struct status_args *a, struct host_list *hosts)
 static void gather(struct remote_session *rm, struct status_node *nodes, size_t n, unsigned fanout)
 {
 	struct run_job *jobs = xcalloc(n + 1, sizeof(*jobs));
-	const char *argv[] = { rm->sparkctl, "agent", "status", NULL };
+	const char *argv[] = { "agent", "status", NULL };
 	const char **hosts = xcalloc(n + 1, sizeof(*hosts));
 
 	for (size_t i = 0; i < n; i++)
@@ -284,7 +285,7 @@ static void gather(struct remote_session *rm, struct status_node *nodes, size_t 
 	free(hosts);
 	for (size_t i = 0; i < n; i++) {
 		run_job_init(&jobs[i]);
-		if (remote_session_argv(rm, nodes[i].host, argv, &jobs[i].argv) < 0)
+		if (remote_session_sparkctl_argv(rm, nodes[i].host, argv, &jobs[i].argv) < 0)
 			nodes[i].error = xstrdup("not a usable host name");
 	}
 	run_jobs(jobs, n, fanout, STATUS_TIMEOUT_MS, STATUS_OUTPUT_MAX);
@@ -294,8 +295,9 @@ static void gather(struct remote_session *rm, struct status_node *nodes, size_t 
 		struct strbuf err = STRBUF_INIT;
 		if (sn->error) {
 			/* refused before running */
-		} else if ((sn->error = remote_failure(j, STATUS_TIMEOUT_MS)) != NULL) {
+		} else if ((sn->error = remote_failure(j, sn->host, STATUS_TIMEOUT_MS)) != NULL) {
 			/* it did not run to success */
+			sn->sparkctl_missing = remote_sparkctl_missing(j->status, j->err.buf);
 		} else if (json_load_buffer(j->out.buf, j->out.len, "the node's status", &sn->doc,
 					    &err) < 0 ||
 			   !json_is_object(sn->doc)) {
@@ -335,7 +337,8 @@ static int run_status(const struct cmd *cmd, int argc, char **argv)
 		OPT_BOOL(0, "json", &a.json, "every node's answer as JSON"),
 		OPT_UINT(0, "fanout", &a.fanout, "N", "nodes asked at once (default 16)"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
-			   "sparkctl on the nodes (default: this program's path)"),
+			   "sparkctl on the nodes (default: this program's path, then PATH, then "
+			   "~/.local/bin/sparkctl)"),
 		OPT_INVENTORY_SOURCE(&a.src),
 		OPT_HELP(),
 		OPT_END(),

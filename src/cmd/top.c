@@ -128,14 +128,14 @@ static void sample_local(struct top *t, const struct rootfs *root, double at)
 static void sample_remote(struct top *t)
 {
 	struct run_job *jobs = xcalloc(t->nr, sizeof(*jobs));
-	const char *argv[] = { t->rm.sparkctl, "agent", "status", NULL, NULL };
+	const char *argv[] = { "agent", "status", NULL, NULL };
 
 	if (t->no_gpu)
-		argv[3] = "--no-gpu";
+		argv[2] = "--no-gpu";
 	for (size_t i = 0; i < t->nr; i++) {
 		run_job_init(&jobs[i]);
 		/* The host list refuses such names already; an empty argv cannot start. */
-		if (remote_session_argv(&t->rm, t->nodes[i].host, argv, &jobs[i].argv) < 0)
+		if (remote_session_sparkctl_argv(&t->rm, t->nodes[i].host, argv, &jobs[i].argv) < 0)
 			strvec_clear(&jobs[i].argv);
 	}
 	progress_begin(t->progress, "top: sampling %zu node%s", t->nr, t->nr == 1 ? "" : "s");
@@ -145,7 +145,7 @@ static void sample_remote(struct top *t)
 		struct top_node *n = &t->nodes[i];
 		struct run_job *j = &jobs[i];
 		struct strbuf err = STRBUF_INIT;
-		char *error = NULL, *failure = remote_failure(j, SCRAPE_TIMEOUT_MS);
+		char *error = NULL, *failure = remote_failure(j, n->host, SCRAPE_TIMEOUT_MS);
 		json_t *doc = NULL;
 
 		if (failure) {
@@ -442,7 +442,8 @@ static int parse_top(const struct cmd *cmd, struct top_args *a, struct top_view_
 			   "refused: a saved inventory holds no counters (use --root)"),
 		OPT_BOOL(0, "no-gpu", &a->no_gpu, "leave NVML alone: no GPU figures"),
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
-			   "the sparkctl the nodes run (default: this one's path)"),
+			   "sparkctl on the nodes (default: this program's path, then PATH, then "
+			   "~/.local/bin/sparkctl)"),
 		OPT_HELP(),
 		OPT_END(),
 	};

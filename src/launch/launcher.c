@@ -22,6 +22,7 @@
 #include "lib/xalloc.h"
 #include "proc/child.h"
 #include "proc/loop.h"
+#include "remote/lookup.h"
 
 /* Notices relay what nodes and ssh said: escaped for the terminal, as every message. */
 static void add_notice(struct launcher *l, const char *fmt, va_list ap)
@@ -387,8 +388,11 @@ static void start_reaper(struct launcher *l, struct node *nd)
 	struct strvec words = STRVEC_INIT;
 	int r = 0;
 
-	strvec_pushl(&words, nd->n->local ? l->o->local_sparkctl : l->o->remote_sparkctl, "agent",
-		     "reap", l->o->job->job_id, NULL);
+	if (nd->n->local)
+		strvec_push(&words, l->o->local_sparkctl);
+	else
+		remote_sparkctl_words(&words, l->o->local_sparkctl, l->o->remote_sparkctl);
+	strvec_pushl(&words, "agent", "reap", l->o->job->job_id, NULL);
 	strvec_pushf(&words, "%zu", nd->index);
 	strvec_pushf(&words, "%u", l->o->job->grace_ms);
 	child_init(c);
@@ -427,6 +431,11 @@ static void agent_exited(struct launcher *l, struct node *nd)
 	if (nd->state == NODE_DONE || nd->failed)
 		return;
 	say_held_err(l, nd, nd->state == NODE_STARTING && !l->ending);
+	if (nd->state == NODE_STARTING && !signaled && nd->last_err &&
+	    remote_sparkctl_missing(status, nd->last_err)) {
+		free(nd->last_err);
+		nd->last_err = remote_sparkctl_missing_message(nd->n->host);
+	}
 	if (nd->state == NODE_STARTING && !l->ending)
 		launcher_notice(l, "cannot start on %s: %s", nd->n->host,
 				nd->last_err ? nd->last_err : "the agent ended without a word");
@@ -478,8 +487,14 @@ static int agent_command(const struct launcher *l, const struct node *nd, struct
 		strvec_pushl(argv, l->o->local_sparkctl, "agent", "launch", NULL);
 		return 0;
 	}
-	const char *const remote[] = { l->o->remote_sparkctl, "agent", "launch", NULL };
-	return ssh_command(argv, nd->n->host, l->o->ssh, remote);
+	struct strvec remote = STRVEC_INIT;
+	int r;
+
+	remote_sparkctl_words(&remote, l->o->local_sparkctl, l->o->remote_sparkctl);
+	strvec_pushl(&remote, "agent", "launch", NULL);
+	r = ssh_command(argv, nd->n->host, l->o->ssh, (const char *const *)remote.v);
+	strvec_clear(&remote);
+	return r;
 }
 
 static void agent_output(struct loop *loop, int fd, short revents, void *data)

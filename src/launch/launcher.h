@@ -24,7 +24,7 @@ struct launch_options {
 	const struct launch_node *nodes;
 	size_t nr_nodes;
 	const char *local_sparkctl;  /* this program, for the agent on this host */
-	const char *remote_sparkctl; /* sparkctl on the other nodes */
+	const char *remote_sparkctl; /* --remote-sparkctl; NULL: remote_sparkctl_words()' lookup */
 	const struct ssh_options *ssh;
 	unsigned stall_s;      /* --stall: advice after this long without output; 0: off */
 	unsigned timeout_s;    /* --job-timeout: end the job after this long; 0: none */

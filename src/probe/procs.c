@@ -414,6 +414,19 @@ int proc_self_path(struct strbuf *out)
 	return r;
 }
 
+int proc_self_image(struct strbuf *out, size_t max)
+{
+	struct strbuf path = STRBUF_INIT;
+	int r = proc_self_path(&path);
+
+	strbuf_reset(out);
+	/* The root's openat2() refuses the magic link itself: its target, by name. */
+	if (r == 0)
+		r = strbuf_read_path(out, path.buf, max);
+	strbuf_release(&path);
+	return r;
+}
+
 char *proc_self_path_or_name(void)
 {
 	struct strbuf path = STRBUF_INIT;

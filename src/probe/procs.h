@@ -129,6 +129,12 @@ int proc_identity_running(const struct proc_identity *id);
 
 /* The absolute path of this program (proc/self/exe, symlinks resolved) into out: 0 or -errno. */
 int proc_self_path(struct strbuf *out);
+/*
+ * This program's executable, whole (at most max bytes), into out (reset
+ * first): what 'sparkctl deploy' copies to the nodes.  0 or -errno
+ * (-EFBIG when larger than max).
+ */
+int proc_self_image(struct strbuf *out, size_t max);
 /* The same, allocated; "sparkctl" (looked up in PATH) where it cannot be read. */
 char *proc_self_path_or_name(void);
 

@@ -44,7 +44,7 @@ struct slot {
 	struct run_job *job;
 	struct child child;
 	size_t in_off;	     /* bytes of job->input written */
-	size_t in_len;	     /* strlen(job->input) */
+	size_t in_len;	     /* job->input_len, or strlen(job->input) */
 	uint64_t start_ns;   /* CLOCK_MONOTONIC at the start */
 	uint64_t linger_end; /* after a kill: stop waiting for the group at this time (ms) */
 	struct loop_timer term, kill, linger;
@@ -297,7 +297,7 @@ static int start_job(struct slot *s)
 		return r;
 	}
 	s->running = true;
-	s->in_len = job->input ? strlen(job->input) : 0;
+	s->in_len = !job->input ? 0 : job->input_len ? job->input_len : strlen(job->input);
 	s->start_ns = monotonic_ns();
 	job->started_at = realtime_seconds();
 	job->pid = c->pid;

@@ -17,6 +17,7 @@
 struct run_job {
 	struct strvec argv; /* the command; argv.v[0] is looked up in PATH */
 	const char *input;  /* written to its stdin, or NULL for /dev/null */
+	size_t input_len;   /* bytes of input (it may hold NULs); 0: strlen(input) */
 	/*
 	 * stdin is a pipe kept open, after any input, until the job ends
 	 * (run_jobs) or run_servers_end(): the caller's death closes it.

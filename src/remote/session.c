@@ -10,6 +10,7 @@
 #include "probe/procs.h"
 #include "proc/run.h"
 #include "remote/hosts.h"
+#include "remote/lookup.h"
 
 /* What one inventory may print. */
 #define INVENTORY_OUTPUT_MAX ((size_t)16 << 20)
@@ -39,6 +40,7 @@ void remote_session_init(struct remote_session *rs, const char *remote_sparkctl,
 	rs->ssh.program = getenv("SPARKCTL_SSH");
 	rs->ssh.connect_timeout = 5;
 	rs->sparkctl = remote_sparkctl ? xstrdup(remote_sparkctl) : proc_self_path_or_name();
+	rs->sparkctl_given = remote_sparkctl != NULL;
 	if (multiplex && ssh_control_dir_make(rs->control_dir) == 0)
 		rs->ssh.control_dir = rs->control_dir;
 }
@@ -77,7 +79,27 @@ int remote_session_argv(struct remote_session *rs, const char *host, const char 
 	return r;
 }
 
-char *remote_failure(const struct run_job *j, unsigned timeout_ms)
+int remote_session_sparkctl_argv(struct remote_session *rs, const char *host,
+				 const char *const *args, struct strvec *out)
+{
+	struct strvec words = STRVEC_INIT;
+	int r;
+
+	if (host_is_local(host)) {
+		strvec_push(out, rs->sparkctl);
+		for (size_t i = 0; args[i]; i++)
+			strvec_push(out, args[i]);
+		return 0;
+	}
+	remote_sparkctl_words(&words, rs->sparkctl, rs->sparkctl_given ? rs->sparkctl : NULL);
+	for (size_t i = 0; args[i]; i++)
+		strvec_push(&words, args[i]);
+	r = remote_session_argv(rs, host, (const char *const *)words.v, out);
+	strvec_clear(&words);
+	return r;
+}
+
+char *remote_failure(const struct run_job *j, const char *host, unsigned timeout_ms)
 {
 	char *line, *ret;
 
@@ -88,6 +110,8 @@ char *remote_failure(const struct run_job *j, unsigned timeout_ms)
 		return xasprintf("no answer within %u s", timeout_ms / 1000);
 	if (j->status == 0)
 		return NULL;
+	if (remote_sparkctl_missing(j->status, j->err.buf))
+		return remote_sparkctl_missing_message(host);
 	line = remote_first_line(j->err.len ? j->err.buf : j->out.buf);
 	ret = xasprintf("%s (exit status %d)", *line ? line : "failed", j->status);
 	free(line);
@@ -98,7 +122,7 @@ void remote_gather_inventories(struct remote_session *rs, struct doctor_cluster 
 			       unsigned timeout_ms)
 {
 	struct run_job *jobs = xcalloc(c->nr_nodes + 1, sizeof(*jobs));
-	const char *argv[] = { rs->sparkctl, "topo", "--json", NULL };
+	const char *argv[] = { "topo", "--json", NULL };
 	const char **hosts = xcalloc(c->nr_nodes + 1, sizeof(*hosts));
 
 	for (size_t i = 0; i < c->nr_nodes; i++)
@@ -107,7 +131,7 @@ void remote_gather_inventories(struct remote_session *rs, struct doctor_cluster 
 	free(hosts);
 	for (size_t i = 0; i < c->nr_nodes; i++) {
 		run_job_init(&jobs[i]);
-		if (remote_session_argv(rs, c->nodes[i].host, argv, &jobs[i].argv) < 0)
+		if (remote_session_sparkctl_argv(rs, c->nodes[i].host, argv, &jobs[i].argv) < 0)
 			c->nodes[i].error = xstrdup("not a usable host name");
 	}
 	run_jobs(jobs, c->nr_nodes, fanout, timeout_ms, INVENTORY_OUTPUT_MAX);
@@ -119,7 +143,7 @@ void remote_gather_inventories(struct remote_session *rs, struct doctor_cluster 
 		inventory_init(&n->inv);
 		if (n->error) {
 			/* refused before running */
-		} else if ((n->error = remote_failure(j, timeout_ms)) != NULL) {
+		} else if ((n->error = remote_failure(j, n->host, timeout_ms)) != NULL) {
 			/* it did not run to success */
 		} else if (json_load_buffer(j->out.buf, j->out.len, "the remote inventory", &doc,
 					    &err) < 0 ||

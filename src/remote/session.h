@@ -17,8 +17,9 @@ struct run_job;
 struct remote_session {
 	struct ssh_options ssh;
 	char control_dir[SSH_CONTROL_DIR_MAX + 1];
-	char *sparkctl; /* the sparkctl the nodes run */
-	char *kex;	/* rs->ssh.kex: remote_session_fast_kex()'s list, or NULL */
+	char *sparkctl;	     /* this program, or --remote-sparkctl's path */
+	bool sparkctl_given; /* --remote-sparkctl: that path alone, no lookup */
+	char *kex;	     /* rs->ssh.kex: remote_session_fast_kex()'s list, or NULL */
 	struct strvec
 		hosts; /* the nodes reached over SSH, whose masters remote_session_close() ends */
 };
@@ -39,6 +40,13 @@ void remote_session_fast_kex(struct remote_session *rs, const char *const *hosts
 int remote_session_argv(struct remote_session *rs, const char *host, const char *const *argv_remote,
 			struct strvec *out);
 /*
+ * The argv that runs sparkctl with args (NULL-terminated) on host: this
+ * program here; elsewhere the node's sparkctl as remote_sparkctl_words()
+ * finds it (remote/lookup.h), or --remote-sparkctl's path.
+ */
+int remote_session_sparkctl_argv(struct remote_session *rs, const char *host,
+				 const char *const *args, struct strvec *out);
+/*
  * Every node's inventory, by 'sparkctl topo --json' on each, at most
  * fanout at once: a node is inspected, or has an error that says why not.
  */
@@ -48,11 +56,12 @@ void remote_gather_inventories(struct remote_session *rs, struct doctor_cluster 
 void remote_session_close(struct remote_session *rs);
 
 /*
- * Why a command run on a node (run_jobs, timeout_ms) did not succeed -
- * not started, timed out, or its first line of error and exit status -
- * allocated; NULL when it exited 0.
+ * Why a command run on host (run_jobs, timeout_ms) did not succeed -
+ * not started, timed out, no sparkctl there (remote_sparkctl_missing()),
+ * or its first line of error and exit status - allocated; NULL when it
+ * exited 0.
  */
-char *remote_failure(const struct run_job *j, unsigned timeout_ms);
+char *remote_failure(const struct run_job *j, const char *host, unsigned timeout_ms);
 
 /*
  * The first line of text as a terminal shows it (ssh_line_as_shown(): no CR),

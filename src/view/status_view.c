@@ -168,8 +168,12 @@ static void emit_row(const struct status_node *sn, int64_t now, struct emitter *
 {
 	emit_row_open(e);
 	emit_cell(e, "host", jstr(sn->host), sn->host);
-	emit_cell(e, "reachable", jbool(!sn->error), sn->error ? "down" : "up");
+	emit_cell(e, "reachable", jbool(!sn->error),
+		  sn->sparkctl_missing ? "no sparkctl"
+		  : sn->error	       ? "down"
+				       : "up");
 	emit_value(e, "error", jstr(sn->error), NULL);
+	emit_value(e, "sparkctl_missing", jbool(sn->sparkctl_missing), NULL);
 	emit_value(e, "status", sn->doc ? json_incref(sn->doc) : json_null(), NULL);
 	emit_object_open(e, "summary");
 	if (sn->error) {
@@ -198,7 +202,10 @@ void status_emit(const struct status_node *nodes, size_t n, int64_t now, struct 
 	for (size_t i = 0; i < n && !emit_is_json(e); i++) {
 		const char *gpu_error = nodes[i].doc ? str(nodes[i].doc, "gpu_error") : NULL;
 		struct strbuf line = STRBUF_INIT;
-		if (nodes[i].error) {
+		if (nodes[i].sparkctl_missing) {
+			emit_str_color(e, NULL, RED, "%s", nodes[i].error);
+			emit_text(e, "\n");
+		} else if (nodes[i].error) {
 			strbuf_addf(&line, "%s: unreachable: %s", nodes[i].host, nodes[i].error);
 			emit_str_color(e, NULL, RED, "%s", line.buf);
 			emit_text(e, "\n");

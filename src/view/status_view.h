@@ -12,9 +12,10 @@
 #include "view/emit.h"
 
 struct status_node {
-	const char *host; /* as given */
-	char *error;	  /* why it did not answer; NULL when doc is its answer */
-	json_t *doc;	  /* its answer */
+	const char *host;      /* as given */
+	char *error;	       /* why it did not answer; NULL when doc is its answer */
+	json_t *doc;	       /* its answer */
+	bool sparkctl_missing; /* reached, but no sparkctl there (error says so) */
 };
 
 /*

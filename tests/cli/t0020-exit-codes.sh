@@ -135,6 +135,13 @@ expect 0 "$SPARKCTL" status
 expect 2 "$SPARKCTL" status --bogus
 expect 3 timeout 120 "$SPARKCTL" status -H "$NOWHERE"
 
+# ---- deploy: 0 (this host), 1, 2, 3 (a node not reached; 4: tests/cluster/t0660) ----
+expect 0 "$SPARKCTL" deploy -H localhost --to "$TMP/deployed/sparkctl"
+cmp "$SPARKCTL" "$TMP/deployed/sparkctl" || fail "deploy to this host"
+expect 1 "$SPARKCTL" deploy -H localhost --deb "$TMP/no-such.deb"
+expect 2 "$SPARKCTL" deploy
+expect 3 timeout 120 "$SPARKCTL" deploy -H "$NOWHERE"
+
 # ---- help, version, agent: 0, 2 ----
 expect 0 "$SPARKCTL" help doctor
 expect 2 "$SPARKCTL" help no-such-command
@@ -144,7 +151,7 @@ expect 2 "$SPARKCTL" agent ping eth0
 expect 2 "$SPARKCTL" agent hold --ready-port 0 -- true
 
 # ---- every --help ends with the statuses that command uses ----
-for c in doctor launch status "bench link" "bench nccl" env netplan top exporter topo capture; do
+for c in doctor launch status deploy "bench link" "bench nccl" env netplan top exporter topo capture; do
   # shellcheck disable=SC2086
   expect 0 "$SPARKCTL" $c --help
   contains "$TMP/out" "Exit status:"

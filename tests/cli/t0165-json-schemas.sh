@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every JSON output that can be made here conforms to its schema in docs/schemas
-# (docs/json.md): topo, doctor, doctor --list, env, agent status, status,
+# (docs/json.md): topo, doctor, doctor --list, env, agent status, status, deploy,
 # agent ping, bench nccl (on the stand-in libraries) and launch's summary.json.
 # bench link's is validated in tests/cluster/t0620-bench-link.sh, which makes it.
 # A document that drifts - a renamed key, a percent for a ratio, a size that is
@@ -23,7 +23,7 @@ assert top["properties"]["schema_version"]["const"] >= 1, "schema_version"
 assert top["additionalProperties"] is False, "additionalProperties"
 PY
 done
-for name in inventory doctor doctor-list status agent-status agent-ping env bench-nccl bench-link launch-summary top; do
+for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top; do
   [ -f "docs/schemas/$name.schema.json" ] || fail "no docs/schemas/$name.schema.json"
 done
 
@@ -86,6 +86,14 @@ cp "$TMP/out" "$TMP/status-root.json"
 expect 0 "$SPARKCTL" status --from tests/golden/topo-ib-server.json --json
 cp "$TMP/out" "$TMP/status-from.json"
 json_valid status "$TMP"/status-*.json
+
+# ---- deploy: to this host, and to a node not reached (another architecture: tests/cluster/t0660)
+expect 0 "$SPARKCTL" deploy -H localhost --to "$TMP/deployed/sparkctl" --json
+cp "$TMP/out" "$TMP/deploy-local.json"
+expect 3 "$SPARKCTL" deploy -H nosuch.invalid --json
+cp "$TMP/out" "$TMP/deploy-unreachable.json"
+json_valid deploy "$TMP"/deploy-*.json
+[ "$(json_get "$TMP/deploy-unreachable.json" 'd["nodes"][0]["result"]')" = unreachable ] || fail "deploy's unreachable node"
 
 # ---- agent ping
 expect 0 "$SPARKCTL" agent ping lo 127.0.0.1 56

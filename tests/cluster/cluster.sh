@@ -40,6 +40,8 @@
 #   PATH=$TMP/cluster/nodeI/bin:...  where bin/sparkctl is $SPARKCTL (see
 #                                    cluster_remote_sparkctl), so a plain
 #                                    'ssh node -- sparkctl ...' works;
+#   HOME=$TMP/cluster/nodeI/home     the node's own home ('sparkctl deploy'
+#                                    puts sparkctl in ~/.local/bin);
 #   SHLVL=1                          so bash, root's shell, does not read
 #                                    ~/.bashrc for commands run over ssh
 #                                    (sessions do not depend on this
@@ -188,7 +190,7 @@ cluster_up() {
   pids+=($!)
   for ((i = 0; i < n; i++)); do
     d=$CLUSTER_DIR/node$i
-    mkdir -p "$d/bin"
+    mkdir -p "$d/bin" "$d/home"
     ln -s "$SPARKCTL" "$d/bin/sparkctl"
     ssh-keygen -q -t ed25519 -N '' -C "node$i" -f "$d/ssh_host_ed25519_key" < /dev/null &
     pids+=($!)
@@ -368,7 +370,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
-SetEnv "SPARKCTL_ROOT=$TMP/nodes/node$i" "SPARKCTL_STATE_DIR=$d/state" "PATH=$d/bin:$path" SHLVL=1$env
+SetEnv "SPARKCTL_ROOT=$TMP/nodes/node$i" "SPARKCTL_STATE_DIR=$d/state" "PATH=$d/bin:$path" "HOME=$d/home" SHLVL=1$env
 PrintMotd no
 PrintLastLog no
 X11Forwarding no

@@ -60,16 +60,24 @@ def main():
             spec, _, want_text = line.partition(" | ")
             check, fixture, want, mutation = spec.split(None, 3)
             extra = []
+            copies = 1
             if "@nodes=" in fixture:
                 fixture, nodes = fixture.split("@nodes=")
                 extra = ["--nodes", nodes]
+            if "@copies=" in fixture:
+                fixture, copies = fixture.split("@copies=")
+                copies = int(copies)
             d = inventory(fixture)
             if mutation.strip() != "-":
                 exec(mutation, helpers(d))
-            path = os.path.join(tmp, "inv.json")
-            with open(path, "w") as out:
-                json.dump(d, out)
-            r = subprocess.run([SPARKCTL, "doctor", "--from", path, "--only", check, "--json"] + extra,
+            # @copies=N: N nodes, the first N-1 the fixture as it is, the last one mutated.
+            froms = []
+            for i in range(copies):
+                path = os.path.join(tmp, f"node{i}.json")
+                with open(path, "w") as out:
+                    json.dump(d if i == copies - 1 else inventory(fixture), out)
+                froms += ["--from", path]
+            r = subprocess.run([SPARKCTL, "doctor"] + froms + ["--only", check, "--json"] + extra,
                                capture_output=True, text=True)
             cases += 1
             where = f"cases.txt:{lineno} {check} on {fixture}"

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -11,6 +12,7 @@
 #include "lib/xalloc.h"
 #include "proc/run.h"
 #include "remote/hosts.h"
+#include "remote/lookup.h"
 #include "remote/session.h"
 #include "remote/ssh.h"
 
@@ -723,6 +725,158 @@ static void ssh_remote_round_trip(void **state)
 	strbuf_release(&want);
 }
 
+/* ---- the nodes' sparkctl lookup ---- */
+
+static void sh_mkdir_p(const char *dir)
+{
+	char *cmd = xasprintf("mkdir -p '%s'", dir);
+
+	sh(cmd);
+	free(cmd);
+}
+
+static void sh_link_sh(const char *dir)
+{
+	char *link = xasprintf("%s/sh", dir);
+
+	assert_int_equal(symlink("/bin/sh", link), 0);
+	free(link);
+}
+
+/* An executable script at dir/name that prints what it is, then its arguments. */
+static void stand_in(const char *dir, const char *name, const char *what)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	char *text = xasprintf("#!/bin/sh\nprintf '%s'\nprintf '<%%s>' \"$@\"\n", what);
+	FILE *f;
+
+	assert_int_equal(mkdir(dir, 0700) == 0 || errno == EEXIST, 1);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+	free(text);
+	free(path);
+}
+
+/*
+ * Run the lookup as a node's login shell would: the ssh command's remote
+ * string through sh -c, with PATH and HOME as given.
+ */
+static void run_lookup(struct run_job *job, const char *local, const char *override,
+		       const char *path, const char *home, const char *const *args)
+{
+	struct strvec words = STRVEC_INIT, sv = STRVEC_INIT;
+	char *old_path = xstrdup(getenv("PATH")), *old_home = xstrdup(getenv("HOME"));
+
+	remote_sparkctl_words(&words, local, override);
+	for (size_t i = 0; args[i]; i++)
+		strvec_push(&words, args[i]);
+	assert_int_equal(ssh_command(&sv, "node", NULL, (const char *const *)words.v), 0);
+	run_job_init(job);
+	job_argv(job, "/bin/sh", "-c", sv.v[sv.nr - 1], NULL);
+	setenv("PATH", path, 1);
+	setenv("HOME", home, 1);
+	assert_int_equal(run_jobs(job, 1, 0, 20000, 0), 0);
+	setenv("PATH", old_path, 1);
+	setenv("HOME", old_home, 1);
+	free(old_path);
+	free(old_home);
+	strvec_clear(&words);
+	strvec_clear(&sv);
+}
+
+static void sparkctl_lookup(void **state)
+{
+	char tmp[] = "/tmp/sparkctl-lookup-XXXXXX";
+	const char *args[ARRAY_SIZE(nasty_words) + 1];
+	struct strbuf want = STRBUF_INIT;
+	struct run_job job;
+	char *local_dir, *local, *path_dir, *home, *home_bin, *empty;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	local_dir = xasprintf("%s/it's a \"dir\" $(x)", tmp);
+	local = xasprintf("%s/sparkctl", local_dir);
+	path_dir = xasprintf("%s/path", tmp);
+	home = xasprintf("%s/home", tmp);
+	home_bin = xasprintf("%s/home/.local/bin", tmp);
+	empty = xasprintf("%s/empty", tmp);
+	/* PATH holds no sparkctl, but the sh the login shell starts the lookup with. */
+	assert_int_equal(mkdir(empty, 0700), 0);
+	assert_int_equal(mkdir(path_dir, 0700), 0);
+	sh_link_sh(empty);
+	sh_link_sh(path_dir);
+	for (size_t i = 0; i < ARRAY_SIZE(nasty_words); i++) {
+		args[i] = nasty_words[i];
+		strbuf_addf(&want, "<%s>", nasty_words[i]);
+	}
+	args[ARRAY_SIZE(nasty_words)] = NULL;
+
+	/* None anywhere: 127 and the line that says so. */
+	mkdir(home, 0700);
+	run_lookup(&job, local, NULL, empty, home, args);
+	assert_int_equal(job.status, REMOTE_SPARKCTL_MISSING_STATUS);
+	assert_true(remote_sparkctl_missing(job.status, job.err.buf));
+	assert_string_equal(job.out.buf, "");
+	run_job_release(&job);
+	/* A command that is not found exits 127 too: only the line tells. */
+	assert_false(remote_sparkctl_missing(127, "sh: 1: sparkctl: not found\n"));
+	assert_false(remote_sparkctl_missing(1, REMOTE_SPARKCTL_MISSING_LINE "\n"));
+
+	/* ~/.local/bin, then PATH, then this program's path: each wins over the ones after it. */
+	sh_mkdir_p(home_bin);
+	stand_in(home_bin, "sparkctl", "home");
+	run_lookup(&job, local, NULL, empty, home, args);
+	assert_int_equal(job.status, 0);
+	assert_true(starts_with(job.out.buf, "home<"));
+	assert_string_equal(job.out.buf + 4, want.buf);
+	run_job_release(&job);
+
+	stand_in(path_dir, "sparkctl", "path");
+	run_lookup(&job, local, NULL, path_dir, home, args);
+	assert_int_equal(job.status, 0);
+	assert_true(starts_with(job.out.buf, "path<"));
+	run_job_release(&job);
+
+	stand_in(local_dir, "sparkctl", "local");
+	run_lookup(&job, local, NULL, path_dir, home, args);
+	assert_int_equal(job.status, 0);
+	assert_true(starts_with(job.out.buf, "local<"));
+	assert_string_equal(job.out.buf + 5, want.buf);
+	run_job_release(&job);
+
+	/* A file there that cannot be run is passed over. */
+	assert_int_equal(chmod(local, 0644), 0);
+	run_lookup(&job, local, NULL, path_dir, home, args);
+	assert_true(starts_with(job.out.buf, "path<"));
+	run_job_release(&job);
+
+	/* --remote-sparkctl: that one alone, even where it is missing. */
+	run_lookup(&job, local, home_bin, path_dir, home, args);
+	assert_int_not_equal(job.status, 0);
+	assert_false(remote_sparkctl_missing(job.status, job.err.buf));
+	run_job_release(&job);
+
+	{
+		char *msg = remote_sparkctl_missing_message("node\x1b"
+							    "1");
+		assert_string_equal(msg,
+				    "sparkctl is not installed on node\\x1b1 (sparkctl deploy -H "
+				    "node\\x1b1)");
+		free(msg);
+	}
+	remove_tree(tmp);
+	strbuf_release(&want);
+	free(local_dir);
+	free(local);
+	free(path_dir);
+	free(home);
+	free(home_bin);
+	free(empty);
+}
+
 /* ---- run ---- */
 
 static void run_status(void **state)
@@ -1309,6 +1463,7 @@ int main(void)
 		cmocka_unit_test(ssh_line_shown),
 		cmocka_unit_test(ssh_kex_order),
 		cmocka_unit_test(ssh_remote_round_trip),
+		cmocka_unit_test(sparkctl_lookup),
 		cmocka_unit_test(run_status),
 		cmocka_unit_test(run_own_process_group),
 		cmocka_unit_test(run_large_output),
