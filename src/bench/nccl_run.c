@@ -9,6 +9,7 @@
 #include "bench/nccl_rank.h"
 #include "lib/xalloc.h"
 #include "view/nccl_view.h"
+#include "view/progress.h"
 
 #define NCCL_LOG_MAX (4u << 20)
 
@@ -341,18 +342,60 @@ static void report_run(struct bench *b, struct nccl_report_run *run)
 	};
 }
 
+/* How many sizes the sweep times. */
+static unsigned count_sizes(const struct bench *b)
+{
+	unsigned n = 0;
+
+	for (uint64_t size = b->o->min_bytes; size <= b->gpu.max_bytes;
+	     size = perf_sweep_next(size, b->o->factor, b->o->step))
+		n++;
+	return n;
+}
+
+/* size as the progress line says it: in the largest unit it is a whole number of. */
+static void describe_size(uint64_t size, struct strbuf *out)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+
+	while (u + 1 < ARRAY_SIZE(units) && size >= 1024 && size % 1024 == 0) {
+		size /= 1024;
+		u++;
+	}
+	strbuf_addf(out, "%" PRIu64 " %s", size, units[u]);
+}
+
+/*
+ * The progress line names the size about to be timed.  It is drawn here,
+ * between two sizes, never while one is timed: this rank runs no loop
+ * whose timer could draw it (view/progress.h).
+ */
+static void progress_size(enum perf_coll coll, uint64_t size, unsigned index, unsigned total)
+{
+	struct strbuf text = STRBUF_INIT;
+
+	describe_size(size, &text);
+	progress_set("bench nccl: %s %s, %u of %u sizes", perf_coll_info(coll)->name, text.buf,
+		     index, total);
+	progress_draw_due();
+	strbuf_release(&text);
+}
+
 /* One collective: warm-up, the sweep, its table. */
 static int run_coll(struct bench *b, enum perf_coll coll, unsigned *bad_total)
 {
 	const struct nccl_bench_opts *o = b->o;
 	struct nccl_report_run run;
-	unsigned bad = 0, halves = 0;
+	unsigned bad = 0, halves = 0, index = 0, total = count_sizes(b);
 	double busbw_sum = 0;
 	int r;
 
 	report_run(b, &run);
 	if (b->report)
 		nccl_report_test_begin(b->report, &run, coll);
+	progress_set("bench nccl: %s warm-up", perf_coll_info(coll)->name);
+	progress_draw_due();
 	r = nccl_warm_up(b, coll);
 	/* NCCL connects its channels at the first operation: now its log tells the path. */
 	if (r == 0) {
@@ -365,6 +408,7 @@ static int run_coll(struct bench *b, enum perf_coll coll, unsigned *bad_total)
 	for (uint64_t size = o->min_bytes; r == 0 && size <= b->gpu.max_bytes;
 	     size = perf_sweep_next(size, o->factor, o->step)) {
 		struct perf_row row;
+		progress_size(coll, size, ++index, total);
 		r = nccl_measure_row(b, coll, size, &row, &bad);
 		if (r < 0)
 			break;
@@ -537,6 +581,10 @@ enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
 				 opts->json_path != NULL);
 		b.report = &report;
 	}
+	/* The rank that prints the table says where its sweep is, never beside --json. */
+	progress_begin(me->rank == 0 && !streq(opts->json_path, "-"),
+		       "bench nccl: setting up %d rank%s", me->world_size,
+		       me->world_size == 1 ? "" : "s");
 	r = setup(&b, me);
 	if (r == 0 && b.report) {
 		struct nccl_report_run run;
@@ -547,6 +595,7 @@ enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
 		r = nccl_agree(&b, run_coll(&b, opts->colls[i], &bad));
 	if (r == 0 && b.report)
 		r = nccl_report_finish(b.report, bad, opts->json_path, err);
+	progress_end(); /* before the caller prints an error */
 	if (r == -ENOENT || r == -ENODEV)
 		status = NCCL_BENCH_UNAVAILABLE;
 	else if (r == -E2BIG)

@@ -9,6 +9,7 @@
 #include "sparkctl.h"
 
 #include "view/nccl_view.h"
+#include "view/progress.h"
 
 void nccl_report_init(struct nccl_report *rp, FILE *out, bool want_json)
 {
@@ -28,10 +29,15 @@ void nccl_report_release(struct nccl_report *rp)
 	strbuf_release(&rp->text);
 }
 
-/* Write out what the table emitter made. */
+/*
+ * Write out what the table emitter made.  The progress line (on stderr,
+ * perhaps the same terminal) is erased first, so that no row holds a
+ * piece of it; the sweep draws it again before the next size.
+ */
 static void flush(struct nccl_report *rp)
 {
 	if (rp->out && rp->text.len) {
+		progress_hide();
 		fputs(rp->text.buf, rp->out);
 		fflush(rp->out);
 	}

@@ -16,6 +16,7 @@ static struct {
 	bool active;	   /* begun, wanted, stderr a terminal */
 	bool shown;	   /* a line is on the screen */
 	uint64_t start_ms; /* monotonic */
+	uint64_t drawn_ms; /* monotonic, the last draw */
 	struct strbuf title;
 } progress = { .title = STRBUF_INIT };
 
@@ -64,6 +65,7 @@ static void draw(void)
 	strbuf_addstr(&line, "\033[K");
 	write_stderr(&line);
 	progress.shown = true;
+	progress.drawn_ms = now;
 	strbuf_release(&line);
 	strbuf_release(&text);
 }
@@ -122,6 +124,22 @@ void progress_end(void)
 	erase();
 	progress.active = false;
 	strbuf_release(&progress.title);
+}
+
+void progress_hide(void)
+{
+	erase();
+}
+
+void progress_draw_due(void)
+{
+	uint64_t now = monotonic_ms();
+
+	if (!progress.active || now < progress.start_ms + PROGRESS_DELAY_MS)
+		return;
+	if (progress.shown && now < progress.drawn_ms + PROGRESS_REDRAW_MS)
+		return;
+	draw();
 }
 
 bool progress_active(void)

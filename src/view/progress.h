@@ -15,6 +15,14 @@
  *	progress_begin(!a->json && !a->quiet, "status: asking %zu nodes", n);
  *	run_jobs(...);			// the line appears if this takes over 2 s
  *	progress_end();			// before anything else is printed
+ *
+ * Work that runs no loop while it waits (a rank of bench nccl: NCCL and
+ * the rendezvous block, and a timer firing inside a timed operation would
+ * disturb what is timed) draws the line itself where a pause costs nothing,
+ * between two steps: progress_set() for the next step, then
+ * progress_draw_due().  Its own output to the terminal goes between
+ * progress_hide() and the next progress_draw_due(), so that no line of it
+ * holds a piece of the progress.
  */
 #ifndef SPARKCTL_PROGRESS_H
 #define SPARKCTL_PROGRESS_H
@@ -37,6 +45,16 @@ void progress_begin(bool wanted, const char *fmt, ...) ATTR_PRINTF(2, 3);
 void progress_set(const char *fmt, ...) ATTR_PRINTF(1, 2);
 /* Erase the line if it is shown; nothing more is drawn until the next begin. */
 void progress_end(void);
+/*
+ * Erase the line now, if it is shown, for output that may go to the same
+ * terminal; the progress goes on, and the next draw shows it again.
+ */
+void progress_hide(void);
+/*
+ * For work that runs no loop: draw the line if it is due (2 s after the
+ * begin, then each second, or at once after progress_hide()).
+ */
+void progress_draw_due(void);
 /* True while a progress is begun and would be drawn (for tests of the callers). */
 bool progress_active(void);
 
