@@ -347,20 +347,13 @@ static int load_hosts(const struct deploy_args *a, struct host_list *hosts)
 	struct strbuf err = STRBUF_INIT;
 	int r = 0;
 
-	if (a->hosts && a->hostfile)
-		r = cmd_usage_error("deploy", "-H and --hostfile cannot be combined");
-	else if (!a->hosts && !a->hostfile)
-		r = cmd_usage_error("deploy", "which nodes? -H HOST,... or --hostfile FILE");
-	else if (a->deb && a->to)
+	if (a->deb && a->to)
 		r = cmd_usage_error("deploy", "--to places the binary; a --deb package "
 					      "installs where it says");
 	else if (a->fanout == 0)
 		r = cmd_usage_error("deploy", "--fanout must be at least 1");
-	else if ((a->hosts ? host_list_parse(a->hosts, hosts, &err)
-			   : host_list_load_file(a->hostfile, hosts, &err)) < 0)
+	else if (host_list_from_options(a->hosts, a->hostfile, NULL, hosts, &err) < 0)
 		r = cmd_usage_error("deploy", "%s", err.buf);
-	else if (!hosts->nr)
-		r = cmd_usage_error("deploy", "no hosts given");
 	strbuf_release(&err);
 	return r;
 }

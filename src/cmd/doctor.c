@@ -153,14 +153,10 @@ static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned 
 static int load_hosts(const struct doctor_args *a, struct host_list *hosts)
 {
 	struct strbuf err = STRBUF_INIT;
-	int r = 0;
+	int r = host_list_from_options(a->hosts, a->hostfile, NULL, hosts, &err);
 
-	if (a->hosts)
-		r = host_list_parse(a->hosts, hosts, &err);
-	if (r == 0 && a->hostfile)
-		r = host_list_load_file(a->hostfile, hosts, &err);
 	if (r < 0)
-		cmd_error("doctor", "%s", err.buf);
+		cmd_usage_error("doctor", "%s", err.buf);
 	strbuf_release(&err);
 	return r;
 }
@@ -205,11 +201,6 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 		return ret;
 	}
 	if (load_hosts(a, &hosts) < 0) {
-		host_list_release(&hosts);
-		return SPARKCTL_EXIT_USAGE;
-	}
-	if (!hosts.nr) {
-		cmd_error("doctor", "no hosts given");
 		host_list_release(&hosts);
 		return SPARKCTL_EXIT_USAGE;
 	}

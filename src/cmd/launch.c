@@ -111,30 +111,19 @@ static int collect_env(const struct launch_args *a, struct strvec *env)
 	return SPARKCTL_EXIT_OK;
 }
 
+/*
+ * A hostfile that cannot be read is a bad argument too, as in doctor and
+ * status: exit 1 would read as a rank's exit status.
+ */
 static int load_hosts(const struct launch_args *a, struct host_list *hosts)
 {
 	struct strbuf err = STRBUF_INIT;
-	int r;
+	int ret = SPARKCTL_EXIT_OK;
 
-	if (a->hosts && a->hostfile)
-		return cmd_usage_error("launch", "-H and --hostfile cannot be used together");
-	if (a->hostfile)
-		r = host_list_load_file(a->hostfile, hosts, &err);
-	else
-		r = host_list_parse(a->hosts ? a->hosts : "localhost", hosts, &err);
-	/*
-	 * A hostfile that cannot be read is a bad argument too, as in doctor
-	 * and status: exit 1 would read as a rank's exit status.
-	 */
-	if (r < 0) {
-		int ret = cmd_usage_error("launch", "%s", err.buf);
-		strbuf_release(&err);
-		return ret;
-	}
+	if (host_list_from_options(a->hosts, a->hostfile, "localhost", hosts, &err) < 0)
+		ret = cmd_usage_error("launch", "%s", err.buf);
 	strbuf_release(&err);
-	if (!hosts->nr)
-		return cmd_usage_error("launch", "no hosts in '%s'", a->hostfile);
-	return SPARKCTL_EXIT_OK;
+	return ret;
 }
 
 static int make_job_id(char **ret)

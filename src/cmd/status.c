@@ -254,20 +254,10 @@ struct status_args {
 static int load_hosts(const struct status_args *a, struct host_list *hosts)
 {
 	struct strbuf err = STRBUF_INIT;
-	int r = 0;
+	int r = host_list_from_options(a->hosts, a->hostfile, "localhost", hosts, &err);
 
-	if (a->hosts)
-		r = host_list_parse(a->hosts, hosts, &err);
-	else if (a->hostfile)
-		r = host_list_load_file(a->hostfile, hosts, &err);
-	else
-		host_list_parse("localhost", hosts, &err);
 	if (r < 0)
 		cmd_usage_error("status", "%s", err.buf);
-	else if (!hosts->nr) {
-		cmd_usage_error("status", "no hosts given");
-		r = -EINVAL;
-	}
 	strbuf_release(&err);
 	return r;
 }

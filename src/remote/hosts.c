@@ -578,3 +578,27 @@ void host_list_release(struct host_list *list)
 	list->hosts = NULL;
 	list->nr = 0;
 }
+
+int host_list_from_options(const char *spec, const char *hostfile, const char *fallback,
+			   struct host_list *list, struct strbuf *err)
+{
+	if (spec && hostfile) {
+		strbuf_addstr(err, "-H and --hostfile cannot be combined");
+		return -EINVAL;
+	}
+	if (!spec && !hostfile && !fallback) {
+		strbuf_addstr(err, "which nodes? -H HOST,... or --hostfile FILE");
+		return -EINVAL;
+	}
+	if ((hostfile ? host_list_load_file(hostfile, list, err)
+		      : host_list_parse(spec ? spec : fallback, list, err)) < 0)
+		return -EINVAL;
+	if (!list->nr) {
+		if (hostfile)
+			strbuf_addf(err, "no hosts in '%s'", hostfile);
+		else
+			strbuf_addstr(err, "no hosts given");
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -44,6 +44,15 @@ int host_list_parse_file_text(const char *text, const char *name, struct host_li
 /* Read and parse a hostfile; -ENOENT etc. with "cannot read 'F': ..." in err. */
 int host_list_load_file(const char *path, struct host_list *list, struct strbuf *err);
 
+/*
+ * The nodes a command's -H spec or --hostfile names (one of them, not both);
+ * with neither, those of fallback ("localhost"), or an error when it is NULL.
+ * An empty list is an error too.  Every failure is the command line's
+ * (usage): -EINVAL with a one-line message in err.
+ */
+int host_list_from_options(const char *spec, const char *hostfile, const char *fallback,
+			   struct host_list *list, struct strbuf *err);
+
 /* True for localhost, 127.0.0.1 and ::1: run without SSH. */
 bool host_is_local(const char *name);
 

@@ -338,6 +338,41 @@ static void hostfile_text(void **state)
 }
 
 /* Open MPI's, MPICH's and DeepSpeed's forms, side by side in one file. */
+/* -H or --hostfile, one of them, with the command's fallback: every failure worded once. */
+static void hosts_from_options(void **state)
+{
+	struct host_list l = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	char path[] = "/tmp/sparkctl-test-hostsXXXXXX";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd); /* an empty hostfile */
+	assert_int_equal(host_list_from_options("a", path, NULL, &l, &err), -EINVAL);
+	assert_string_equal(err.buf, "-H and --hostfile cannot be combined");
+	strbuf_reset(&err);
+	assert_int_equal(host_list_from_options(NULL, NULL, NULL, &l, &err), -EINVAL);
+	assert_string_equal(err.buf, "which nodes? -H HOST,... or --hostfile FILE");
+	strbuf_reset(&err);
+	assert_int_equal(host_list_from_options(NULL, path, NULL, &l, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "no hosts in '"));
+	strbuf_reset(&err);
+	assert_int_equal(host_list_from_options("bad[", NULL, NULL, &l, &err), -EINVAL);
+	assert_true(err.len > 0);
+	host_list_release(&l);
+	strbuf_reset(&err);
+	assert_int_equal(host_list_from_options(NULL, NULL, "localhost", &l, &err), 0);
+	assert_int_equal(l.nr, 1);
+	assert_string_equal(l.hosts[0].name, "localhost");
+	host_list_release(&l);
+	assert_int_equal(host_list_from_options("n[1-3]", NULL, "localhost", &l, &err), 0);
+	assert_int_equal(l.nr, 3);
+	host_list_release(&l);
+	unlink(path);
+	strbuf_release(&err);
+}
+
 static void hostfile_forms(void **state)
 {
 	struct host_list list = { 0 };
@@ -1452,6 +1487,7 @@ int main(void)
 		cmocka_unit_test(host_duplicates_and_bounds),
 		cmocka_unit_test(host_local),
 		cmocka_unit_test(hostfile_text),
+		cmocka_unit_test(hosts_from_options),
 		cmocka_unit_test(hostfile_forms),
 		cmocka_unit_test(hostfile_errors),
 		cmocka_unit_test(hostfile_load),
