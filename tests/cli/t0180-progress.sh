@@ -35,33 +35,11 @@ on_tty() {
   shift
   rm -f "$TMP/release" "$SSH_STANDIN_SLEPT"
   if [ -n "$want" ]; then export SSH_STANDIN_RELEASE=$TMP/release; else unset SSH_STANDIN_RELEASE; fi
-  python3 - "$want" "$TMP" "$@" << 'PY' || fail "on a terminal: $*"
-import fcntl, os, pty, select, struct, subprocess, sys, termios, time
-want, tmp, argv = sys.argv[1].encode(), sys.argv[2], sys.argv[3:]
-master, slave = pty.openpty()
-# 200 columns: the line is cut to the terminal's width
-fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
-with open(f"{tmp}/out", "wb") as out:
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=slave)
-os.close(slave)
-tty, deadline = b"", time.monotonic() + 120
-while time.monotonic() < deadline:
-    r, _, _ = select.select([master], [], [], 0.2)
-    if r:
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            data = b""
-        if not data:
-            break
-        tty += data
-    if want and want in tty and not os.path.exists(f"{tmp}/release"):
-        open(f"{tmp}/release", "w").close()
-    if not r and p.poll() is not None:
-        break
-p.wait()
-open(f"{tmp}/tty", "wb").write(tty)
-open(f"{tmp}/status", "w").write(str(p.returncode))
+  "$SRCDIR/tests/pty-run.py" --release-on "$want" --release-file "$TMP/release" "$TMP" "$@" ||
+    fail "on a terminal: $*"
+  python3 - "$want" "$TMP/tty" << 'PY' || fail "on a terminal: $*"
+import sys
+want, tty = sys.argv[1].encode(), open(sys.argv[2], "rb").read()
 if want:
     i = tty.find(b"\r" + want)
     if i < 0:

@@ -22,33 +22,9 @@ sweep=(bench nccl -b 8 -e 1M -n 1 -w 0 -c 0)
 on_tty() {
   local where=$1
   shift
-  python3 - "$where" "$TMP" "$@" << 'PY' || fail "on a terminal: $*"
-import fcntl, os, pty, select, struct, subprocess, sys, termios
-where, tmp, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
-master, slave = pty.openpty()
-# 200 columns: the line is cut to the terminal's width
-fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
-with open(f"{tmp}/out", "wb") as out:
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                         stdout=slave if where == "both" else out, stderr=slave)
-os.close(slave)
-tty = b""
-while True:
-    r, _, _ = select.select([master], [], [], 0.2)
-    if r:
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            data = b""
-        if not data:
-            break
-        tty += data
-    elif p.poll() is not None:
-        break
-p.wait()
-open(f"{tmp}/tty", "wb").write(tty)
-open(f"{tmp}/status", "w").write(str(p.returncode))
-PY
+  local both=()
+  [ "$where" = both ] && both=(--both)
+  "$SRCDIR/tests/pty-run.py" "${both[@]}" "$TMP" "$@" || fail "on a terminal: $*"
   [ "$(cat "$TMP/status")" = 0 ] || { cat -A "$TMP/tty" >&2; fail "exit $(cat "$TMP/status"): $*"; }
 }
 
