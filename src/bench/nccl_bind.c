@@ -123,7 +123,7 @@ out:
 /*
  * The largest size the buffers may have on this rank.  Device memory holds
  * the send and receive buffers; on a GPU that shares the host's memory
- * (GB10) the check's two host buffers come out of the same memory, and
+ * (GB10) the host check's two buffers come out of the same memory, and
  * the free figure is the kernel's MemAvailable.  The reserve is nccl-tests'
  * (1 GiB + 1 GiB per 16 GiB, at most 4 GiB) for NCCL's own buffers.
  */
@@ -146,7 +146,7 @@ int nccl_memory_bound(struct bench *b, uint64_t *ret)
 		    meminfo_read(&(struct host_reader){ .root = &b->host }, &mem) > 0 &&
 		    mem.mem_available >= 0 && (uint64_t)mem.mem_available < avail)
 			avail = (uint64_t)mem.mem_available;
-		if (b->o->check)
+		if (b->o->check && !b->gpu.check_on_gpu)
 			buffers += 2;
 	}
 	reserve = GIB + ((uint64_t)total_b + 16 * GIB - 1) / (16 * GIB) * GIB;

@@ -8,13 +8,21 @@
 #include <math.h>
 #include <sched.h>
 
+#include "bench/nccl_check.h"
 #include "bench/nccl_rank.h"
 #include "lib/clock.h"
 
-#define BATCH_TARGET_US	     1000.0
-#define ADAPTIVE_MIN_BATCHES 3
-#define ADAPTIVE_MAX_BATCHES 50
-#define ADAPTIVE_MAX_SECONDS 5.0
+/*
+ * Adaptive iterations.  A batch lasts at least ADAPTIVE_BATCH_US, so that
+ * the start and end of its loop (the first launch, the last wait: some
+ * 10-20 us) weigh under 0.5% on its time, as they do on fixed mode's loop;
+ * batches only where fixed mode's loop lasts ADAPTIVE_MIN_FIXED_US, where
+ * ADAPTIVE_MIN_BATCHES of them plus their line-up operations take fewer
+ * operations than fixed mode does.
+ */
+#define ADAPTIVE_BATCH_US     5000.0
+#define ADAPTIVE_MIN_FIXED_US 20000.0
+#define ADAPTIVE_MIN_BATCHES  3
 
 /*
  * Wait for the stream, watching NCCL's asynchronous errors and the
@@ -187,50 +195,52 @@ static int rank_mean(struct bench *b, double times[2])
 }
 
 /*
- * Time one half-row.  Fixed: iters operations issued back to back, one
- * wait, as nccl-tests times them.  Adaptive: batches of about 1 ms until
- * the mean per-operation time is known to the precision asked.  Every
- * decision uses figures averaged over the ranks, so all decide alike.
+ * Line the ranks up: the barrier lets every rank leave within a TCP round
+ * trip of the others; the operation after it completes on all ranks at
+ * nearly the same moment, so the timed loop that follows starts together
+ * (a rank that started early would count the others' lateness).  sync
+ * gets that operation's figures.
  */
-static int time_half(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
-		     bool in_place, struct perf_result *res)
+static int line_up(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
+		   bool in_place, double sync[2])
 {
-	double sync[2], t[2], sum = 0, sumsq = 0, cpu_sum = 0, sync_us;
-	unsigned batch, k = 0;
+	int r = rdv_barrier(b->team.rdv, (int)b->o->timeout_ms, b->err);
+
+	return r < 0 ? r : timed_ops(b, coll, lay, in_place, 0, 1, sync);
+}
+
+/* Student's t for a two-sided 95% interval with df degrees of freedom. */
+static double t95(unsigned df)
+{
+	static const double table[] = {
+		12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23
+	};
+
+	if (df == 0)
+		return INFINITY;
+	/* Past the table, within 0.002 of the exact value. */
+	return df <= ARRAY_SIZE(table) ? table[df - 1] : 1.96 + 2.5 / df;
+}
+
+/*
+ * Adaptive: batches of ops operations (of at least ADAPTIVE_BATCH_US),
+ * each timed as fixed mode times its loop, lined up first as fixed mode's
+ * is, until the mean per-operation time is known to the precision asked
+ * (at least ADAPTIVE_MIN_BATCHES), and never more operations than fixed
+ * mode's --iters.  Every decision uses figures averaged over the ranks,
+ * so all decide alike.
+ */
+static int time_batches(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
+			bool in_place, unsigned ops, struct perf_result *res)
+{
+	double sync[2], t[2], sum = 0, sumsq = 0, cpu_sum = 0;
+	unsigned k = 0;
 	int r;
 
-	/*
-	 * The barrier lets every rank leave within a TCP round trip of the
-	 * others; the operation after it completes on all ranks at nearly
-	 * the same moment, so the timed loops start together (a rank that
-	 * started early would count the others' lateness).
-	 */
-	r = rdv_barrier(b->team.rdv, (int)b->o->timeout_ms, b->err);
-	if (r == 0)
-		r = timed_ops(b, coll, lay, in_place, 0, 1, sync);
-	if (r < 0)
-		return r;
-	if (b->o->precision <= 0) {
-		r = timed_ops(b, coll, lay, in_place, 0, b->o->iters, t);
-		if (r == 0)
-			r = rank_mean(b, t);
-		res->time_us = t[0];
-		res->cpu_time_us = t[1];
-		res->iters = b->o->iters;
-		return r;
-	}
-	sync_us = sync[0];
-	r = rdv_allreduce_double(b->team.rdv, &sync_us, 1, RDV_MAX, (int)b->o->timeout_ms, b->err);
-	if (r < 0)
-		return r;
-	/* Short operations go in batches of --iters at most, as in fixed mode. */
-	batch = sync_us > 0 ? (unsigned)fmin(b->o->iters, ceil(BATCH_TARGET_US / sync_us))
-			    : b->o->iters;
-	if (batch == 0)
-		batch = 1;
-	uint64_t start = monotonic_ns();
 	for (;;) {
-		r = timed_ops(b, coll, lay, in_place, (uint64_t)k * batch, batch, t);
+		r = line_up(b, coll, lay, in_place, sync);
+		if (r == 0)
+			r = timed_ops(b, coll, lay, in_place, (uint64_t)k * ops, ops, t);
 		if (r == 0)
 			r = rank_mean(b, t);
 		if (r < 0)
@@ -239,115 +249,164 @@ static int time_half(struct bench *b, enum perf_coll coll, const struct perf_lay
 		sum += t[0];
 		sumsq += t[0] * t[0];
 		cpu_sum += t[1];
+		/* Another batch and its line-up would take more operations than fixed mode. */
+		if ((k + 1) * (ops + 1) > b->o->iters)
+			break;
 		if (k >= ADAPTIVE_MIN_BATCHES) {
 			double mean = sum / k, var = fmax(0, (sumsq - sum * sum / k) / (k - 1));
-			double half_width = 1.96 * sqrt(var / k) / mean;
-			/*
-			 * Long operations (a batch of fewer than --iters) stop by
-			 * --iters at the latest: adaptive never runs longer than
-			 * fixed mode there, where a sweep spends its time.
-			 */
-			bool enough = batch < b->o->iters ? (uint64_t)k * batch >= b->o->iters
-							  : k >= ADAPTIVE_MAX_BATCHES;
-			if (half_width <= b->o->precision || enough)
-				break;
-			/* Every rank has the same k and figures, but not the same clock. */
-			double spent = elapsed_us(start) / 1e6;
-			r = rdv_allreduce_double(b->team.rdv, &spent, 1, RDV_MAX,
-						 (int)b->o->timeout_ms, b->err);
-			if (r < 0)
-				return r;
-			if (spent >= ADAPTIVE_MAX_SECONDS)
+			if (t95(k - 1) * sqrt(var / k) <= b->o->precision * mean)
 				break;
 		}
 	}
 	res->time_us = sum / k;
 	res->cpu_time_us = cpu_sum / k;
-	res->iters = batch * k;
+	res->iters = ops * k;
 	return 0;
 }
 
-/* The element i of rank src's input. */
-static double input(const struct bench *b, enum perf_redop pattern, int src, uint64_t i)
+/*
+ * Time one half-row.  Fixed: --iters operations issued back to back, one
+ * wait, as nccl-tests times them.  Adaptive (--precision): the same where
+ * --iters operations take less than ADAPTIVE_MIN_FIXED_US, which costs
+ * little and keeps the figures those of fixed mode; longer operations in
+ * shorter batches (time_batches), which stop once the time is known.
+ */
+static int time_half(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
+		     bool in_place, struct perf_result *res)
 {
-	return perf_input_value(pattern, b->o->dtype, b->team.n, src, i, b->seed);
+	const struct nccl_bench_opts *o = b->o;
+	double sync[2], t[2];
+	int r = line_up(b, coll, lay, in_place, sync);
+
+	if (r < 0)
+		return r;
+	if (o->precision > 0) {
+		/* The slowest rank's figure: every rank decides alike. */
+		double sync_us = sync[0];
+		r = rdv_allreduce_double(b->team.rdv, &sync_us, 1, RDV_MAX, (int)o->timeout_ms,
+					 b->err);
+		if (r < 0)
+			return r;
+		if (sync_us * o->iters >= ADAPTIVE_MIN_FIXED_US) {
+			unsigned ops = (unsigned)ceil(ADAPTIVE_BATCH_US / sync_us);
+			return time_batches(b, coll, lay, in_place, ops < 1 ? 1 : ops, res);
+		}
+	}
+	r = timed_ops(b, coll, lay, in_place, 0, o->iters, t);
+	if (r == 0)
+		r = rank_mean(b, t);
+	res->time_us = t[0];
+	res->cpu_time_us = t[1];
+	res->iters = o->iters;
+	return r;
 }
 
 /*
- * Run one operation on known data and count the wrong elements of this
- * rank's output.  The data is made and checked on the host, outside the
- * timed loop, with values whose reductions are exact.
+ * Where the check's data is made and compared: the layout's buffers of
+ * this rank at one placement.
  */
-static int check_half(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
-		      bool in_place, uint64_t *wrong)
-{
-	const struct nccl_bench_opts *o = b->o;
-	enum perf_dtype t = o->dtype;
-	enum perf_redop pat = perf_coll_info(coll)->has_redop ? o->redop : PERF_MAX;
-	size_t elt = perf_dtype_size(t), chunk = lay->param_count;
-	size_t send_off = in_place ? lay->send_inplace * elt * (size_t)b->team.rank : 0;
-	cu_deviceptr send_base = in_place ? b->gpu.recvbuf : b->gpu.sendbuf;
-	size_t recv_off = in_place ? lay->recv_inplace * elt * (size_t)b->team.rank : 0;
-	size_t clear = in_place ? lay->size_bytes : lay->recv_count * elt;
-	int me = b->team.rank, n = b->team.n, r;
-	cu_result cr;
+struct check_place {
+	cu_deviceptr send, recv; /* where the input goes, where the output is */
+	size_t clear;		 /* bytes of the receive buffer zeroed first */
+};
 
-	*wrong = 0;
-	b->seed++;
-	for (size_t i = 0; i < lay->send_count; i++)
-		perf_store(t, b->gpu.host_in, i, input(b, pat, me, i));
-	if (clear && (cr = b->gpu.cuda.memset_d8(b->gpu.recvbuf, 0, clear)) != CUDA_SUCCESS)
+static void check_place_of(const struct bench *b, const struct perf_layout *lay, bool in_place,
+			   struct check_place *p)
+{
+	size_t elt = perf_dtype_size(b->o->dtype), me = (size_t)b->team.rank;
+
+	p->send = in_place ? b->gpu.recvbuf + lay->send_inplace * elt * me : b->gpu.sendbuf;
+	p->recv = b->gpu.recvbuf + (in_place ? lay->recv_inplace * elt * me : 0);
+	p->clear = in_place ? lay->size_bytes : lay->recv_count * elt;
+}
+
+/*
+ * On the GPU: the fill, the operation and the count go on the stream one
+ * after the other; only the count of wrong elements comes back.
+ */
+static int check_on_gpu(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
+			bool in_place, const struct perf_check *c, bool counted, uint64_t *wrong)
+{
+	const struct cuda *cuda = &b->gpu.cuda;
+	struct check_place p;
+	cu_result cr;
+	int r;
+
+	check_place_of(b, lay, in_place, &p);
+	if (p.clear && (cr = cuda->memset_d8(b->gpu.recvbuf, 0, p.clear)) != CUDA_SUCCESS)
+		return nccl_cu_fail(b, cr, "cuMemsetD8");
+	r = nccl_sync_default_stream(b);
+	if (r < 0)
+		return r;
+	cr = nccl_kernels_fill(cuda, &b->gpu.kernels, b->gpu.stream, p.send, lay->send_count, c,
+			       b->team.rank);
+	if (cr != CUDA_SUCCESS)
+		return nccl_cu_fail(b, cr, "cuLaunchKernel (sparkctl_fill)");
+	r = enqueue(b, coll, lay, in_place, 0);
+	if (r == 0 && counted) {
+		cr = nccl_kernels_count(cuda, &b->gpu.kernels, b->gpu.stream, p.recv,
+					lay->recv_count, c);
+		if (cr != CUDA_SUCCESS)
+			return nccl_cu_fail(b, cr, "cuLaunchKernel (sparkctl_check)");
+	}
+	if (r == 0)
+		r = wait_stream(b, coll, lay->size_bytes);
+	if (r == 0 && counted &&
+	    (cr = nccl_kernels_wrong(cuda, &b->gpu.kernels, wrong)) != CUDA_SUCCESS)
+		return nccl_cu_fail(b, cr, "cuMemcpyDtoH (the check's counter)");
+	return r;
+}
+
+/* On the host, where the driver would not load the kernels: the same model, with copies. */
+static int check_on_host(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
+			 bool in_place, const struct perf_check *c, bool counted, uint64_t *wrong)
+{
+	const struct cuda *cuda = &b->gpu.cuda;
+	size_t elt = perf_dtype_size(c->type);
+	struct check_place p;
+	cu_result cr;
+	int r;
+
+	check_place_of(b, lay, in_place, &p);
+	perf_check_fill(c, b->team.rank, b->gpu.host_in, lay->send_count);
+	if (p.clear && (cr = cuda->memset_d8(b->gpu.recvbuf, 0, p.clear)) != CUDA_SUCCESS)
 		return nccl_cu_fail(b, cr, "cuMemsetD8");
 	if (lay->send_count &&
-	    (cr = b->gpu.cuda.memcpy_htod(send_base + send_off, b->gpu.host_in,
-					  lay->send_count * elt)) != CUDA_SUCCESS)
+	    (cr = cuda->memcpy_htod(p.send, b->gpu.host_in, lay->send_count * elt)) != CUDA_SUCCESS)
 		return nccl_cu_fail(b, cr, "cuMemcpyHtoD");
 	r = nccl_sync_default_stream(b);
 	if (r == 0)
 		r = enqueue(b, coll, lay, in_place, 0);
 	if (r == 0)
 		r = wait_stream(b, coll, lay->size_bytes);
-	if (r < 0)
+	if (r < 0 || !counted)
 		return r;
-	if (lay->recv_count &&
-	    (cr = b->gpu.cuda.memcpy_dtoh(b->gpu.host_out, b->gpu.recvbuf + recv_off,
-					  lay->recv_count * elt)) != CUDA_SUCCESS)
+	if (lay->recv_count && (cr = cuda->memcpy_dtoh(b->gpu.host_out, p.recv,
+						       lay->recv_count * elt)) != CUDA_SUCCESS)
 		return nccl_cu_fail(b, cr, "cuMemcpyDtoH");
-	if (coll == PERF_REDUCE && me != o->root)
-		return 0; /* only the root receives */
-	for (size_t j = 0; j < lay->recv_count; j++) {
-		double want;
-		switch (coll) {
-		case PERF_ALL_REDUCE:
-		case PERF_REDUCE:
-			want = perf_reduced_value(pat, t, n, j, b->seed);
-			break;
-		case PERF_BROADCAST:
-			want = input(b, pat, o->root, j);
-			break;
-		case PERF_SENDRECV:
-			want = input(b, pat, (me + n - 1) % n, j);
-			break;
-		case PERF_ALL_GATHER:
-			want = input(b, pat, (int)(j / chunk), j % chunk);
-			break;
-		case PERF_REDUCE_SCATTER:
-			want = perf_reduced_value(pat, t, n, (size_t)me * chunk + j, b->seed);
-			break;
-		case PERF_ALLTOALL:
-			want = input(b, pat, (int)(j / chunk), (size_t)me * chunk + j % chunk);
-			break;
-		default:
-			want = NAN;
-			break;
-		}
-		/* Through the type, as the device holds it (half, bfloat16). */
-		double held[1];
-		perf_store(t, held, 0, want);
-		if (!perf_value_ok(pat, t, perf_load(t, b->gpu.host_out, j), perf_load(t, held, 0)))
-			(*wrong)++;
-	}
+	*wrong = perf_check_count(c, b->gpu.host_out, lay->recv_count);
 	return 0;
+}
+
+/*
+ * Run one operation on known data and count the wrong elements of this
+ * rank's output, outside the timed loop, with values whose reductions
+ * are exact (nccl_pattern.c).
+ */
+static int check_half(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
+		      bool in_place, uint64_t *wrong)
+{
+	const struct nccl_bench_opts *o = b->o;
+	struct perf_check c;
+	/* Only reduce's root receives. */
+	bool counted = !(coll == PERF_REDUCE && b->team.rank != o->root);
+
+	*wrong = 0;
+	perf_check_init(&c, coll, o->dtype, o->redop, b->team.n, b->team.rank, o->root,
+			lay->param_count, ++b->seed);
+	if (b->gpu.check_on_gpu)
+		return check_on_gpu(b, coll, lay, in_place, &c, counted, wrong);
+	return check_on_host(b, coll, lay, in_place, &c, counted, wrong);
 }
 
 /* Warm-up: every size, doubling, whatever the step (nccl-tests does the same). */

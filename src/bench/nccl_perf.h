@@ -134,14 +134,60 @@ void perf_bandwidth(enum perf_coll coll, uint64_t size_bytes, int nranks, double
  */
 double perf_input_value(enum perf_redop op, enum perf_dtype t, int nranks, int rank, uint64_t i,
 			unsigned seed);
+/* The modulus of op's values (0 for prod, whose values are 1 and 2). */
+uint64_t perf_input_span(enum perf_redop op, enum perf_dtype t, int nranks);
 /* op of every rank's perf_input_value() at element i. */
 double perf_reduced_value(enum perf_redop op, enum perf_dtype t, int nranks, uint64_t i,
 			  unsigned seed);
 /* Element i of a buffer of type t, as a double and back (exact for the values above). */
 void perf_store(enum perf_dtype t, void *buf, size_t i, double v);
 double perf_load(enum perf_dtype t, const void *buf, size_t i);
-/* Whether got is right: exact, except avg of floating types (NCCL pre-divides). */
+/* How far a right value may be off: 0 (exact), except avg of floating types (NCCL pre-divides). */
+double perf_value_tolerance(enum perf_redop op, enum perf_dtype t);
+/* Whether got is right. */
 bool perf_value_ok(enum perf_redop op, enum perf_dtype t, double got, double want);
+
+/*
+ * The check of one collective's output on one rank, as the check kernels
+ * (nccl_check.ptx) take it: element j should hold, by source,
+ *   reduced:   pattern folded over every rank's value at base + j;
+ *   one rank:  src_rank's value at base + j;
+ *   blocks:    rank j / chunk's value at base + j % chunk.
+ * The numbers are those of the kernels' parameters.
+ */
+enum perf_check_source {
+	PERF_CHECK_REDUCED = 0,
+	PERF_CHECK_ONE_RANK = 1,
+	PERF_CHECK_BLOCKS = 2,
+};
+
+struct perf_check {
+	enum perf_dtype type;
+	enum perf_redop pattern; /* of the values; the reduction when reduced */
+	int nranks;
+	unsigned seed;
+	uint64_t span; /* perf_input_span() of pattern */
+	enum perf_check_source source;
+	int src_rank;
+	uint64_t chunk, base; /* in elements */
+	double tol;	      /* perf_value_tolerance(), 0 when exact */
+};
+
+/*
+ * The check of coll's output on rank (root: of broadcast and reduce; chunk:
+ * the per-rank count of all_gather, reduce_scatter and alltoall).
+ */
+void perf_check_init(struct perf_check *c, enum perf_coll coll, enum perf_dtype t,
+		     enum perf_redop redop, int nranks, int rank, int root, size_t chunk,
+		     unsigned seed);
+/* The value rank sends at element i. */
+uint64_t perf_check_value(const struct perf_check *c, int rank, uint64_t i);
+/* What element j of the output should hold, before the round trip through the type. */
+double perf_check_expected(const struct perf_check *c, uint64_t j);
+/* rank's input: count elements of c->type. */
+void perf_check_fill(const struct perf_check *c, int rank, void *buf, size_t count);
+/* The elements of an output of count elements that are wrong. */
+uint64_t perf_check_count(const struct perf_check *c, const void *buf, size_t count);
 
 /*
  * A kernel CPU list ("0-15,32-47\n", as sysfs local_cpulist has it) into

@@ -8,6 +8,7 @@
 #define SPARKCTL_NCCL_RANK_H
 
 #include "sparkctl.h"
+#include "bench/nccl_check.h"
 #include "bench/nccl_run.h"
 #include "bench/rendezvous.h"
 #include "lib/rootfs.h"
@@ -28,8 +29,11 @@ struct nccl_gpu {
 	cu_stream stream;
 	nccl_comm comm;
 	cu_deviceptr sendbuf, recvbuf;
-	uint64_t max_bytes;	  /* the largest size of the sweep, after the memory bound */
-	void *host_in, *host_out; /* the check's data, on the host */
+	uint64_t max_bytes;	     /* the largest size of the sweep, after the memory bound */
+	struct nccl_kernels kernels; /* the check's, when check_on_gpu */
+	bool check_on_gpu;
+	void *host_in, *host_out; /* the check's data, on the host, when not on the GPU */
+	struct strbuf check_note; /* why the check runs on the host after all */
 };
 
 /* The ranks together: the rendezvous, and what each told rank 0. */

@@ -109,6 +109,28 @@ int nccl_agree(struct bench *b, int r)
 	return r;
 }
 
+/*
+ * The check runs on the GPU where the driver compiles its kernels; else,
+ * unless --check-on gpu, on the host, and the report says why.
+ */
+static int load_check_kernels(struct bench *b)
+{
+	int r;
+
+	if (!b->o->check || b->o->check_on == NCCL_CHECK_HOST)
+		return 0;
+	r = nccl_kernels_load(&b->gpu.cuda, b->gpu.dev, &b->gpu.kernels, &b->gpu.check_note);
+	if (r == 0) {
+		b->gpu.check_on_gpu = true;
+		return 0;
+	}
+	if (b->o->check_on == NCCL_CHECK_GPU) {
+		strbuf_addf(b->err, "--check-on gpu: %s", b->gpu.check_note.buf);
+		return -ENODEV;
+	}
+	return 0;
+}
+
 static int open_libraries(struct bench *b)
 {
 	int count = 0;
@@ -147,7 +169,7 @@ static int open_libraries(struct bench *b)
 	/* NCCL's own (static) runtime uses the context current on this thread. */
 	if ((cr = b->gpu.cuda.ctx_set_current(b->gpu.ctx)) != CUDA_SUCCESS)
 		return nccl_cu_fail(b, cr, "cuCtxSetCurrent");
-	return 0;
+	return load_check_kernels(b);
 }
 
 static void describe_device(struct bench *b)
@@ -227,7 +249,7 @@ static int alloc_buffers(struct bench *b)
 		return nccl_cu_fail(b, cr, "cuMemsetD8");
 	if (nccl_sync_default_stream(b) < 0)
 		return -EIO;
-	if (b->o->check) {
+	if (b->o->check && !b->gpu.check_on_gpu) {
 		b->gpu.host_in = malloc(bytes);
 		b->gpu.host_out = malloc(bytes);
 		if (!b->gpu.host_in || !b->gpu.host_out) {
@@ -337,6 +359,10 @@ static void report_run(struct bench *b, struct nccl_report_run *run)
 		.nccl_version = b->nccl_version.buf,
 		.cuda_driver = driver,
 		.allocator = nccl_allocates(b) ? "ncclMemAlloc" : "cuMemAlloc",
+		.check_on = !b->o->check	  ? NULL
+			    : b->gpu.check_on_gpu ? "gpu"
+						  : "host",
+		.check_note = b->gpu.check_note.len ? b->gpu.check_note.buf : NULL,
 		.ranks = b->team.infos,
 		.hostnames = b->team.hostnames,
 	};
@@ -475,6 +501,23 @@ static int fit_sweep(struct bench *b, uint64_t bound)
 	return 0;
 }
 
+/*
+ * Every rank checks in the same place: on the GPU only where every rank
+ * loaded the kernels, so that the report says one thing.
+ */
+static int agree_check_place(struct bench *b)
+{
+	uint64_t on_gpu = b->gpu.check_on_gpu;
+	int r = rdv_allreduce_u64(b->team.rdv, &on_gpu, 1, RDV_MIN, (int)b->o->timeout_ms, b->err);
+
+	if (r == 0 && b->gpu.check_on_gpu && !on_gpu) {
+		nccl_kernels_unload(&b->gpu.cuda, &b->gpu.kernels);
+		b->gpu.check_on_gpu = false;
+		strbuf_addstr(&b->gpu.check_note, "another rank could not load the check kernels");
+	}
+	return r;
+}
+
 /* This rank's host files, libraries, device, CPUs; the memory bound, agreed by all. */
 static int open_rank(struct bench *b, uint64_t *bound)
 {
@@ -489,6 +532,9 @@ static int open_rank(struct bench *b, uint64_t *bound)
 	}
 	if (r == 0)
 		r = open_libraries(b);
+	r = nccl_agree(b, r);
+	if (r == 0)
+		r = agree_check_place(b);
 	if (r == 0) {
 		describe_device(b);
 		nccl_bind_rank(b);
@@ -539,6 +585,9 @@ static void teardown(struct bench *b, bool failed)
 		b->gpu.cuda.stream_destroy(b->gpu.stream);
 	free_device(b, b->gpu.sendbuf);
 	free_device(b, b->gpu.recvbuf);
+	if (b->gpu.check_on_gpu)
+		nccl_kernels_unload(&b->gpu.cuda, &b->gpu.kernels);
+	strbuf_release(&b->gpu.check_note);
 	if (b->gpu.ctx_retained)
 		b->gpu.cuda.primary_ctx_release(b->gpu.dev);
 	free(b->gpu.host_in);
@@ -569,6 +618,7 @@ enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
 		.err = err,
 		.team = { .rank = me->rank, .n = me->world_size },
 		.nccl_version = STRBUF_INIT,
+		.gpu.check_note = STRBUF_INIT,
 	};
 	enum nccl_bench_status status = NCCL_BENCH_OK;
 	struct nccl_report report;

@@ -10,6 +10,13 @@
 #include "bench/nccl_perf.h"
 #include "lib/strbuf.h"
 
+/* Where bench nccl checks the results: --check-on. */
+enum nccl_check_on {
+	NCCL_CHECK_AUTO, /* on the GPU, else on the host with a note */
+	NCCL_CHECK_GPU,	 /* on the GPU or not at all (exit 3) */
+	NCCL_CHECK_HOST, /* on the host: copies and the CPU, as a reference */
+};
+
 struct nccl_bench_opts {
 	enum perf_coll colls[PERF_NR_COLLS];
 	size_t nr_colls;
@@ -24,7 +31,8 @@ struct nccl_bench_opts {
 	enum perf_redop redop;
 	int root;
 	bool check;
-	bool cputime; /* the table's time columns: the host's time to issue (-C 1) */
+	enum nccl_check_on check_on; /* where the check runs */
+	bool cputime;		     /* the table's time columns: the host's time to issue (-C 1) */
 	bool force;
 	enum perf_bind bind;
 	const char *host_root; /* the host's sysfs and procfs: "/", or a tree for tests */

@@ -57,14 +57,15 @@ static const char nccl_description[] =
 	"and a larger -e is refused without --force.  Iterations are fixed by default\n"
 	"(-n 20, -w 1, as nccl-tests), so figures compare with nccl-tests' directly;\n"
 	"--precision P times batches until the mean is known within P percent, which\n"
-	"takes fewer operations at large sizes.  Results are checked on the host after\n"
-	"the timed loop (-c 0 to skip).  -C 1 shows the host's time to issue an\n"
+	"takes fewer operations at large sizes.  Results are checked after the timed\n"
+	"loop (-c 0 to skip), on the GPU by kernels the driver compiles at run time\n"
+	"(on the host where it cannot: --check-on).  -C 1 shows the host's time to issue an\n"
 	"operation instead of the time to complete it (both are in the JSON).  A\n"
 	"collective that does not finish within --op-timeout is aborted.";
 
 struct nccl_args {
 	const char *ops, *min, *max, *step, *dtype, *redop, *precision, *output, *rendezvous, *bind;
-	const char *rank, *world_size, *device, *host_root;
+	const char *rank, *world_size, *device, *host_root, *check_on;
 	unsigned factor, iters, warmup, root, check, cputime, gpus, timeout;
 	bool force, json;
 };
@@ -171,6 +172,14 @@ static int nccl_options(const struct nccl_args *a, struct nccl_bench_opts *o)
 	if (a->check > 1)
 		return cmd_usage_error(cmd, "-c takes 0 or 1");
 	o->check = a->check == 1;
+	if (streq(a->check_on, "gpu"))
+		o->check_on = NCCL_CHECK_GPU;
+	else if (streq(a->check_on, "host"))
+		o->check_on = NCCL_CHECK_HOST;
+	else if (streq(a->check_on, "auto"))
+		o->check_on = NCCL_CHECK_AUTO;
+	else
+		return cmd_usage_error(cmd, "bad --check-on '%s': auto, gpu or host", a->check_on);
 	if (a->cputime > 1)
 		return cmd_usage_error(cmd, "-C takes 0 or 1");
 	o->cputime = a->cputime == 1;
@@ -232,20 +241,23 @@ static int run_rank(const struct nccl_bench_opts *o, const struct nccl_bench_ran
 }
 
 /* How many GPUs this host has; an exit status when it cannot tell. */
-static int count_gpus(int *ret)
+/*
+ * The GPUs CUDA shows this process.  The driver stays loaded and
+ * initialised in *cuda, for rank 0 in this process: a second cuInit there
+ * would cost as much as the first (a third of a second and more).
+ */
+static int count_gpus(struct cuda *cuda, int *ret)
 {
 	struct strbuf err = STRBUF_INIT;
-	struct cuda cuda;
 	int r;
 
-	r = cuda_open(&cuda, false, &err);
+	r = cuda_open(cuda, false, &err);
 	if (r < 0) {
 		cmd_error("bench nccl", "no GPU to run on: %s", err.buf);
 		strbuf_release(&err);
 		return SPARKCTL_EXIT_UNAVAILABLE;
 	}
-	r = cuda.device_get_count(ret) == CUDA_SUCCESS ? 0 : -EIO;
-	cuda_close(&cuda);
+	r = cuda->device_get_count(ret) == CUDA_SUCCESS ? 0 : -EIO;
 	strbuf_release(&err);
 	if (r < 0 || *ret < 1) {
 		cmd_error("bench nccl", "no GPU to run on: the CUDA driver reports none");
@@ -275,6 +287,7 @@ static void child_argv(const struct nccl_args *a, int r, int n, uint16_t port, s
 	strvec_pushf(v, "-n%u", a->iters);
 	strvec_pushf(v, "-w%u", a->warmup);
 	strvec_pushf(v, "-c%u", a->check);
+	strvec_pushf(v, "--check-on=%s", a->check_on);
 	strvec_pushf(v, "-C%u", a->cputime);
 	strvec_pushf(v, "--bind=%s", a->bind);
 	strvec_pushf(v, "--root-rank=%u", a->root);
@@ -341,27 +354,32 @@ static int run_local(const struct nccl_args *a, const struct nccl_bench_opts *o)
 {
 	struct nccl_bench_rank me = { .rank = 0, .device = 0, .rendezvous = NULL };
 	struct strbuf err = STRBUF_INIT;
-	struct child *ranks;
-	int n = 0, ret;
+	struct cuda counted = { 0 };
+	struct child *ranks = NULL;
+	int n = (int)a->gpus, have = 0, ret;
 	uint16_t port;
 	bool children_ok;
 
-	ret = count_gpus(&n);
-	if (ret != SPARKCTL_EXIT_OK)
-		return ret;
-	if (a->gpus) {
-		if ((int)a->gpus > n)
-			return cmd_usage_error("bench nccl", "--gpus %u: this host has %d GPU%s",
-					       a->gpus, n, n == 1 ? "" : "s");
-		n = (int)a->gpus;
+	/*
+	 * The GPUs are counted first, unless --gpus says how many: then the
+	 * other ranks start at once and set up while this one counts (a cuInit
+	 * that rank 0 needs anyway), and are stopped if there are too few.
+	 */
+	if (!n) {
+		ret = count_gpus(&counted, &n);
+		if (ret != SPARKCTL_EXIT_OK)
+			goto out;
 	}
-	if (o->root >= n)
-		return cmd_usage_error("bench nccl", "--root-rank %d: there are %d ranks", o->root,
-				       n);
+	ret = SPARKCTL_EXIT_USAGE;
+	if (o->root >= n) {
+		cmd_usage_error("bench nccl", "--root-rank %d: there are %d ranks", o->root, n);
+		goto out;
+	}
 	if (rdv_listen("127.0.0.1", 0, &me.listen_fd, &port, &err) < 0) {
 		cmd_error("bench nccl", "%s", err.buf);
 		strbuf_release(&err);
-		return SPARKCTL_EXIT_ERROR;
+		ret = SPARKCTL_EXIT_ERROR;
+		goto out;
 	}
 	me.world_size = n;
 	ranks = xcalloc((size_t)n, sizeof(*ranks));
@@ -378,6 +396,19 @@ static int run_local(const struct nccl_args *a, const struct nccl_bench_opts *o)
 			goto out;
 		}
 	}
+	if (a->gpus) {
+		ret = count_gpus(&counted, &have);
+		if (ret == SPARKCTL_EXIT_OK && have < n) {
+			cmd_usage_error("bench nccl", "--gpus %d: this host has %d GPU%s", n, have,
+					have == 1 ? "" : "s");
+			ret = SPARKCTL_EXIT_USAGE;
+		}
+		if (ret != SPARKCTL_EXIT_OK) {
+			close(me.listen_fd);
+			reap_ranks(ranks, n, 0, true);
+			goto out;
+		}
+	}
 	ret = run_rank(o, &me);
 	/* The others end when rank 0 closes the rendezvous; a stuck one is killed. */
 	children_ok =
@@ -387,9 +418,10 @@ static int run_local(const struct nccl_args *a, const struct nccl_bench_opts *o)
 		ret = SPARKCTL_EXIT_ERROR;
 	}
 out:
-	for (int r = 0; r < n; r++)
+	for (int r = 0; ranks && r < n; r++)
 		child_release(&ranks[r]);
 	free(ranks);
+	cuda_close(&counted);
 	return ret;
 }
 
@@ -458,6 +490,7 @@ static int bench_nccl(const struct cmd *cmd, int argc, char **argv)
 		.iters = NCCL_DEFAULT_ITERS,
 		.warmup = NCCL_DEFAULT_WARMUP,
 		.check = 1,
+		.check_on = "auto",
 		.bind = "core",
 		.timeout = NCCL_DEFAULT_TIMEOUT,
 	};
@@ -480,6 +513,9 @@ static int bench_nccl(const struct cmd *cmd, int argc, char **argv)
 		OPT_STRING(0, "root", &a.host_root, "DIR",
 			   "read the host's CPU topology and memory below DIR (env SPARKCTL_ROOT)"),
 		OPT_UINT('c', "check", &a.check, "0|1", "check the results (1)"),
+		OPT_CHOICE(0, "check-on", &a.check_on, "WHERE", "auto|gpu|host",
+			   "where the check runs: gpu, host (with copies), or auto: the GPU where "
+			   "the driver compiles the kernels (auto)"),
 		OPT_UINT('C', "report-cputime", &a.cputime, "0|1",
 			 "time columns: the host's time to issue an operation (0)"),
 		OPT_UINT(0, "gpus", &a.gpus, "N", "GPUs of this node to use, one rank each (all)"),

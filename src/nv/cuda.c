@@ -32,6 +32,10 @@ int cuda_open(struct cuda *cuda, bool compute, struct strbuf *err)
 		{ { "cuStreamDestroy_v2" }, (void **)&cuda->stream_destroy, compute },
 		{ { "cuStreamQuery" }, (void **)&cuda->stream_query, compute },
 		{ { "cuStreamSynchronize" }, (void **)&cuda->stream_synchronize, compute },
+		{ { "cuModuleLoadDataEx" }, (void **)&cuda->module_load_data_ex, false },
+		{ { "cuModuleGetFunction" }, (void **)&cuda->module_get_function, false },
+		{ { "cuModuleUnload" }, (void **)&cuda->module_unload, false },
+		{ { "cuLaunchKernel" }, (void **)&cuda->launch_kernel, false },
 	};
 	int r;
 

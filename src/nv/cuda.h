@@ -19,11 +19,19 @@ typedef unsigned long long cu_deviceptr;
 typedef struct CUctx_st *cu_context;
 /* The same handle as the runtime's cudaStream_t, which NCCL takes. */
 typedef struct CUstream_st *cu_stream;
+typedef struct CUmod_st *cu_module;
+typedef struct CUfunc_st *cu_function;
 
 enum {
 	CUDA_SUCCESS = 0,
 	CUDA_ERROR_NO_DEVICE = 100,
 	CUDA_ERROR_NOT_READY = 600,
+};
+
+/* cuModuleLoadDataEx's options (CUjit_option): where the JIT writes why it failed. */
+enum {
+	CU_JIT_OPTION_ERROR_LOG_BUFFER = 5,
+	CU_JIT_OPTION_ERROR_LOG_BUFFER_SIZE = 6,
 };
 
 /* cuStreamCreate's flag: no implicit synchronisation with the legacy stream. */
@@ -32,6 +40,7 @@ enum {
 };
 
 enum cu_device_attribute {
+	CU_ATTR_MULTIPROCESSOR_COUNT = 16,
 	CU_ATTR_INTEGRATED = 18,
 	CU_ATTR_PCI_BUS_ID = 33,
 	CU_ATTR_PCI_DEVICE_ID = 34,
@@ -67,6 +76,19 @@ struct cuda {
 	cu_result (*stream_destroy)(cu_stream stream);
 	cu_result (*stream_query)(cu_stream stream);
 	cu_result (*stream_synchronize)(cu_stream stream);
+
+	/*
+	 * Kernels from PTX, for bench nccl's check; optional: without them
+	 * the check runs on the host.
+	 */
+	cu_result (*module_load_data_ex)(cu_module *module, const void *image, unsigned n_options,
+					 int *options, void **values);
+	cu_result (*module_get_function)(cu_function *fn, cu_module module, const char *name);
+	cu_result (*module_unload)(cu_module module);
+	cu_result (*launch_kernel)(cu_function fn, unsigned grid_x, unsigned grid_y,
+				   unsigned grid_z, unsigned block_x, unsigned block_y,
+				   unsigned block_z, unsigned shared_bytes, cu_stream stream,
+				   void **params, void **extra);
 };
 
 /*

@@ -156,6 +156,9 @@ static void emit_config(const struct nccl_report_run *run, struct emitter *e)
 	emit_value(e, "bind", jstr(perf_bind_name(o->bind)), NULL);
 	emit_value(e, "op_timeout_seconds", jint(o->timeout_ms / 1000), NULL);
 	emit_value(e, "allocator", jstr(run->allocator), NULL);
+	emit_value(e, "check_on", jstr(run->check_on), NULL);
+	if (run->check_note)
+		emit_value(e, "check_note", jstr(run->check_note), NULL);
 	emit_close(e);
 }
 
@@ -213,11 +216,16 @@ static void table_preamble(const struct nccl_report_run *run, enum perf_coll col
 		  o->min_bytes, run->max_bytes, o->factor > 1 ? o->factor : o->step,
 		  o->factor > 1 ? "factor" : "bytes", o->warmup, o->precision > 0 ? 0 : o->iters,
 		  o->check ? 1 : 0);
+	if (run->check_on)
+		emit_text(e, "# Check: on the %s%s%s%s\n",
+			  streq(run->check_on, "gpu") ? "GPU" : "host", run->check_note ? " (" : "",
+			  run->check_note ? run->check_note : "", run->check_note ? ")" : "");
 	if (o->precision > 0)
 		emit_text(e,
-			  "# Adaptive iterations: timed batches until the 95%% confidence "
-			  "half-width of the time is within %g%%\n",
-			  o->precision * 100);
+			  "# Adaptive iterations: where %u operations take 20 ms or more, timed "
+			  "batches until the 95%% confidence half-width of the time is within "
+			  "%g%%\n",
+			  o->iters, o->precision * 100);
 	emit_text(e, "#\n");
 	emit_devices(run, e);
 }

@@ -30,6 +30,8 @@ struct nccl_report_run {
 	const char *nccl_version; /* "2.28.9" */
 	int cuda_driver;	  /* cuDriverGetVersion(): 13000 */
 	const char *allocator;	  /* "ncclMemAlloc" or "cuMemAlloc" */
+	const char *check_on;	  /* "gpu" or "host"; NULL without the check */
+	const char *check_note;	  /* why on the host after all, or NULL */
 	const struct nccl_rank_info *ranks;
 	const char *const *hostnames; /* per rank */
 };

@@ -135,6 +135,7 @@ SAME_VALUE(CUDA_SUCCESS);
 SAME_VALUE(CUDA_ERROR_NO_DEVICE);
 SAME_VALUE(CUDA_ERROR_NOT_READY);
 SAME_CONST(CU_STREAM_FLAG_NON_BLOCKING, CU_STREAM_NON_BLOCKING);
+SAME_CONST(CU_ATTR_MULTIPROCESSOR_COUNT, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 SAME_CONST(CU_ATTR_INTEGRATED, CU_DEVICE_ATTRIBUTE_INTEGRATED);
 SAME_CONST(CU_ATTR_PCI_BUS_ID, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
 SAME_CONST(CU_ATTR_PCI_DEVICE_ID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
@@ -150,6 +151,10 @@ SAME_TYPE(cu_device, CUdevice);
 SAME_TYPE(cu_deviceptr, CUdeviceptr);
 SAME_TYPE(cu_context, CUcontext);
 SAME_TYPE(cu_stream, CUstream);
+SAME_TYPE(cu_module, CUmodule);
+SAME_TYPE(cu_function, CUfunction);
+SAME_CONST(CU_JIT_OPTION_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER);
+SAME_CONST(CU_JIT_OPTION_ERROR_LOG_BUFFER_SIZE, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
 
 CALLS(struct cuda, init, cuInit);
 CALLS(struct cuda, driver_get_version, cuDriverGetVersion);
@@ -173,6 +178,10 @@ CALLS(struct cuda, stream_create, cuStreamCreate);
 CALLS(struct cuda, stream_destroy, cuStreamDestroy_v2);
 CALLS(struct cuda, stream_query, cuStreamQuery);
 CALLS(struct cuda, stream_synchronize, cuStreamSynchronize);
+CALLS(struct cuda, module_load_data_ex, cuModuleLoadDataEx);
+CALLS(struct cuda, module_get_function, cuModuleGetFunction);
+CALLS(struct cuda, module_unload, cuModuleUnload);
+CALLS(struct cuda, launch_kernel, cuLaunchKernel);
 #endif
 
 #ifdef HAVE_NVML_H

@@ -51,6 +51,7 @@
 #include <time.h>
 
 #include "fake_gpu.h"
+#include "bench/nccl_perf.h"
 
 #ifdef HAVE_CUDA_H
 /* The real declarations: the compiler checks the definitions below against them. */
@@ -65,7 +66,10 @@ typedef enum cudaError_enum {
 	CUDA_ERROR_NO_DEVICE = 100,
 	CUDA_ERROR_INVALID_DEVICE = 101,
 	CUDA_ERROR_INVALID_CONTEXT = 201,
+	CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
+	CUDA_ERROR_INVALID_SOURCE = 300,
 	CUDA_ERROR_INVALID_HANDLE = 400,
+	CUDA_ERROR_NOT_FOUND = 500,
 	CUDA_ERROR_NOT_READY = 600,
 	CUDA_ERROR_LAUNCH_TIMEOUT = 702,
 	CUDA_ERROR_UNKNOWN = 999,
@@ -124,6 +128,22 @@ CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags);
 CUresult cuStreamDestroy_v2(CUstream hStream);
 CUresult cuStreamQuery(CUstream hStream);
 CUresult cuStreamSynchronize(CUstream hStream);
+
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef enum CUjit_option_enum {
+	CU_JIT_ERROR_LOG_BUFFER = 5,
+	CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+} CUjit_option;
+
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+			    CUjit_option *options, void **optionValues);
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name);
+CUresult cuModuleUnload(CUmodule hmod);
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+			unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+			unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+			void **kernelParams, void **extra);
 #endif
 
 /* CUdevice of ordinal i. */
@@ -710,6 +730,296 @@ FAKE_EXPORT CUresult cuStreamSynchronize(CUstream hStream)
 	return r;
 }
 
+/* ---- Modules and kernels: bench nccl's check ---- */
+
+#define MAX_FUNCS  4
+#define MAX_PARAMS 16
+
+struct fake_param {
+	char name[32];
+	size_t size; /* bytes, from the PTX type */
+};
+
+struct CUfunc_st {
+	char name[32];
+	struct fake_param params[MAX_PARAMS];
+	size_t nr_params;
+};
+
+struct CUmod_st {
+	struct CUfunc_st funcs[MAX_FUNCS];
+	size_t nr_funcs;
+	struct CUmod_st *next; /* in modules */
+};
+
+static struct CUmod_st *modules;
+
+static void jit_log(unsigned n, const CUjit_option *options, void **values, const char *msg)
+{
+	char *buf = NULL;
+	size_t size = 0;
+
+	for (unsigned i = 0; options && values && i < n; i++) {
+		if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+			buf = values[i];
+		else if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+			size = (size_t)(uintptr_t)values[i];
+	}
+	if (buf && size)
+		snprintf(buf, size, "%s", msg);
+}
+
+/* ".param .u64 fill_buf," -> the parameter; false at the list's end or on a bad line. */
+static bool parse_param(const char *line, struct fake_param *p)
+{
+	char type[8];
+	int n = 0;
+
+	if (sscanf(line, " .param .%7s %31[A-Za-z0-9_]%n", type, p->name, &n) != 2)
+		return false;
+	if (!strcmp(type, "u64") || !strcmp(type, "b64") || !strcmp(type, "s64") ||
+	    !strcmp(type, "f64"))
+		p->size = 8;
+	else if (!strcmp(type, "u32") || !strcmp(type, "b32") || !strcmp(type, "s32") ||
+		 !strcmp(type, "f32"))
+		p->size = 4;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * Each ".visible .entry NAME(" of text with its parameters, one a line, up
+ * to the line with ")".  Returns false on anything else in the list.
+ */
+static bool parse_entries(const char *text, struct CUmod_st *m)
+{
+	const char *at = text;
+
+	while ((at = strstr(at, ".visible .entry "))) {
+		struct CUfunc_st *f;
+		const char *name = at + strlen(".visible .entry ");
+		size_t len = strcspn(name, "(\n");
+		if (m->nr_funcs == MAX_FUNCS || name[len] != '(' || len >= sizeof(f->name))
+			return false;
+		f = &m->funcs[m->nr_funcs++];
+		memcpy(f->name, name, len);
+		at = strchr(name, '\n');
+		while (at && *++at && *at != ')') {
+			if (f->nr_params == MAX_PARAMS ||
+			    !parse_param(at, &f->params[f->nr_params]))
+				return false;
+			f->nr_params++;
+			at = strchr(at, '\n');
+		}
+		if (!at || *at != ')')
+			return false;
+	}
+	return m->nr_funcs > 0;
+}
+
+/*
+ * The image must be PTX text: ".version", ".target sm_", ".address_size 64",
+ * and entries whose parameters are one a line.  SPARKCTL_FAKE_CUDA_NO_PTX=1
+ * fails as a driver older than the PTX would.
+ */
+FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+					unsigned int numOptions, CUjit_option *options,
+					void **optionValues)
+{
+	const char *text = image, *no_ptx = getenv("SPARKCTL_FAKE_CUDA_NO_PTX");
+	struct CUmod_st *m;
+	CUresult r;
+
+	if (!module || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	if (!current_ctx(&r))
+		goto out;
+	r = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+	if (no_ptx && !strcmp(no_ptx, "1")) {
+		jit_log(numOptions, options, optionValues,
+			"ptxas application ptx input, line 1; fatal   : Unsupported .version");
+		goto out;
+	}
+	r = CUDA_ERROR_INVALID_SOURCE;
+	if (!strstr(text, "\n.version ") || !strstr(text, "\n.target sm_") ||
+	    !strstr(text, "\n.address_size 64\n")) {
+		jit_log(numOptions, options, optionValues, "not PTX text");
+		goto out;
+	}
+	r = CUDA_ERROR_OUT_OF_MEMORY;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		goto out;
+	r = CUDA_ERROR_INVALID_SOURCE;
+	if (!parse_entries(text, m)) {
+		jit_log(numOptions, options, optionValues, "malformed .entry");
+		free(m);
+		goto out;
+	}
+	m->next = modules;
+	modules = m;
+	*module = m;
+	r = CUDA_SUCCESS;
+out:
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* Under lock: whether m is a loaded module. */
+static bool module_loaded(const struct CUmod_st *m)
+{
+	for (const struct CUmod_st *l = modules; l; l = l->next)
+		if (l == m)
+			return true;
+	return false;
+}
+
+FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+	CUresult r = CUDA_ERROR_INVALID_HANDLE;
+
+	if (!hfunc || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	if (module_loaded(hmod)) {
+		r = CUDA_ERROR_NOT_FOUND;
+		for (size_t i = 0; i < hmod->nr_funcs; i++)
+			if (!strcmp(hmod->funcs[i].name, name)) {
+				*hfunc = &hmod->funcs[i];
+				r = CUDA_SUCCESS;
+			}
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+FAKE_EXPORT CUresult cuModuleUnload(CUmodule hmod)
+{
+	CUresult r = CUDA_ERROR_INVALID_HANDLE;
+
+	pthread_mutex_lock(&lock);
+	for (struct CUmod_st **pp = &modules; *pp; pp = &(*pp)->next)
+		if (*pp == hmod) {
+			*pp = hmod->next;
+			free(hmod);
+			r = CUDA_SUCCESS;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* The launch's parameter of that name, as the PTX declares it; 0 and *ok false if none. */
+static uint64_t param_bits(const struct CUfunc_st *f, void **params, const char *name, bool *ok)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < f->nr_params; i++)
+		if (!strcmp(f->params[i].name, name)) {
+			if (f->params[i].size == 4) {
+				uint32_t v32;
+				memcpy(&v32, params[i], 4);
+				v = v32;
+			} else {
+				memcpy(&v, params[i], 8);
+			}
+			return v;
+		}
+	*ok = false;
+	return 0;
+}
+
+/* The check of fill_/check_ parameters (prefix), in the model's terms. */
+static bool check_of(const struct CUfunc_st *f, void **params, const char *prefix,
+		     struct perf_check *c)
+{
+	char name[32];
+	bool ok = true;
+#define P(field)                                                                                   \
+	(snprintf(name, sizeof(name), "%s_%s", prefix, field), param_bits(f, params, name, &ok))
+	uint64_t type = P("type"), pattern = P("pattern");
+
+	*c = (struct perf_check){
+		.type = (enum perf_dtype)type,
+		.pattern = (enum perf_redop)pattern,
+		.nranks = (int)P("nranks"),
+		.seed = (unsigned)P("seed"),
+		.span = P("span"),
+	};
+	if (!strcmp(prefix, "check")) {
+		uint64_t tol_bits = P("tol");
+		c->source = (enum perf_check_source)P("source");
+		c->src_rank = (int)P("src_rank");
+		c->chunk = P("chunk");
+		c->base = P("base");
+		memcpy(&c->tol, &tol_bits, sizeof(c->tol));
+	}
+#undef P
+	return ok && type < PERF_NR_DTYPES && pattern < PERF_NR_REDOPS && c->nranks > 0 &&
+	       (c->pattern == PERF_PROD || c->span > 0) && c->source <= PERF_CHECK_BLOCKS &&
+	       (c->source != PERF_CHECK_BLOCKS || c->chunk > 0);
+}
+
+/*
+ * sparkctl_fill and sparkctl_check run at once, on the host, through the
+ * model of nccl_pattern.c (what the PTX computes on a GPU).  Each parameter
+ * is read by the name and size the PTX gives it, so a launch whose
+ * parameters are not the PTX's reads wrong values and the check fails.
+ */
+FAKE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+				    unsigned int gridDimZ, unsigned int blockDimX,
+				    unsigned int blockDimY, unsigned int blockDimZ,
+				    unsigned int sharedMemBytes, CUstream hStream,
+				    void **kernelParams, void **extra)
+{
+	bool known = false, ok = true;
+	struct perf_check c;
+	CUresult r;
+
+	(void)sharedMemBytes;
+	if (!f || !kernelParams || extra || !gridDimX || !gridDimY || !gridDimZ || !blockDimX ||
+	    !blockDimY || !blockDimZ)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	for (const struct CUmod_st *m = modules; m && !known; m = m->next)
+		known = f >= m->funcs && f < m->funcs + m->nr_funcs;
+	r = known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	if (known)
+		stream_of(hStream, &r);
+	pthread_mutex_unlock(&lock);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!strcmp(f->name, "sparkctl_fill")) {
+		uint64_t count = param_bits(f, kernelParams, "fill_count", &ok);
+		uint64_t buf = param_bits(f, kernelParams, "fill_buf", &ok);
+		int rank = (int)param_bits(f, kernelParams, "fill_rank", &ok);
+		void *p;
+		if (!check_of(f, kernelParams, "fill", &c) || !ok)
+			return CUDA_ERROR_INVALID_VALUE;
+		p = device_range(buf, count * perf_dtype_size(c.type), &r);
+		if (p)
+			perf_check_fill(&c, rank, p, count);
+		return r;
+	}
+	if (!strcmp(f->name, "sparkctl_check")) {
+		uint64_t count = param_bits(f, kernelParams, "check_count", &ok);
+		uint64_t buf = param_bits(f, kernelParams, "check_buf", &ok);
+		uint64_t wrong_at = param_bits(f, kernelParams, "check_wrong", &ok);
+		uint64_t *wrong;
+		const void *p;
+		if (!check_of(f, kernelParams, "check", &c) || !ok)
+			return CUDA_ERROR_INVALID_VALUE;
+		p = device_range(buf, count * perf_dtype_size(c.type), &r);
+		wrong = p ? device_range(wrong_at, sizeof(*wrong), &r) : NULL;
+		if (wrong)
+			*wrong += perf_check_count(&c, p, count);
+		return r;
+	}
+	return CUDA_ERROR_INVALID_HANDLE;
+}
+
 /* ---- The hooks for the stand-in libnccl (fake_gpu.h) ---- */
 
 FAKE_EXPORT int fake_cuda_stream_enqueue(void *stream, long long busy_us)
@@ -722,8 +1032,11 @@ FAKE_EXPORT int fake_cuda_stream_enqueue(void *stream, long long busy_us)
 	if (s && busy_us < 0) {
 		s->hung = true;
 	} else if (s && busy_us > 0) {
+		/* Work on a stream runs in order: this starts when the last ends. */
 		struct timespec t = now();
 
+		if (before(t, s->busy_until))
+			t = s->busy_until;
 		t.tv_sec += (time_t)(busy_us / 1000000);
 		t.tv_nsec += (long)(busy_us % 1000000) * 1000;
 		if (t.tv_nsec >= 1000000000) {
@@ -793,6 +1106,15 @@ FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
 	case CUDA_ERROR_INVALID_HANDLE:
 		s = "invalid resource handle";
 		break;
+	case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+		s = "the provided PTX was compiled with an unsupported toolchain.";
+		break;
+	case CUDA_ERROR_INVALID_SOURCE:
+		s = "device kernel image is invalid";
+		break;
+	case CUDA_ERROR_NOT_FOUND:
+		s = "named symbol not found";
+		break;
 	case CUDA_ERROR_NOT_READY:
 		s = "device not ready";
 		break;
@@ -823,6 +1145,9 @@ __attribute__((destructor)) static void check_leaks(void)
 			"libcuda.so.1 (sparkctl test stand-in): unloaded with %zu allocation(s) "
 			"(%zu bytes) not freed by cuMemFree_v2\n",
 			nr_allocations, bytes);
+	for (const struct CUmod_st *m = modules; m; m = m->next)
+		fprintf(stderr, "libcuda.so.1 (sparkctl test stand-in): unloaded with a module not "
+				"unloaded by cuModuleUnload\n");
 	if (nr_streams)
 		fprintf(stderr,
 			"libcuda.so.1 (sparkctl test stand-in): unloaded with %zu stream(s) not "

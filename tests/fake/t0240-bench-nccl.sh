@@ -7,7 +7,7 @@
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/fake/lib-fake.sh"
 unset SPARKCTL_FAKE_NCCL_HANG_BYTES SPARKCTL_FAKE_NCCL_CORRUPT SPARKCTL_FAKE_NCCL_ASYNC_ERROR \
-  SPARKCTL_FAKE_NCCL_NET SPARKCTL_FAKE_CUDA_FREE_MIB NCCL_DEBUG NCCL_DEBUG_FILE NCCL_DEBUG_SUBSYS \
+  SPARKCTL_FAKE_NCCL_NET SPARKCTL_FAKE_CUDA_FREE_MIB SPARKCTL_FAKE_CUDA_NO_PTX NCCL_DEBUG NCCL_DEBUG_FILE NCCL_DEBUG_SUBSYS \
   RANK WORLD_SIZE MASTER_ADDR MASTER_PORT LOCAL_RANK SPARKCTL_ROOT
 export TMPDIR=$TMP
 
@@ -103,17 +103,46 @@ expect 0 fake gb10 "$SPARKCTL" bench nccl -e 4K --json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"]' "$TMP/out" ||
   fail "--json did not print JSON alone"
 
-# --- Every type and reduction is checked exactly.
-for t in int8 uint8 int32 uint32 int64 uint64 half float double bfloat16; do
-  expect 0 fake gb10 "$SPARKCTL" bench nccl --op all_reduce,reduce_scatter,alltoall -d $t -b 16 -e 4K
-  table_ok "$TMP/out" 27
+# --- Every type and reduction is checked exactly, by the check kernels (which
+# the stand-in driver runs through sparkctl's model of them) and on the host.
+for where in gpu host; do
+  for t in int8 uint8 int32 uint32 int64 uint64 half float double bfloat16; do
+    expect 0 fake gb10 "$SPARKCTL" bench nccl --check-on $where --op all_reduce,reduce_scatter,alltoall -d $t -b 16 -e 4K
+    table_ok "$TMP/out" 27
+  done
+  for op in sum prod max min avg; do
+    expect 0 fake gb10 "$SPARKCTL" bench nccl --check-on $where --op all_reduce,reduce --redop $op -d half -e 4K
+    rows "$TMP/out" | grep -qE "^ +4096 +2048 +half +$op +-1 " || fail "no 4 KiB row of half $op"
+  done
 done
-for op in sum prod max min avg; do
-  expect 0 fake gb10 "$SPARKCTL" bench nccl --redop $op -d half -e 4K
-  rows "$TMP/out" | grep -qE "^ +4096 +2048 +half +$op +-1 " || fail "no 4 KiB row of half $op"
-done
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 4K -o "$TMP/where.json"
+contains "$TMP/out" "# Check: on the GPU"
+json_check "$TMP/where.json" << 'EOF2'
+d["config"]["check_on"] => gpu
+"check_note" in d["config"] => False
+EOF2
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 4K -c 0 -o "$TMP/where.json"
+lacks "$TMP/out" "# Check:"
+json_check "$TMP/where.json" << 'EOF2'
+d["config"]["check_on"] => None
+EOF2
+# A driver that will not compile the kernels: the check runs on the host, and says why.
+expect 0 fake gb10 env SPARKCTL_FAKE_CUDA_NO_PTX=1 "$SPARKCTL" bench nccl -e 4K -o "$TMP/where.json"
+contains "$TMP/out" "# Check: on the host (the CUDA driver did not compile the check kernels: the provided PTX was compiled with an unsupported toolchain.: ptxas application ptx input, line 1; fatal   : Unsupported .version)"
+json_check "$TMP/where.json" << 'EOF2'
+d["config"]["check_on"] => host
+d["config"]["check_note"].startswith("the CUDA driver did not compile") => True
+EOF2
+table_ok "$TMP/out" 10
+# ... unless the GPU was asked for: unavailable, exit 3.
+expect 3 fake gb10 env SPARKCTL_FAKE_CUDA_NO_PTX=1 "$SPARKCTL" bench nccl -e 4K --check-on gpu
+contains "$TMP/err" "--check-on gpu: the CUDA driver did not compile the check kernels"
+expect 2 fake gb10 "$SPARKCTL" bench nccl --check-on cpu
 
-# --- Wrong results: #wrong per row, FAILED, exit 4, JSON says so.
+# --- Wrong results: #wrong per row, FAILED, exit 4, JSON says so; the
+# same count from the host check.
+expect 4 fake gb10 env SPARKCTL_FAKE_NCCL_CORRUPT=1024 "$SPARKCTL" bench nccl --check-on host -b 256 -e 4K
+contains "$TMP/out" "# Out of bounds values : 6 FAILED"
 expect 4 fake gb10 env SPARKCTL_FAKE_NCCL_CORRUPT=1024 "$SPARKCTL" bench nccl -b 256 -e 4K \
   -o "$TMP/bad.json"
 contains "$TMP/err" "some results were wrong"
@@ -181,7 +210,7 @@ contains "$TMP/err" "out of memory"
 
 # --- -C 1: the time columns are the host's time to issue an operation
 # (nccl-tests' cputime).  Each collective here keeps its stream busy for
-# 20 ms, so 5 of them take at least 4 ms each to complete, while issuing
+# 20 ms (one after the other), so 5 of them take 20 ms each to complete, while issuing
 # one (a copy of a few KiB) takes far less.  The JSON has both always.
 expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=20000 "$SPARKCTL" bench nccl -b 1K -e 4K -n 5 -w 0 -C 1 \
   -o "$TMP/cpu.json"
@@ -291,20 +320,24 @@ if [ "$first" != "$last" ]; then
 fi
 
 # --- Unified memory (GB10): the bound is MemAvailable, not the device's free
-# memory, and the check's two host buffers share it.  5.5 GiB available less
-# NCCL's 5 GiB leaves 512 MiB for four buffers: 128 MiB each.
+# memory.  5.5 GiB available less NCCL's 5 GiB leaves 512 MiB for the send
+# and receive buffers: 256 MiB each.  The host check's two buffers share it
+# too: 128 MiB each.
 mkdir -p "$TMP/small/proc"
 printf 'MemTotal:       131072000 kB\nMemFree:          1000000 kB\nMemAvailable:     5767168 kB\n' > "$TMP/small/proc/meminfo"
 expect 2 fake gb10 env SPARKCTL_ROOT="$TMP/small" "$SPARKCTL" bench nccl -b 1G -e 1G
-contains "$TMP/err" "-e 1073741824 exceeds the 134217728 bytes that free memory allows"
-expect 0 fake gb10 env SPARKCTL_ROOT="$TMP/small" "$SPARKCTL" bench nccl -b 128M -n 1 -w 0
+contains "$TMP/err" "-e 1073741824 exceeds the 268435456 bytes that free memory allows"
+expect 0 fake gb10 env SPARKCTL_ROOT="$TMP/small" "$SPARKCTL" bench nccl -b 256M -n 1 -w 0
+contains "$TMP/out" "# Reducing maxBytes to 268435456 due to memory limitation"
+table_ok "$TMP/out" 1
+expect 0 fake gb10 env SPARKCTL_ROOT="$TMP/small" "$SPARKCTL" bench nccl -b 128M -n 1 -w 0 --check-on host
 contains "$TMP/out" "# Reducing maxBytes to 134217728 due to memory limitation"
 table_ok "$TMP/out" 1
 # Without the check, two buffers: 256 MiB each.
 expect 0 fake gb10 env SPARKCTL_ROOT="$TMP/small" "$SPARKCTL" bench nccl -b 256M -n 1 -w 0 -c 0
 contains "$TMP/out" "# Reducing maxBytes to 268435456 due to memory limitation"
 # --root DIR is the same tree as SPARKCTL_ROOT, for this process and the ranks it starts.
-expect 0 fake gb10 "$SPARKCTL" bench nccl --root "$TMP/small" -b 128M -n 1 -w 0
+expect 0 fake gb10 "$SPARKCTL" bench nccl --root "$TMP/small" -b 128M -n 1 -w 0 --check-on host
 contains "$TMP/out" "# Reducing maxBytes to 134217728 due to memory limitation"
 # A root that cannot be read is an error, not a silent fall back to "/".
 expect 1 fake gb10 env SPARKCTL_ROOT="$TMP/nowhere" "$SPARKCTL" bench nccl -e 1K
@@ -312,12 +345,20 @@ contains "$TMP/err" "cannot open the host's files below $TMP/nowhere"
 expect 1 fake gb10 "$SPARKCTL" bench nccl --root "$TMP/nowhere" -e 1K
 contains "$TMP/err" "cannot open the host's files below $TMP/nowhere"
 
-# --- Adaptive iterations.
+# --- Adaptive iterations.  Short operations: fixed mode's loop, as it is.
 expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% -o "$TMP/adaptive.json"
-contains "$TMP/out" "# Adaptive iterations: timed batches until the 95% confidence half-width of the time is within 5%"
+contains "$TMP/out" "# Adaptive iterations: where 20 operations take 20 ms or more, timed batches until the 95% confidence half-width of the time is within 5%"
 table_ok "$TMP/out" 14
-json_get "$TMP/adaptive.json" 'all(r["out_of_place"]["iterations"] >= 3 for r in d["tests"][0]["results"])' |
-  grep -qx True || fail "an adaptive row ran fewer than 3 batches"
+json_get "$TMP/adaptive.json" 'all(r[h]["iterations"] == 20 for r in d["tests"][0]["results"] for h in ("out_of_place", "in_place"))' |
+  grep -qx True || fail "short operations should run fixed mode's 20"
+# Operations of 2 ms: batches of 3 (5 ms), 3 of them as the time is steady:
+# 9 timed operations instead of 20.
+expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=2000 "$SPARKCTL" bench nccl -b 4K -e 4K -w 0 --precision 2% -o "$TMP/adaptive.json"
+json_get "$TMP/adaptive.json" '[d["tests"][0]["results"][0][h]["iterations"] for h in ("out_of_place", "in_place")]' |
+  grep -qx '\[9, 9\]' || fail "2 ms operations should stop after 3 batches of 3"
+expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=2000 "$SPARKCTL" bench nccl -b 4K -e 4K -w 0 -o "$TMP/fixed.json"
+json_get "$TMP/fixed.json" 'd["tests"][0]["results"][0]["out_of_place"]["iterations"]' | grep -qx 20 ||
+  fail "fixed mode should time 20"
 
 # --- The ways a rank is started: by hand, and under sparkctl launch.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -1,0 +1,161 @@
+#!/bin/bash
+# bench/bench-nccl.sh - sparkctl bench nccl against nccl-tests on this
+# machine's GPUs: the wall time of whole sweeps and the busbw of each size,
+# both tools on the same GPUs in the same run, interleaved, several rounds.
+#
+#   bench/bench-nccl.sh NCCL_TESTS_BUILD [ROUNDS]
+#   NCCL_TESTS=NCCL_TESTS_BUILD ninja -C build bench-nccl
+#
+# NCCL_TESTS_BUILD is nccl-tests' build directory (all_reduce_perf ...),
+# built with MPI=1 (git clone https://github.com/NVIDIA/nccl-tests;
+# make -C nccl-tests MPI=1 MPI_HOME=...).  ROUNDS: 3.
+# Environment:
+#   SPARKCTL    the program (build/sparkctl)
+#   GPUS        ranks, one GPU each (2)
+#   OPS         collectives ("all_reduce all_gather")
+#   TRANSPORTS  "nvlink socket": NCCL's choice (NVLink within a node) and its
+#               network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1,
+#               which stands in for two Sparks); socket sweeps 1M-256M
+#   MODES       sparkctl's modes: "fixed" (nccl-tests' 20 iterations) and
+#               "adaptive" (--precision 2%)
+#   OUT         where the outputs and the summary go (a new temporary folder)
+#   MPIRUN      mpirun (Open MPI) and its options
+#
+# Each run's wall time is from its start to its exit, as a user waits for
+# it: nccl-tests under mpirun (-np GPUS -g 1, bound to cores), sparkctl
+# bench nccl --gpus GPUS (its defaults: the check on).  Prints, per
+# transport and collective, the wall times (median, min-max) and, per
+# size, the median busbw of each and the ratio to nccl-tests' median.
+set -eu
+
+nt=${1:-${NCCL_TESTS:?usage: bench/bench-nccl.sh NCCL_TESTS_BUILD [ROUNDS] (or NCCL_TESTS=DIR)}}
+rounds=${2:-3}
+sparkctl=${SPARKCTL:-build/sparkctl}
+gpus=${GPUS:-2}
+ops=${OPS:-all_reduce all_gather}
+transports=${TRANSPORTS:-nvlink socket}
+modes=${MODES:-fixed adaptive}
+out=${OUT:-$(mktemp -d /tmp/bench-nccl.XXXXXX)}
+mpirun=${MPIRUN:-mpirun --allow-run-as-root --bind-to core --map-by core}
+mkdir -p "$out"
+
+for tool in "$sparkctl" "$nt/all_reduce_perf"; do
+  [ -x "$tool" ] || { echo "bench-nccl: $tool is not an executable" >&2; exit 2; }
+done
+
+now() { date +%s.%N; }
+
+# run NAME CMD...: time CMD, its output in $out/NAME.out, the wall time in $out/NAME.wall.
+run() {
+  local name=$1 start end
+  shift
+  start=$(now)
+  if ! "$@" >"$out/$name.out" 2>"$out/$name.err"; then
+    echo "bench-nccl: $name failed:" >&2
+    tail -5 "$out/$name.err" >&2
+    exit 1
+  fi
+  end=$(now)
+  echo "$start $end" | awk '{ printf "%.3f\n", $2 - $1 }' >"$out/$name.wall"
+}
+
+for transport in $transports; do
+  case $transport in
+  nvlink) env=(); range=(-b 8 -e 1G) ;;
+  socket) env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1); range=(-b 1M -e 256M) ;;
+  *) echo "bench-nccl: unknown transport $transport" >&2; exit 2 ;;
+  esac
+  for op in $ops; do
+    for round in $(seq 1 "$rounds"); do
+      # Alternate which tool goes first, so neither always runs on a warm machine.
+      order="nccl-tests $modes"
+      [ $((round % 2)) = 0 ] && order="$modes nccl-tests"
+      for who in $order; do
+        name=$transport.$op.$who.$round
+        case $who in
+        nccl-tests)
+          run "$name" env "${env[@]}" $mpirun -np "$gpus" \
+            "$nt/${op}_perf" -g 1 "${range[@]}" -f 2 -c 1 ;;
+        fixed)
+          run "$name" env "${env[@]}" "$sparkctl" bench nccl --gpus "$gpus" --op "$op" \
+            "${range[@]}" -f 2 -o "$out/$name.json" ;;
+        adaptive)
+          run "$name" env "${env[@]}" "$sparkctl" bench nccl --gpus "$gpus" --op "$op" \
+            "${range[@]}" -f 2 --precision 2% -o "$out/$name.json" ;;
+        *)
+          run "$name" env "${env[@]}" "$sparkctl" bench nccl --gpus "$gpus" --op "$op" \
+            "${range[@]}" -f 2 $who -o "$out/$name.json" ;;
+        esac
+        echo "bench-nccl: $name $(cat "$out/$name.wall") s" >&2
+      done
+    done
+  done
+done
+
+python3 - "$out" "$rounds" "$transports" "$ops" "$modes" <<'EOF' | tee "$out/summary.md"
+import json, statistics, sys
+out, rounds, transports, ops, modes = sys.argv[1], int(sys.argv[2]), *[a.split() for a in sys.argv[3:]]
+
+def nccl_tests_rows(path):
+    rows = {}
+    for line in open(path):
+        f = line.split()
+        if line.startswith("#") or len(f) < 13 or not f[0].isdigit():
+            continue
+        # size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong
+        rows[int(f[0])] = (float(f[5]), float(f[7]), float(f[9]), float(f[11]),
+                           f[8], f[12])
+    return rows
+
+def sparkctl_rows(path):
+    rows = {}
+    for t in json.load(open(path))["tests"]:
+        for r in t["results"]:
+            o, i = r["out_of_place"], r["in_place"]
+            rows[r["size_bytes"]] = (o["time_us"], o["busbw_gbytes_per_second"],
+                                     i["time_us"], i["busbw_gbytes_per_second"],
+                                     o["wrong"], i["wrong"])
+    return rows
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+for transport in transports:
+    for op in ops:
+        print(f"\n### {op}, {transport}, {rounds} rounds\n")
+        print("| run | wall time median (s) | min-max (s) | vs nccl-tests |")
+        print("|---|---|---|---|")
+        walls = {}
+        for who in ["nccl-tests"] + modes:
+            walls[who] = [float(open(f"{out}/{transport}.{op}.{who}.{r}.wall").read())
+                          for r in range(1, rounds + 1)]
+        base = med(walls["nccl-tests"])
+        for who, w in walls.items():
+            label = "nccl-tests" if who == "nccl-tests" else f"sparkctl {who}"
+            print(f"| {label} | {med(w):.2f} | {min(w):.2f}-{max(w):.2f} | {med(w) / base:.2f} |")
+        nt = [nccl_tests_rows(f"{out}/{transport}.{op}.nccl-tests.{r}.out")
+              for r in range(1, rounds + 1)]
+        sp = {who: [sparkctl_rows(f"{out}/{transport}.{op}.{who}.{r}.json")
+                    for r in range(1, rounds + 1)] for who in modes}
+        head = "| size (B) | nccl-tests time (us) | nccl-tests busbw (GB/s) |"
+        rule = "|---|---|---|"
+        for who in modes:
+            head += f" {who} time (us) | {who} busbw (GB/s) | {who} busbw ratio | {who} #wrong |"
+            rule += "---|---|---|---|"
+        print("\nOut-of-place; ratios are sparkctl's median over nccl-tests' median.\n")
+        print(head)
+        print(rule)
+        for size in sorted(nt[0]):
+            t0 = med([r[size][0] for r in nt if size in r])
+            b0 = med([r[size][1] for r in nt if size in r])
+            line = f"| {size} | {t0:.1f} | {b0:.2f} |"
+            for who in modes:
+                rs = [r[size] for r in sp[who] if size in r]
+                t = med([r[0] for r in rs])
+                b = med([r[1] for r in rs])
+                wrong = sum((r[4] or 0) + (r[5] or 0) for r in rs)
+                ratio = b / b0 if b0 > 0 else float("nan")
+                line += f" {t:.1f} | {b:.2f} | {ratio:.3f} | {wrong} |"
+            print(line)
+EOF
+echo "bench-nccl: outputs in $out" >&2
