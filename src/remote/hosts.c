@@ -265,53 +265,139 @@ static int parse_range_body(const char *elem, const char *body, size_t len,
 	return 0;
 }
 
-/* One element of a -H list: a name, or a name with one bracket range. */
+/* One bracket range of an element, and the text before it. */
+struct range_group {
+	const char *prefix; /* into the element */
+	size_t prefix_len;
+	struct range_item *items;
+	size_t nr_items;
+};
+
+/* Free the groups and their items. */
+static void release_groups(struct range_group *groups, size_t nr)
+{
+	for (size_t g = 0; g < nr; g++)
+		free(groups[g].items);
+	free(groups);
+}
+
+/*
+ * Every name of groups (and the suffix after the last), the last range
+ * varying fastest, as Slurm expands "rack[1-2]n[1-4]": rack1n1 .. rack1n4,
+ * rack2n1 ...  pick holds, per group, the item and value in use.
+ */
+static int expand_groups(const struct range_group *groups, size_t nr, const char *suffix,
+			 struct host_list *list, struct host_set *set, struct strbuf *err)
+{
+	struct pick {
+		size_t item;
+		uint64_t value;
+	} *pick = xcalloc(nr, sizeof(*pick));
+	struct strbuf name = STRBUF_INIT;
+	int r = 0;
+
+	for (size_t g = 0; g < nr; g++)
+		pick[g].value = groups[g].items[0].lo;
+	for (;;) {
+		size_t g;
+		strbuf_reset(&name);
+		for (g = 0; g < nr; g++) {
+			const struct range_item *it = &groups[g].items[pick[g].item];
+			strbuf_add(&name, groups[g].prefix, groups[g].prefix_len);
+			strbuf_addf(&name, "%0*" PRIu64, it->width, pick[g].value);
+		}
+		strbuf_addstr(&name, suffix);
+		if ((r = add_host(list, set, strbuf_detach(&name, NULL), NULL, "", err)) < 0)
+			break;
+		/* The next name: step the last group, carrying into those before it. */
+		for (g = nr; g-- > 0;) {
+			const struct range_group *grp = &groups[g];
+			if (pick[g].value < grp->items[pick[g].item].hi) {
+				pick[g].value++;
+				break;
+			}
+			if (pick[g].item + 1 < grp->nr_items) {
+				pick[g].item++;
+				pick[g].value = grp->items[pick[g].item].lo;
+				break;
+			}
+			pick[g].item = 0;
+			pick[g].value = grp->items[0].lo;
+		}
+		if (g == (size_t)-1)
+			break;
+	}
+	strbuf_release(&name);
+	free(pick);
+	return r;
+}
+
+/*
+ * One element of a -H list: a name, or a name with bracket ranges, each
+ * "[1-4]", "[01,03,05-07]" ("node[01-08]" keeps the zero padding), as many
+ * as Slurm's hostlists have ("rack[1-2]n[1-4]").
+ */
 static int parse_element(const char *elem, struct host_list *list, struct host_set *set,
 			 struct strbuf *err)
 {
-	const char *open = strchr(elem, '['), *close;
-	struct range_item *items = NULL;
-	size_t nr_items = 0;
-	uint64_t count = 0;
+	struct range_group *groups = NULL;
+	size_t nr_groups = 0, literal = 0;
+	const char *p = elem;
+	uint64_t total = 1;
 	int r = 0;
 
-	if (!open)
+	if (!strchr(elem, '['))
 		return add_host(list, set, xstrdup(elem), NULL, "", err);
-	close = strchr(open, ']');
-	if (!close) {
-		r = range_error(err, elem, "no ']' after '['");
-		goto out;
+	for (;;) {
+		const char *open = strchr(p, '['), *close = strchr(p, ']');
+		struct range_group *grp;
+		uint64_t count = 0;
+		if (!open) {
+			if (close) {
+				r = range_error(err, elem, "']' without '['");
+				goto out;
+			}
+			break;
+		}
+		if (close && close < open) {
+			r = range_error(err, elem, "']' without '['");
+			goto out;
+		}
+		if (!close) {
+			r = range_error(err, elem, "no ']' after '['");
+			goto out;
+		}
+		if (memchr(open + 1, '[', (size_t)(close - open - 1))) {
+			r = range_error(err, elem, "a range inside a range");
+			goto out;
+		}
+		grp = ARRAY_PUSH(groups, nr_groups);
+		*grp = (struct range_group){ .prefix = p, .prefix_len = (size_t)(open - p) };
+		literal += grp->prefix_len;
+		r = parse_range_body(elem, open + 1, (size_t)(close - open - 1), &grp->items,
+				     &grp->nr_items, &count, err);
+		if (r < 0)
+			goto out;
+		/* Checked before multiplying, so the product cannot wrap. */
+		total *= count;
+		if (total > HOST_LIST_MAX) {
+			r = range_error(err, elem, "names more than %d hosts", HOST_LIST_MAX);
+			goto out;
+		}
+		p = close + 1;
 	}
-	if (strchr(open + 1, '[') || strchr(close + 1, ']') ||
-	    memchr(elem, ']', (size_t)(open - elem))) {
-		r = range_error(err, elem, "more than one bracket range");
-		goto out;
-	}
-	/* Bound the prefix and suffix first: each is copied into every name. */
-	if ((size_t)(open - elem) + strlen(close + 1) > 2 * HOST_NAME_LEN_MAX + 1) {
+	/* Bound the text around the ranges first: it is copied into every name. */
+	if (literal + strlen(p) > 2 * HOST_NAME_LEN_MAX + 1) {
 		r = range_error(err, elem, "name too long");
 		goto out;
 	}
-	r = parse_range_body(elem, open + 1, (size_t)(close - open - 1), &items, &nr_items, &count,
-			     err);
-	if (r < 0)
-		goto out;
-	if (list->nr + count > HOST_LIST_MAX) {
+	if (list->nr + total > HOST_LIST_MAX) {
 		r = range_error(err, elem, "the list would hold more than %d hosts", HOST_LIST_MAX);
 		goto out;
 	}
-	for (size_t i = 0; i < nr_items; i++) {
-		for (uint64_t v = items[i].lo;; v++) {
-			char *name = xasprintf("%.*s%0*" PRIu64 "%s", (int)(open - elem), elem,
-					       items[i].width, v, close + 1);
-			if ((r = add_host(list, set, name, NULL, "", err)) < 0)
-				goto out;
-			if (v == items[i].hi)
-				break;
-		}
-	}
+	r = expand_groups(groups, nr_groups, p, list, set, err);
 out:
-	free(items);
+	release_groups(groups, nr_groups);
 	return r;
 }
 

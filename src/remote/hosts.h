@@ -1,10 +1,11 @@
 /*
  * hosts.h - the nodes a command runs on: -H lists and hostfiles.
  *
- * -H takes comma-separated names, each with at most one bracket range:
+ * -H takes comma-separated names with bracket ranges, as Slurm's hostlists:
  * "spark[1-4]" (spark1 .. spark4), "node[01-08]" (zero padding kept),
- * "gpu[1,3,5-7]".  A hostfile has one host per line, with '#' comments and
- * blank lines, in Open MPI's form "host [slots=N] [max_slots=N]" (also
+ * "gpu[1,3,5-7]", and several in one name, the last varying fastest:
+ * "rack[1-2]n[1-2]" (rack1n1, rack1n2, rack2n1, rack2n2).  A hostfile has one host per line, with
+ * '#' comments and blank lines, in Open MPI's form "host [slots=N] [max_slots=N]" (also
  * max-slots=N), DeepSpeed's "host slots=N" (the same) or MPICH's "host:N"
  * (N slots; a name with two colons is an IPv6 address).  Anything else on a
  * line is refused with "FILE:LINE: ...".  Names that

@@ -1,5 +1,6 @@
 /*
- * fuzz-parsers - the pure parsers of lib/host_text.h and parse_bdf().
+ * fuzz-parsers - the pure parsers of lib/host_text.h, parse_bdf() and
+ * host_list_parse() (-H lists, Slurm's hostlists).
  *
  * The first byte selects the parser (modulo their number), the rest is
  * the text.  Besides memory errors and leaks, each parser's documented
@@ -14,6 +15,7 @@
 #include "inventory/derive.h"
 #include "inventory/inventory.h"
 #include "lib/host_text.h"
+#include "remote/hosts.h"
 
 /* Selectors: the seed corpus prepends these values, keep them stable. */
 enum parser {
@@ -30,6 +32,7 @@ enum parser {
 	P_NCCL_CONF,
 	P_DEFAULT_ROUTES,
 	P_BDF,
+	P_HOST_LIST,
 	NR_PARSERS
 };
 
@@ -185,6 +188,23 @@ static void bdf(const char *s)
 	FUZZ_CHECK(!strcasecmp(text, s));
 }
 
+/* Every name made is a plain name; a refused list leaves nothing behind, and says why. */
+static void host_list(const char *s)
+{
+	struct host_list list = { 0 };
+	struct strbuf err = STRBUF_INIT;
+
+	if (host_list_parse(s, &list, &err) == 0) {
+		FUZZ_CHECK(list.nr >= 1 && list.nr <= HOST_LIST_MAX);
+		for (size_t i = 0; i < list.nr; i++)
+			FUZZ_CHECK(*list.hosts[i].name && !strpbrk(list.hosts[i].name, "[],"));
+	} else {
+		FUZZ_CHECK(list.nr == 0 && err.len > 0);
+	}
+	host_list_release(&list);
+	strbuf_release(&err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
@@ -231,6 +251,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case P_BDF:
 		bdf(s);
+		break;
+	case P_HOST_LIST:
+		host_list(s);
 		break;
 	case NR_PARSERS:
 		break;

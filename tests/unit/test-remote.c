@@ -141,6 +141,14 @@ static void host_names(void **state)
 	expect_hosts("[1-2].lan", "1.lan", "2.lan", NULL);
 	expect_hosts("bob@spark[1-2].lan,c", "bob@spark1.lan", "bob@spark2.lan", "c", NULL);
 	expect_hosts("a,gpu[1,2],b", "a", "gpu1", "gpu2", "b", NULL);
+	/* Slurm's hostlists: several ranges in a name, the last varying fastest. */
+	expect_hosts("spark[01-04,07]", "spark01", "spark02", "spark03", "spark04", "spark07",
+		     NULL);
+	expect_hosts("rack[1-2]n[1-3]", "rack1n1", "rack1n2", "rack1n3", "rack2n1", "rack2n2",
+		     "rack2n3", NULL);
+	expect_hosts("r[1,3]s[08-09]-ib,x", "r1s08-ib", "r1s09-ib", "r3s08-ib", "r3s09-ib", "x",
+		     NULL);
+	expect_hosts("a[1-2]b[3]c[4-5]", "a1b3c4", "a1b3c5", "a2b3c4", "a2b3c5", NULL);
 
 	/* 253 characters is the longest name. */
 	char name[300];
@@ -213,9 +221,21 @@ static void host_range_errors(void **state)
 	expect_spec_error("spark[ 1]", "invalid host range 'spark[ 1]': expected numbers such as "
 				       "[1-4] or [01,03,05-07]");
 	expect_spec_error("spark[1-2", "invalid host range 'spark[1-2': no ']' after '['");
-	expect_spec_error("a[1-2]b[3-4]",
-			  "invalid host range 'a[1-2]b[3-4]': more than one bracket range");
-	expect_spec_error("a[[1-2]]", "invalid host range 'a[[1-2]]': more than one bracket range");
+	expect_spec_error("a[[1-2]]", "invalid host range 'a[[1-2]]': a range inside a range");
+	expect_spec_error("a[1]]", "invalid host range 'a[1]]': ']' without '['");
+	expect_spec_error("a[1]b[2", "invalid host range 'a[1]b[2': no ']' after '['");
+	expect_spec_error("a[1-2]b[x]", "invalid host range 'a[1-2]b[x]': expected numbers such "
+					"as [1-4] or [01,03,05-07]");
+	/* The product of the ranges is bounded before anything is expanded. */
+	expect_spec_error("r[1-100]n[1-100]",
+			  "invalid host range 'r[1-100]n[1-100]': names more than 4096 hosts");
+	expect_spec_error(
+		"a[1-2]b[1-2]c[1-2]a[1-2]b[1-2]c[1-2]d[1-2]e[1-2]f[1-2]g[1-2]h[1-2]i[1-2]j[1-2]",
+		"invalid host range "
+		"'a[1-2]b[1-2]c[1-2]a[1-2]b[1-2]c[1-2]d[1-2]e[1-2]f[1-2]g[1-2]h[1-2]i[1-2]j[1-2]': "
+		"names more than 4096 hosts");
+	/* Two ranges that make the same name. */
+	expect_spec_error("a[1-2]1,a11", "duplicate host 'a11'");
 	expect_spec_error("s[99999999999999999999]",
 			  "invalid host range 's[99999999999999999999]': number too large");
 	/* Huge ranges are refused before anything is expanded. */
