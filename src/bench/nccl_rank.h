@@ -11,6 +11,7 @@
 #include "bench/nccl_check.h"
 #include "bench/nccl_run.h"
 #include "bench/rendezvous.h"
+#include "lib/clock.h"
 #include "lib/rootfs.h"
 #include "lib/strbuf.h"
 #include "nv/cuda.h"
@@ -57,7 +58,16 @@ struct bench {
 	struct strbuf nccl_version; /* "2.28.9", for the report */
 	unsigned seed;		    /* of the check data: one more per checked operation */
 	bool timed_out;		    /* a collective did not finish: the communicator was aborted */
+	uint64_t start_ns;	    /* monotonic, when the rank began */
+	double *step_seconds;	    /* the caller's, or NULL */
 };
+
+/* Step s ended now. */
+static inline void nccl_step_done(struct bench *b, enum nccl_step s)
+{
+	if (b->step_seconds)
+		b->step_seconds[s] = (double)(monotonic_ns() - b->start_ns) / 1e9;
+}
 
 static inline void *devptr(cu_deviceptr base, size_t offset)
 {

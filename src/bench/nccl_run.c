@@ -556,7 +556,9 @@ static int setup(struct bench *b, const struct nccl_bench_rank *me)
 		return r;
 	b->gpu.ordinal = me->device >= 0 ? me->device : rdv_local_rank(b->team.rdv);
 	setup_nccl_log(b);
-	if ((r = open_rank(b, &bound)) < 0 || (r = fit_sweep(b, bound)) < 0)
+	r = open_rank(b, &bound);
+	nccl_step_done(b, NCCL_STEP_LIBRARIES);
+	if (r < 0 || (r = fit_sweep(b, bound)) < 0)
 		return r;
 	if (b->team.rank == 0) {
 		b->team.infos = xcalloc((size_t)b->team.n, sizeof(*b->team.infos));
@@ -565,11 +567,13 @@ static int setup(struct bench *b, const struct nccl_bench_rank *me)
 			b->team.hostnames[k] = rdv_hostname(b->team.rdv, k);
 	}
 	r = nccl_agree(b, alloc_buffers(b));
+	nccl_step_done(b, NCCL_STEP_BUFFERS);
 	if (r == 0)
 		r = rdv_gather(b->team.rdv, &b->team.info, sizeof(b->team.info), b->team.infos,
 			       (int)b->o->timeout_ms, b->err);
 	if (r == 0)
 		r = nccl_agree(b, init_comm(b));
+	nccl_step_done(b, NCCL_STEP_COMM);
 	return r;
 }
 
@@ -581,6 +585,7 @@ static void teardown(struct bench *b, bool failed)
 		else
 			b->gpu.nccl.comm_destroy(b->gpu.comm);
 	}
+	nccl_step_done(b, NCCL_STEP_DESTROYED);
 	if (b->gpu.stream)
 		b->gpu.cuda.stream_destroy(b->gpu.stream);
 	free_device(b, b->gpu.sendbuf);
@@ -607,6 +612,7 @@ static void teardown(struct bench *b, bool failed)
 		nccl_close(&b->gpu.nccl);
 		cuda_close(&b->gpu.cuda);
 	}
+	nccl_step_done(b, NCCL_STEP_END);
 }
 
 enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
@@ -619,6 +625,8 @@ enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
 		.team = { .rank = me->rank, .n = me->world_size },
 		.nccl_version = STRBUF_INIT,
 		.gpu.check_note = STRBUF_INIT,
+		.start_ns = monotonic_ns(),
+		.step_seconds = me->step_seconds,
 	};
 	enum nccl_bench_status status = NCCL_BENCH_OK;
 	struct nccl_report report;
@@ -645,6 +653,7 @@ enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
 		r = nccl_agree(&b, run_coll(&b, opts->colls[i], &bad));
 	if (r == 0 && b.report)
 		r = nccl_report_finish(b.report, bad, opts->json_path, err);
+	nccl_step_done(&b, NCCL_STEP_SWEEP);
 	progress_end(); /* before the caller prints an error */
 	if (r == -ENOENT || r == -ENODEV)
 		status = NCCL_BENCH_UNAVAILABLE;

@@ -41,8 +41,20 @@ struct nccl_bench_opts {
 	const char *version;   /* sparkctl's, for the header */
 };
 
+/* A rank's steps, for SPARKCTL_BENCH_STEPS=1 (where a run's time goes). */
+enum nccl_step {
+	NCCL_STEP_LIBRARIES, /* CUDA and NCCL loaded, the context made, the kernels compiled */
+	NCCL_STEP_BUFFERS,   /* the ranks agreed on the memory bound; buffers allocated */
+	NCCL_STEP_COMM,	     /* the communicator made */
+	NCCL_STEP_SWEEP,     /* every collective timed and checked, the report written */
+	NCCL_STEP_DESTROYED, /* the communicator destroyed */
+	NCCL_STEP_END,	     /* everything released */
+	NCCL_NR_STEPS,
+};
+
 struct nccl_bench_rank {
 	int rank, world_size;
+	double *step_seconds;	/* NULL, or NCCL_NR_STEPS: when each step ended, from the start */
 	int device;		/* CUDA ordinal; -1: the local rank */
 	int listen_fd;		/* rank 0: its rendezvous socket, or -1 to bind rendezvous */
 	const char *rendezvous; /* "HOST:PORT" */

@@ -227,10 +227,36 @@ static int status_exit(enum nccl_bench_status s)
 	return SPARKCTL_EXIT_ERROR;
 }
 
+/* SPARKCTL_BENCH_STEPS=1: when each step of this rank ended, on stderr. */
+static void print_steps(const struct nccl_bench_rank *me, const double *at)
+{
+	static const char *const names[NCCL_NR_STEPS] = {
+		[NCCL_STEP_LIBRARIES] = "libraries", [NCCL_STEP_BUFFERS] = "buffers",
+		[NCCL_STEP_COMM] = "communicator",   [NCCL_STEP_SWEEP] = "sweep",
+		[NCCL_STEP_DESTROYED] = "destroyed", [NCCL_STEP_END] = "end",
+	};
+	struct strbuf line = STRBUF_INIT;
+
+	for (int s = 0; s < NCCL_NR_STEPS; s++)
+		strbuf_addf(&line, "%s %s %.3f", s ? "," : "", names[s], at[s]);
+	fprintf(stderr, "sparkctl bench nccl: rank %d steps (s from its start):%s\n", me->rank,
+		line.buf);
+	strbuf_release(&line);
+}
+
 static int run_rank(const struct nccl_bench_opts *o, const struct nccl_bench_rank *me)
 {
 	struct strbuf err = STRBUF_INIT;
-	enum nccl_bench_status s = nccl_bench_run(o, me, stdout, &err);
+	const char *steps_env = getenv("SPARKCTL_BENCH_STEPS");
+	double at[NCCL_NR_STEPS] = { 0 };
+	struct nccl_bench_rank rank = *me;
+	enum nccl_bench_status s;
+
+	if (steps_env && streq(steps_env, "1"))
+		rank.step_seconds = at;
+	s = nccl_bench_run(o, &rank, stdout, &err);
+	if (rank.step_seconds)
+		print_steps(me, at);
 
 	if (s == NCCL_BENCH_WRONG)
 		cmd_error("bench nccl", "some results were wrong (see #wrong)");
@@ -240,7 +266,6 @@ static int run_rank(const struct nccl_bench_opts *o, const struct nccl_bench_ran
 	return status_exit(s);
 }
 
-/* How many GPUs this host has; an exit status when it cannot tell. */
 /*
  * The GPUs CUDA shows this process.  The driver stays loaded and
  * initialised in *cuda, for rank 0 in this process: a second cuInit there

@@ -345,6 +345,15 @@ contains "$TMP/err" "cannot open the host's files below $TMP/nowhere"
 expect 1 fake gb10 "$SPARKCTL" bench nccl --root "$TMP/nowhere" -e 1K
 contains "$TMP/err" "cannot open the host's files below $TMP/nowhere"
 
+# --- SPARKCTL_BENCH_STEPS=1: each rank says when its steps ended, in order.
+expect 0 fake gb10 env SPARKCTL_BENCH_STEPS=1 "$SPARKCTL" bench nccl -e 1K
+grep -qE '^sparkctl bench nccl: rank 0 steps \(s from its start\): libraries [0-9.]+, buffers [0-9.]+, communicator [0-9.]+, sweep [0-9.]+, destroyed [0-9.]+, end [0-9.]+$' "$TMP/err" ||
+  fail "no steps line"
+sed -n 's/.*: //p' "$TMP/err" | tr ',' '\n' | awk '{ if ($2 < last) exit 1; last = $2 }' || fail "steps out of order"
+table_ok "$TMP/out" 8
+expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K
+lacks "$TMP/err" "steps"
+
 # --- Adaptive iterations.  Short operations: fixed mode's loop, as it is.
 expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% -o "$TMP/adaptive.json"
 contains "$TMP/out" "# Adaptive iterations: where 20 operations take 20 ms or more, timed batches until the 95% confidence half-width of the time is within 5%"
