@@ -13,18 +13,6 @@
 #include "lib/clock.h"
 
 /*
- * Adaptive iterations.  A batch lasts at least ADAPTIVE_BATCH_US, so that
- * the start and end of its loop (the first launch, the last wait: some
- * 10-20 us) weigh under 0.5% on its time, as they do on fixed mode's loop;
- * batches only where fixed mode's loop lasts ADAPTIVE_MIN_FIXED_US, where
- * ADAPTIVE_MIN_BATCHES of them plus their line-up operations take fewer
- * operations than fixed mode does.
- */
-#define ADAPTIVE_BATCH_US     5000.0
-#define ADAPTIVE_MIN_FIXED_US 20000.0
-#define ADAPTIVE_MIN_BATCHES  3
-
-/*
  * Wait for the stream, watching NCCL's asynchronous errors and the
  * deadline; either ends the communicator (ncclCommAbort), so that a rank
  * never hangs on a peer that is gone.
@@ -209,67 +197,44 @@ static int line_up(struct bench *b, enum perf_coll coll, const struct perf_layou
 	return r < 0 ? r : timed_ops(b, coll, lay, in_place, 0, 1, sync);
 }
 
-/* Student's t for a two-sided 95% interval with df degrees of freedom. */
-static double t95(unsigned df)
-{
-	static const double table[] = {
-		12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23
-	};
-
-	if (df == 0)
-		return INFINITY;
-	/* Past the table, within 0.002 of the exact value. */
-	return df <= ARRAY_SIZE(table) ? table[df - 1] : 1.96 + 2.5 / df;
-}
-
 /*
- * Adaptive: batches of ops operations (of at least ADAPTIVE_BATCH_US),
- * each timed as fixed mode times its loop, lined up first as fixed mode's
- * is, until the mean per-operation time is known to the precision asked
- * (at least ADAPTIVE_MIN_BATCHES), and never more operations than fixed
- * mode's --iters.  Every decision uses figures averaged over the ranks,
- * so all decide alike.
+ * Adaptive: batches of ops operations (perf_adaptive_batch()), each timed
+ * as fixed mode times its loop and lined up first as fixed mode's is,
+ * until perf_batches_done().  Every decision uses figures averaged over
+ * the ranks, so all decide alike.
  */
 static int time_batches(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
 			bool in_place, unsigned ops, struct perf_result *res)
 {
-	double sync[2], t[2], sum = 0, sumsq = 0, cpu_sum = 0;
-	unsigned k = 0;
+	double sync[2], t[2], cpu_sum = 0;
+	struct perf_batches stats = { 0 };
 	int r;
 
 	for (;;) {
 		r = line_up(b, coll, lay, in_place, sync);
 		if (r == 0)
-			r = timed_ops(b, coll, lay, in_place, (uint64_t)k * ops, ops, t);
+			r = timed_ops(b, coll, lay, in_place, (uint64_t)stats.k * ops, ops, t);
 		if (r == 0)
 			r = rank_mean(b, t);
 		if (r < 0)
 			return r;
-		k++;
-		sum += t[0];
-		sumsq += t[0] * t[0];
+		perf_batches_add(&stats, t[0]);
 		cpu_sum += t[1];
-		/* Another batch and its line-up would take more operations than fixed mode. */
-		if ((k + 1) * (ops + 1) > b->o->iters)
+		if (perf_batches_done(&stats, ops, b->o->iters, b->o->precision))
 			break;
-		if (k >= ADAPTIVE_MIN_BATCHES) {
-			double mean = sum / k, var = fmax(0, (sumsq - sum * sum / k) / (k - 1));
-			if (t95(k - 1) * sqrt(var / k) <= b->o->precision * mean)
-				break;
-		}
 	}
-	res->time_us = sum / k;
-	res->cpu_time_us = cpu_sum / k;
-	res->iters = ops * k;
+	res->time_us = stats.sum / stats.k;
+	res->cpu_time_us = cpu_sum / stats.k;
+	res->iters = ops * stats.k;
 	return 0;
 }
 
 /*
  * Time one half-row.  Fixed: --iters operations issued back to back, one
- * wait, as nccl-tests times them.  Adaptive (--precision): the same where
- * --iters operations take less than ADAPTIVE_MIN_FIXED_US, which costs
- * little and keeps the figures those of fixed mode; longer operations in
- * shorter batches (time_batches), which stop once the time is known.
+ * wait, as nccl-tests times them.  Adaptive (--precision): the same for
+ * short operations, which costs little and keeps the figures those of
+ * fixed mode; longer ones in batches (time_batches), which stop once the
+ * time is known.
  */
 static int time_half(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
 		     bool in_place, struct perf_result *res)
@@ -287,10 +252,9 @@ static int time_half(struct bench *b, enum perf_coll coll, const struct perf_lay
 					 b->err);
 		if (r < 0)
 			return r;
-		if (sync_us * o->iters >= ADAPTIVE_MIN_FIXED_US) {
-			unsigned ops = (unsigned)ceil(ADAPTIVE_BATCH_US / sync_us);
-			return time_batches(b, coll, lay, in_place, ops < 1 ? 1 : ops, res);
-		}
+		unsigned ops = perf_adaptive_batch(sync_us, o->iters);
+		if (ops)
+			return time_batches(b, coll, lay, in_place, ops, res);
 	}
 	r = timed_ops(b, coll, lay, in_place, 0, o->iters, t);
 	if (r == 0)

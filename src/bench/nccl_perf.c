@@ -244,6 +244,45 @@ void perf_check_init(struct perf_check *c, enum perf_coll coll, enum perf_dtype 
 	}
 }
 
+unsigned perf_adaptive_batch(double op_us, unsigned iters)
+{
+	if (!(op_us > 0) || op_us * iters < PERF_ADAPTIVE_MIN_FIXED_US)
+		return 0;
+	return (unsigned)ceil(PERF_ADAPTIVE_BATCH_US / op_us);
+}
+
+void perf_batches_add(struct perf_batches *b, double op_us)
+{
+	b->k++;
+	b->sum += op_us;
+	b->sumsq += op_us * op_us;
+}
+
+double perf_t95(unsigned df)
+{
+	static const double table[] = {
+		12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23
+	};
+
+	if (df == 0)
+		return INFINITY;
+	/* Past the table, within 0.002 of the exact value. */
+	return df <= ARRAY_SIZE(table) ? table[df - 1] : 1.96 + 2.5 / df;
+}
+
+bool perf_batches_done(const struct perf_batches *b, unsigned ops, unsigned iters, double precision)
+{
+	double mean, var;
+
+	if ((uint64_t)(b->k + 1) * (ops + 1) > iters)
+		return true;
+	if (b->k < PERF_ADAPTIVE_MIN_BATCHES)
+		return false;
+	mean = b->sum / b->k;
+	var = fmax(0, (b->sumsq - b->sum * b->sum / b->k) / (b->k - 1));
+	return perf_t95(b->k - 1) * sqrt(var / b->k) <= precision * mean;
+}
+
 int perf_parse_cpulist(const char *s, cpu_set_t *set)
 {
 	const char *p = s;

@@ -101,6 +101,39 @@ uint64_t perf_sweep_next(uint64_t cur, uint64_t factor, uint64_t step);
  */
 void perf_format_number(char *buf, size_t size, double value, int width);
 
+/*
+ * Adaptive iterations (--precision).  A batch lasts at least
+ * PERF_ADAPTIVE_BATCH_US, so that the start and end of its loop (the first
+ * launch, the last wait: some 10-20 us) weigh under 0.5% on its time, as
+ * they do on fixed mode's loop.  Batches only where fixed mode's loop of
+ * iters operations lasts PERF_ADAPTIVE_MIN_FIXED_US, where
+ * PERF_ADAPTIVE_MIN_BATCHES of them, each with its line-up operation, take
+ * fewer operations than fixed mode.
+ */
+#define PERF_ADAPTIVE_BATCH_US	   5000.0
+#define PERF_ADAPTIVE_MIN_FIXED_US 20000.0
+#define PERF_ADAPTIVE_MIN_BATCHES  3
+
+/* Operations per batch for an operation of op_us; 0: fixed mode's loop instead. */
+unsigned perf_adaptive_batch(double op_us, unsigned iters);
+
+/* The per-operation times of the batches so far. */
+struct perf_batches {
+	unsigned k;
+	double sum, sumsq;
+};
+void perf_batches_add(struct perf_batches *b, double op_us);
+/*
+ * Whether to stop after the batches so far, of ops operations each: the
+ * 95% confidence half-width of the mean (Student's t) is within precision
+ * of it after at least PERF_ADAPTIVE_MIN_BATCHES; or another batch and its
+ * line-up operation would take more operations than fixed mode's iters.
+ */
+bool perf_batches_done(const struct perf_batches *b, unsigned ops, unsigned iters,
+		       double precision);
+/* Student's t for a two-sided 95% interval with df degrees of freedom (df 0: infinity). */
+double perf_t95(unsigned df);
+
 /* One half of a row: out-of-place or in-place. */
 struct perf_result {
 	double time_us;	    /* per operation, averaged over the ranks */

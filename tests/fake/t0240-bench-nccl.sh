@@ -360,11 +360,12 @@ contains "$TMP/out" "# Adaptive iterations: where 20 operations take 20 ms or mo
 table_ok "$TMP/out" 14
 json_get "$TMP/adaptive.json" 'all(r[h]["iterations"] == 20 for r in d["tests"][0]["results"] for h in ("out_of_place", "in_place"))' |
   grep -qx True || fail "short operations should run fixed mode's 20"
-# Operations of 2 ms: batches of 3 (5 ms), 3 of them as the time is steady:
-# 9 timed operations instead of 20.
+# Operations of 2 ms or more (more on a busy machine): batches of at least
+# 5 ms, at least 3 of them, each with its line-up operation, and never as many
+# operations as fixed mode's 20 (9 when the time is steady: 3 batches of 3).
 expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=2000 "$SPARKCTL" bench nccl -b 4K -e 4K -w 0 --precision 2% -o "$TMP/adaptive.json"
-json_get "$TMP/adaptive.json" '[d["tests"][0]["results"][0][h]["iterations"] for h in ("out_of_place", "in_place")]' |
-  grep -qx '\[9, 9\]' || fail "2 ms operations should stop after 3 batches of 3"
+json_get "$TMP/adaptive.json" 'all(3 <= d["tests"][0]["results"][0][h]["iterations"] < 20 for h in ("out_of_place", "in_place"))' |
+  grep -qx True || fail "2 ms operations should take 3 batches or more, and fewer operations than fixed mode"
 expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=2000 "$SPARKCTL" bench nccl -b 4K -e 4K -w 0 -o "$TMP/fixed.json"
 json_get "$TMP/fixed.json" 'd["tests"][0]["results"][0]["out_of_place"]["iterations"]' | grep -qx 20 ||
   fail "fixed mode should time 20"

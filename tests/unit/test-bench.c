@@ -509,6 +509,40 @@ static void test_cpulist(void **state)
 	assert_int_equal(perf_parse_cpulist("0-99999", &set), -ERANGE);
 }
 
+static void test_adaptive(void **state)
+{
+	struct perf_batches b = { 0 };
+
+	(void)state;
+	/* Fixed mode's loop where 20 operations take less than 20 ms. */
+	assert_int_equal(perf_adaptive_batch(10, 20), 0);
+	assert_int_equal(perf_adaptive_batch(999, 20), 0);
+	assert_int_equal(perf_adaptive_batch(0, 20), 0);
+	/* Else batches of at least 5 ms. */
+	assert_int_equal(perf_adaptive_batch(1000, 20), 5);
+	assert_int_equal(perf_adaptive_batch(2000, 20), 3);
+	assert_int_equal(perf_adaptive_batch(3300, 20), 2);
+	assert_int_equal(perf_adaptive_batch(8000, 20), 1);
+	assert_int_equal(perf_adaptive_batch(4000, 5), 2);
+	/* Steady times: 3 batches, no more. */
+	perf_batches_add(&b, 100);
+	perf_batches_add(&b, 100.1);
+	assert_false(perf_batches_done(&b, 3, 20, 0.02));
+	perf_batches_add(&b, 99.9);
+	assert_true(perf_batches_done(&b, 3, 20, 0.02));
+	/* Noisy ones go on, until another batch would pass fixed mode's 20. */
+	b = (struct perf_batches){ 0 };
+	for (unsigned k = 0; k < 4; k++)
+		perf_batches_add(&b, k % 2 ? 50 : 150);
+	assert_false(perf_batches_done(&b, 3, 20, 0.02)); /* 5 x 4 = 20: one more */
+	perf_batches_add(&b, 150);
+	assert_true(perf_batches_done(&b, 3, 20, 0.02)); /* 6 x 4 > 20 */
+	/* Student's t, not the normal 1.96, for few batches. */
+	assert_true(perf_t95(2) > 4.2 && perf_t95(2) < 4.4);
+	assert_true(fabs(perf_t95(30) - 2.042) < 0.002);
+	assert_true(isinf(perf_t95(0)));
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -540,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_nccl_log),       cmocka_unit_test(test_cpulist),
 		cmocka_unit_test(test_format_cpulist), cmocka_unit_test(test_pick_core),
 		cmocka_unit_test(test_bind_names),     cmocka_unit_test(test_names),
+		cmocka_unit_test(test_adaptive),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
