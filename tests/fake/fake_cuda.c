@@ -1159,4 +1159,8 @@ __attribute__((destructor)) static void check_leaks(void)
 				"libcuda.so.1 (sparkctl test stand-in): unloaded with the primary "
 				"context of device %zu retained %u time(s) more than released\n",
 				i, primary[i].refs);
+	/* Our own book-keeping goes with the library (dlclose unloads it). */
+	free(allocations);
+	allocations = NULL;
+	nr_allocations = allocations_cap = 0;
 }
