@@ -42,8 +42,8 @@ void service_file_xml(const char *id, const char *version, const struct strvec *
 {
 	strbuf_addstr(out, "<?xml version=\"1.0\" standalone='no'?>\n"
 			   "<!DOCTYPE service-group SYSTEM \"avahi-service.dtd\">\n"
-			   "<!-- written by 'sparkctl publish'; 'sparkctl publish --remove' "
-			   "removes it -->\n"
+			   /* no "--" inside an XML comment: avahi refuses the file */
+			   "<!-- written by sparkctl publish, which also removes it -->\n"
 			   "<service-group>\n"
 			   "  <name replace-wildcards=\"yes\">%h</name>\n"
 			   "  <service>\n"
