@@ -142,6 +142,24 @@ static const struct dns_rr *find_rr(const struct discover_reply *replies, size_t
 	return NULL;
 }
 
+/*
+ * The same, from the reply of the PTR that named it when that reply has
+ * it (so two answers of one name with different ids stay apart), else
+ * from any.
+ */
+static const struct dns_rr *find_rr_from(const struct discover_reply *replies, size_t nr,
+					 size_t prefer, uint16_t type, const char *name,
+					 size_t *which)
+{
+	const struct dns_rr *rr = find_rr(replies + prefer, 1, type, name, NULL);
+
+	if (rr) {
+		*which = prefer;
+		return rr;
+	}
+	return find_rr(replies, nr, type, name, which);
+}
+
 static void push_unique(struct strvec *sv, const char *s)
 {
 	if (s && !strvec_contains(sv, s))
@@ -254,8 +272,10 @@ static void merge_instance(const struct discover_reply *replies, size_t nr, size
 			   const char *instance, bool with_id, struct discover_result *out)
 {
 	size_t srv_in = 0, txt_in = 0;
-	const struct dns_rr *srv = find_rr(replies, nr, DNS_TYPE_SRV, instance, &srv_in);
-	const struct dns_rr *txt = find_rr(replies, nr, DNS_TYPE_TXT, instance, &txt_in);
+	const struct dns_rr *srv =
+		find_rr_from(replies, nr, seen_in, DNS_TYPE_SRV, instance, &srv_in);
+	const struct dns_rr *txt =
+		find_rr_from(replies, nr, seen_in, DNS_TYPE_TXT, instance, &txt_in);
 	const char *id = txt ? dns_txt_value(txt, "id") : NULL;
 	struct discover_host *h = NULL;
 	struct strbuf label = STRBUF_INIT;
