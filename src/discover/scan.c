@@ -167,6 +167,12 @@ int discover_scan(const char *cidr, unsigned timeout_ms, struct discover_result 
 	for (size_t i = 0; i < SCAN_PARALLEL; i++)
 		start_next(&run.slots[i]);
 	r = loop_run(&loop);
+	/* connections still open when the loop failed */
+	for (size_t i = 0; i < SCAN_PARALLEL; i++)
+		if (run.slots[i].fd >= 0) {
+			loop_unwatch_fd(&loop, run.slots[i].fd);
+			close(run.slots[i].fd);
+		}
 	loop_release(&loop);
 	if (r < 0) {
 		out->error = xstrdup("waiting for the connections failed");
