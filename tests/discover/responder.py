@@ -1,7 +1,8 @@
 """A crafted mDNS responder for the discover tests: it answers every
 legacy-unicast PTR query for _sparkctl._tcp.local with handcrafted packets
-(two answers of one host name with different ids, then malformed ones),
-echoing the query's ID.  Usage: responder.py ADDRESS READY_FILE"""
+(two answers of one host name with different ids, then malformed ones, then
+a bare PTR for "lazy" whose SRV, TXT and A it gives only when asked for
+them), echoing the query's ID.  Usage: responder.py ADDRESS READY_FILE"""
 import socket
 import struct
 import sys
@@ -39,6 +40,32 @@ def malformed(qid):
     return [loop, over, cut]
 
 
+def answer(qid, record):
+    return struct.pack(">HHHHHH", qid, 0x8400, 0, 1, 0, 0) + record
+
+
+def question(data):
+    """The first question's name and type (queries are not compressed)."""
+    labels, i = [], 12
+    while i < len(data) and data[i]:
+        labels.append(data[i + 1:i + 1 + data[i]].decode("latin-1"))
+        i += 1 + data[i]
+    return ".".join(labels), struct.unpack(">H", data[i + 1:i + 3])[0]
+
+
+def lazy(qid, qname, qtype, addr):
+    inst = name("lazy._sparkctl._tcp.local")
+    if qtype == 12:
+        return [answer(qid, rr(name("_sparkctl._tcp.local"), 12, inst))]
+    if qtype == 33 and qname == "lazy._sparkctl._tcp.local":
+        return [answer(qid, rr(inst, 33, struct.pack(">HHH", 0, 0, 22) + name("lazy.local")))]
+    if qtype == 16 and qname == "lazy._sparkctl._tcp.local":
+        return [answer(qid, rr(inst, 16, bytes([35]) + b"id=" + b"d" * 32 + bytes([7]) + b"ver=9.9"))]
+    if qtype == 1 and qname == "lazy.local":
+        return [answer(qid, rr(name("lazy.local"), 1, socket.inet_aton(addr)))]
+    return []
+
+
 def main():
     addr, ready = sys.argv[1], sys.argv[2]
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -49,10 +76,15 @@ def main():
     open(ready, "w").close()
     while True:
         data, src = s.recvfrom(9000)
-        if len(data) < 12 or src[1] == 5353 or b"_sparkctl" not in data:
+        if len(data) < 17 or src[1] == 5353:
             continue
         qid = struct.unpack(">H", data[:2])[0]
-        for p in [reply(qid, "twin", "a" * 32, addr), reply(qid, "twin", "b" * 32, addr)] + malformed(qid):
+        qname, qtype = question(data)
+        packets = []
+        if qtype == 12 and qname == "_sparkctl._tcp.local":
+            packets = [reply(qid, "twin", "a" * 32, addr), reply(qid, "twin", "b" * 32, addr)]
+            packets += malformed(qid)
+        for p in packets + lazy(qid, qname, qtype, addr):
             s.sendto(p, src)
 
 

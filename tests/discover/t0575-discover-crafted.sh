@@ -2,7 +2,8 @@
 # sparkctl discover against a crafted responder (tests/discover/responder.py)
 # that answers with one host name under two ids, a name loop, a TXT string
 # that overruns its record and a truncated packet: each a clear finding, the
-# good answers still listed, no crash.  Then --scan of a /29 with a listener
+# good answers still listed, no crash; and a bare PTR whose SRV, TXT and A
+# discover asks for itself.  Then --scan of a /29 with a listener
 # on port 22, --scan refused above a /22, and bad options.
 . "$SRCDIR/tests/lib.sh"
 require_root
@@ -30,7 +31,11 @@ json_valid discover "$TMP/out"
 import json, sys
 d = json.load(open(sys.argv[1]))
 hosts = [(h["host"], h["id"], h["version"]) for h in d["hosts"]]
-assert hosts == [("twin", "a" * 32, "9.9"), ("twin", "b" * 32, "9.9")], hosts
+assert hosts == [("lazy", "d" * 32, "9.9"), ("twin", "a" * 32, "9.9"),
+                 ("twin", "b" * 32, "9.9")], hosts
+# lazy's SRV, TXT and A came only as answers to discover's follow-up questions
+lazy = d["hosts"][0]
+assert lazy["names"] == ["lazy.local"] and lazy["addresses"] == ["198.18.5.2"], lazy
 f = "\n".join(d["findings"])
 for want in ("twin.local answers with two node ids", "name loop",
              "a TXT string of 200 bytes", "from 198.18.5.2 was refused"):
