@@ -11,6 +11,7 @@
 #include "lib/parse.h"
 #include "lib/xalloc.h"
 #include "view/emit.h"
+#include "view/progress.h"
 
 static const char *const discover_usage[] = {
 	"sparkctl discover [--iface IF,... | --fabric | --mgmt] [--service SERVICE]\n"
@@ -262,7 +263,9 @@ static int run_discover(const struct cmd *cmd, int argc, char **argv)
 	discover_result_init(&res);
 	inventory_init(&inv);
 	if (a.scan) {
+		progress_begin(!a.json, "discover: trying port 22 of %s", a.scan);
 		r = discover_scan(a.scan, connect_ms, &res);
+		progress_end();
 	} else {
 		if ((ret = load_node(&inv)) != SPARKCTL_EXIT_OK)
 			goto out;
@@ -278,7 +281,9 @@ static int run_discover(const struct cmd *cmd, int argc, char **argv)
 		req.inv = &inv;
 		req.iface_names = &ifaces;
 		req.services = &services;
+		progress_begin(!a.json, "discover: collecting answers");
 		r = discover_run(&req, &res);
+		progress_end();
 	}
 	if (r < 0) {
 		ret = r == -E2BIG || r == -EINVAL ? cmd_usage_error("discover", "%s", res.error)

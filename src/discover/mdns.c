@@ -9,6 +9,7 @@
 #include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "proc/loop.h"
+#include "view/progress.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -38,6 +39,7 @@ struct mdns_run {
 	size_t nr_replies;
 	uint16_t id;
 	struct loop_timer deadline;
+	struct loop_timer progress; /* view/progress.h's line, for a long --reply-timeout */
 };
 
 static void add_finding(struct discover_result *out, const char *fmt, ...) ATTR_PRINTF(2, 3);
@@ -257,6 +259,7 @@ int discover_run(const struct discover_request *req, struct discover_result *out
 		run.id = (uint16_t)(monotonic_ns() & 0xffff);
 	loop_init(&loop);
 	loop_timer_init(&run.deadline, on_deadline, &run);
+	progress_timer_arm(&loop, &run.progress);
 	if ((r = start(&run, &loop)) == 0) {
 		loop_timer_arm_in(&loop, &run.deadline,
 				  req->timeout_ms ? req->timeout_ms : DISCOVER_DEFAULT_TIMEOUT_MS);

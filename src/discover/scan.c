@@ -9,6 +9,7 @@
 #include "lib/ipv4.h"
 #include "lib/xalloc.h"
 #include "proc/loop.h"
+#include "view/progress.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -33,6 +34,7 @@ struct scan_run {
 	struct scan_slot slots[SCAN_PARALLEL];
 	uint32_t *open;
 	size_t nr_open;
+	struct loop_timer progress; /* view/progress.h's line */
 };
 
 static void start_next(struct scan_slot *s);
@@ -159,6 +161,7 @@ int discover_scan(const char *cidr, unsigned timeout_ms, struct discover_result 
 	}
 	loop_init(&loop);
 	run.loop = &loop;
+	progress_timer_arm(&loop, &run.progress);
 	for (size_t i = 0; i < SCAN_PARALLEL; i++) {
 		run.slots[i].run = &run;
 		run.slots[i].fd = -1;
