@@ -76,3 +76,12 @@ for bad in "--scan 10.0.0.0/21" "--scan nonsense" "--fabric --mgmt" "--service _
 done
 ns_sparkctl "$A" discover --scan 10.0.0.0/21
 contains "$TMP/err" "the most it sweeps is a /22 (1024 addresses)"
+
+# No fabric port in a namespace: --fabric has nowhere to ask (3, one line);
+# the default falls back to the interfaces that are up, and says so.
+ns_sparkctl "$A" discover --fabric
+[ "$status" = 3 ] || fail "discover --fabric without fabric ports exited $status, not 3"
+contains "$TMP/err" "no fabric port is up with an IPv4 address"
+ns_sparkctl "$A" discover --reply-timeout 0.2
+[ "$status" = 0 ] || fail "discover (default interfaces) exited $status"
+contains "$TMP/out" "asked on d0 (198.18.5.1) (no fabric port is up: every interface that is up)"
