@@ -73,6 +73,10 @@ static void add_fabric(const struct inventory *inv, struct discover_result *out)
 
 static int choose_listed(const struct discover_request *req, struct discover_result *out)
 {
+	if (!req->iface_names || !req->iface_names->nr) {
+		set_error(out, "--iface names no interface");
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < req->iface_names->nr; i++) {
 		const char *name = req->iface_names->v[i];
 		const struct inv_netdev *n = netdev_named(req->inv, name);

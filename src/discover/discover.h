@@ -82,10 +82,11 @@ struct discover_result {
 void discover_result_init(struct discover_result *out);
 
 /*
- * Ask, collect, merge.  0 (also when nothing answered), -ENODEV when no
- * interface fits the request, -EINVAL for a bad request, another -errno
- * for a socket that cannot be made; out->error says why.  The caller
- * releases out in every case.
+ * Ask, collect, merge into out (discover_result_init() first).  0 (also
+ * when nothing answered), -ENODEV when no interface fits the request,
+ * -EINVAL for a bad request (an interface this node does not have),
+ * another -errno for a socket that cannot be made; out->error says why.
+ * The caller releases out in every case.
  */
 int discover_run(const struct discover_request *req, struct discover_result *out);
 void discover_result_release(struct discover_result *out);

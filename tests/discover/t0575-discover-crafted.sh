@@ -67,7 +67,7 @@ json_valid discover "$TMP/out"
 
 # Refused above a /22, and other bad options: exit 2, one line and the hint.
 for bad in "--scan 10.0.0.0/21" "--scan nonsense" "--fabric --mgmt" "--service _http._tcp" \
-  "--reply-timeout soon" "--connect-timeout 1" "--scan 10.0.0.0/24 --fabric" "--iface nosuch0"; do
+  "--reply-timeout soon" "--connect-timeout 1" "--scan 10.0.0.0/24 --fabric" "--iface nosuch0" "--iface ,"; do
   # shellcheck disable=SC2086
   ns_sparkctl "$A" discover $bad
   [ "$status" = 2 ] || fail "discover $bad exited $status, not 2"
