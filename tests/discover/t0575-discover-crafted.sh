@@ -85,3 +85,13 @@ contains "$TMP/err" "no fabric port is up with an IPv4 address"
 ns_sparkctl "$A" discover --reply-timeout 0.2
 [ "$status" = 0 ] || fail "discover (default interfaces) exited $status"
 contains "$TMP/out" "asked on d0 (198.18.5.1) (no fabric port is up: every interface that is up)"
+
+# --mgmt: the interface of the default route; none yet, then through d0.
+ns_sparkctl "$A" discover --mgmt
+[ "$status" = 3 ] || fail "discover --mgmt without a default route exited $status, not 3"
+contains "$TMP/err" "no interface with an IPv4 address carries the default route"
+ip -n "$A" route add default via 198.18.5.2
+ns_sparkctl "$A" discover --mgmt --service _sparkctl._tcp --json
+[ "$status" = 0 ] || fail "discover --mgmt exited $status"
+[ "$(json_get "$TMP/out" '(d["chosen_by"], [i["name"] for i in d["interfaces"]])')" = "('mgmt', ['d0'])" ] \
+  || { cat "$TMP/out" >&2; fail "--mgmt did not ask on d0"; }
