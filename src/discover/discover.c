@@ -9,6 +9,7 @@
 #include "lib/xalloc.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <strings.h>
 
 static void set_error(struct discover_result *out, const char *fmt, ...) ATTR_PRINTF(2, 3);
@@ -367,6 +368,52 @@ static void find_id_conflicts(struct discover_result *out)
 		}
 }
 
+/* "spark1-2.local" of "spark1": avahi's name after a conflict (HOSTNAME-N). */
+static bool renamed_from(const char *name, const char *hostname)
+{
+	size_t hl = strlen(hostname);
+	const char *p = name + hl;
+
+	if (strncasecmp(name, hostname, hl) != 0 || p[0] != '-' || !isdigit((unsigned char)p[1]))
+		return false;
+	for (p++; isdigit((unsigned char)*p); p++)
+		;
+	return dns_name_eq(p, ".local") || strcasecmp(p, ".local.") == 0;
+}
+
+/* avahi's name churn, seen from this node. */
+static void find_name_churn(const char *hostname, struct discover_result *out)
+{
+	struct strbuf own = STRBUF_INIT;
+
+	if (!hostname || !*hostname)
+		return;
+	strbuf_addf(&own, "%s.local", hostname);
+	for (size_t i = 0; i < out->nr_hosts; i++) {
+		const struct discover_host *h = &out->hosts[i];
+		for (size_t k = 0; k < h->names.nr; k++) {
+			const char *n = h->names.v[k];
+			if (h->this_host && renamed_from(n, hostname))
+				strvec_pushf(
+					&out->findings,
+					"avahi calls this node %s, not %s: it met a name conflict "
+					"(another host of that name, or this node seen twice on "
+					"one "
+					"link, as through NetworkManager's DHCP profiles on the "
+					"CX-7 "
+					"ports); fix the cause and restart avahi-daemon",
+					n, own.buf);
+			else if (!h->this_host && dns_name_eq(n, own.buf))
+				strvec_pushf(
+					&out->findings,
+					"another host (%s) answers as %s, this node's name: avahi "
+					"renames one of them; give each node its own host name",
+					h->addresses.nr ? h->addresses.v[0] : "no address", n);
+		}
+	}
+	strbuf_release(&own);
+}
+
 static int host_cmp(const void *a, const void *b)
 {
 	const struct discover_host *x = a, *y = b;
@@ -375,7 +422,8 @@ static int host_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->id ? x->id : "", y->id ? y->id : "");
 }
 
-void discover_merge(const struct discover_reply *replies, size_t nr, struct discover_result *out)
+void discover_merge(const struct discover_reply *replies, size_t nr, const char *hostname,
+		    struct discover_result *out)
 {
 	/* ids first, so a name-only _ssh._tcp answer joins the node it belongs to */
 	merge_pass(replies, nr, true, out);
@@ -396,6 +444,7 @@ void discover_merge(const struct discover_reply *replies, size_t nr, struct disc
 			}
 		}
 	find_id_conflicts(out);
+	find_name_churn(hostname, out);
 	if (out->nr_hosts > 1)
 		qsort(out->hosts, out->nr_hosts, sizeof(*out->hosts), host_cmp);
 }

@@ -104,8 +104,14 @@ struct discover_reply {
 	struct dns_message msg;
 };
 
-/* Merge the replies into out->hosts and out->findings (pure). */
-void discover_merge(const struct discover_reply *replies, size_t nr, struct discover_result *out);
+/*
+ * Merge the replies into out->hosts and out->findings (pure).  hostname
+ * (this node's, may be NULL) finds avahi's name churn: this node answering
+ * as "HOSTNAME-N.local" (avahi renamed it after a conflict), or another
+ * host answering as "HOSTNAME.local".
+ */
+void discover_merge(const struct discover_reply *replies, size_t nr, const char *hostname,
+		    struct discover_result *out);
 
 /*
  * --scan: the addresses of cidr (at most a /22) that accept a TCP

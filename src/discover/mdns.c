@@ -269,7 +269,7 @@ int discover_run(const struct discover_request *req, struct discover_result *out
 			r = 0;
 	}
 	if (r == 0)
-		discover_merge(run.replies, run.nr_replies, out);
+		discover_merge(run.replies, run.nr_replies, req->inv->sys.hostname, out);
 	for (size_t i = 0; i < run.nr_socks; i++) {
 		if (run.socks[i].fd >= 0) {
 			loop_unwatch_fd(&loop, run.socks[i].fd);

@@ -31,9 +31,9 @@ plug() {
 
 # start_avahi NS HOSTNAME IFACES SERVICES_DIR: avahi-daemon of NS, as HOSTNAME on
 # IFACES (comma separated), publishing the files of SERVICES_DIR; its log
-# in $TMP/avahi-HOSTNAME.log.  Returns once it has registered its services.
+# in $TMP/avahi-NS.log.  Returns once it has registered its services.
 start_avahi() {
-  local ns=$1 name=$2 ifaces=$3 dir=$4 conf="$TMP/avahi-$2.conf" log="$TMP/avahi-$2.log"
+  local ns=$1 name=$2 ifaces=$3 dir=$4 conf="$TMP/avahi-$1.conf" log="$TMP/avahi-$1.log"
   cat > "$conf" <<CONF
 [server]
 host-name=$name

@@ -105,3 +105,25 @@ ns_sparkctl "$N3" discover --iface ll0 --json --reply-timeout 0.3
 /usr/bin/python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["hosts"] == []' "$TMP/out" \
   || fail "hosts listed with no responder"
 contains "$TMP/err" "no host answered"
+
+# avahi's name churn: a third avahi-daemon, on node3, also called node1 meets
+# node1's and renames itself node1-2.  Seen from node3 under the host name
+# node1 (its own UTS namespace): this node is answering as node1-2.local, and
+# another host answers as node1.local - two findings, the hosts still listed.
+ip -n "$HUB" link set brl up
+mkdir -p "$TMP/root3"
+expect 0 "$SPARKCTL" publish --root "$TMP/root3"
+start_avahi "$N3" node1 ll0 "$TMP/root3/etc/avahi/services"
+grep -q "Host name is node1-2.local" "$TMP/avahi-$N3.log" \
+  || { cat "$TMP/avahi-$N3.log" >&2; fail "avahi on node3 did not rename itself node1-2"; }
+run ip netns exec "$N3" unshare -u sh -c 'hostname node1 && exec "$@"' sh \
+  "$SPARKCTL" discover --iface ll0 --service _sparkctl._tcp --json
+[ "$status" = 0 ] || { cat "$TMP/err" >&2; fail "discover under the name node1 exited $status"; }
+/usr/bin/python3 - "$TMP/out" <<'PY' || fail "avahi's name churn was not reported"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = "\n".join(d["findings"])
+assert "avahi calls this node node1-2.local, not node1.local" in f, f
+assert "another host (169.254.10.1) answers as node1.local" in f, f
+assert [h["host"] for h in d["hosts"]] == ["node1", "node1-2", "node2"], d["hosts"]
+PY

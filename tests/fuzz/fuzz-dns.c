@@ -54,7 +54,7 @@ static void check_merge(const struct dns_message *m)
 	replies[0].iface = 0;
 	snprintf(replies[0].from, sizeof(replies[0].from), "198.18.0.2");
 	replies[0].msg = *m;
-	discover_merge(replies, 1, &res);
+	discover_merge(replies, 1, "spark1", &res);
 	for (size_t i = 0; i < res.nr_hosts; i++)
 		FUZZ_CHECK(res.hosts[i].host && res.hosts[i].ifaces.nr == 1 &&
 			   res.hosts[i].names.nr >= 1);

@@ -428,7 +428,7 @@ static void merge_by_id_and_name(void **state)
 	add_reply(&r, &nr, 1, "198.18.0.2", "spark2-2", id2, f2);
 	/* this node's own answer */
 	add_reply(&r, &nr, 0, "169.254.10.3", "spark3", "33333333333333333333333333333333", a3);
-	discover_merge(r, nr, &res);
+	discover_merge(r, nr, NULL, &res);
 	assert_int_equal(res.nr_hosts, 2);
 	assert_string_equal(res.hosts[0].host, "spark2");
 	assert_string_equal(res.hosts[0].id, id2);
@@ -446,10 +446,47 @@ static void merge_by_id_and_name(void **state)
 	/* one name, two ids: two hosts and a finding */
 	result_with_ifaces(&res);
 	add_reply(&r, &nr, 0, "169.254.10.2", "spark2", id9, a2);
-	discover_merge(r, nr, &res);
+	discover_merge(r, nr, NULL, &res);
 	assert_int_equal(res.nr_hosts, 3);
 	assert_int_equal(res.findings.nr, 1);
 	assert_non_null(strstr(res.findings.v[0], "spark2.local answers with two node ids"));
+	discover_result_release(&res);
+	release_replies(r, nr);
+}
+
+static void name_churn(void **state)
+{
+	static const uint8_t a1[4] = { 169, 254, 10, 1 }, a3[4] = { 169, 254, 10, 3 };
+	struct discover_reply *r = NULL;
+	struct discover_result res;
+	size_t nr = 0;
+
+	(void)state;
+	/* this node (169.254.10.3) answers as spark3-2: avahi renamed it */
+	result_with_ifaces(&res);
+	add_reply(&r, &nr, 0, "169.254.10.3", "spark3-2", "33333333333333333333333333333333", a3);
+	discover_merge(r, nr, "spark3", &res);
+	assert_int_equal(res.findings.nr, 1);
+	assert_non_null(strstr(res.findings.v[0], "avahi calls this node spark3-2.local, not "
+						  "spark3.local"));
+	discover_result_release(&res);
+	/* a host name that only starts like this one: no churn */
+	result_with_ifaces(&res);
+	discover_merge(r, nr, "spark", &res);
+	assert_int_equal(res.findings.nr, 0);
+	discover_result_release(&res);
+	/* another host answers as spark3.local */
+	result_with_ifaces(&res);
+	add_reply(&r, &nr, 0, "169.254.10.1", "spark3", "11111111111111111111111111111111", a1);
+	discover_merge(r, nr, "spark3", &res);
+	assert_int_equal(res.findings.nr, 2);
+	assert_non_null(strstr(res.findings.v[1], "another host (169.254.10.1) answers as "
+						  "spark3.local"));
+	discover_result_release(&res);
+	/* no hostname: nothing to compare */
+	result_with_ifaces(&res);
+	discover_merge(r, nr, NULL, &res);
+	assert_int_equal(res.findings.nr, 0);
 	discover_result_release(&res);
 	release_replies(r, nr);
 }
@@ -562,6 +599,7 @@ int main(void)
 		cmocka_unit_test(long_names_are_refused),
 		cmocka_unit_test(bad_records_are_refused),
 		cmocka_unit_test(merge_by_id_and_name),
+		cmocka_unit_test(name_churn),
 		cmocka_unit_test(choose_ifaces_of_a_fixture),
 		cmocka_unit_test(node_id_made_once),
 		cmocka_unit_test(service_file_escapes),
