@@ -4,7 +4,8 @@
 # second bridge (198.18.0.0/24).  node1 and node2 run avahi with the file
 # 'sparkctl publish --root' wrote (node2 also the usual _ssh._tcp file);
 # node3 runs none.  discover lists exactly the nodes that answer, with the
-# ids publish made, once per node however many links it is seen on.
+# ids publish made, once per node however many links it is seen on.  Then a
+# real name conflict between two avahi-daemons is reported as name churn.
 . "$SRCDIR/tests/lib.sh"
 require_root
 . "$SRCDIR/tests/netns/netns.sh"
