@@ -33,6 +33,8 @@
 static const char *const doctor_usage[] = {
 	"sparkctl doctor [--root DIR | --from FILE...] [--nodes N] [options]",
 	"sparkctl doctor -H HOST,... | --hostfile FILE [--remote-sparkctl PATH] [options]",
+	"sparkctl doctor [--cluster FILE] [options]   (the nodes of the cluster file)",
+	"sparkctl doctor --local [options]",
 	"sparkctl doctor --list [--markdown | --json]",
 	NULL,
 };
@@ -49,13 +51,18 @@ static const char doctor_description[] =
 	"--only and --skip take check ids or groups ('fabric' is every fabric.* check):\n"
 	"'sparkctl doctor --list' lists them.  A --hostfile names one node per line,\n"
 	"'host' or 'host slots=N' as launch reads it (slots are not used here); '#'\n"
-	"starts a comment.";
+	"starts a comment.\n"
+	"\n"
+	"Without -H or --hostfile, doctor checks the nodes of the cluster file when one\n"
+	"is in effect ('sparkctl cluster path' says which; docs/cluster.md), and this\n"
+	"node alone when none is; --local (or -H localhost) checks this node alone\n"
+	"whatever the cluster file says.  --root and --from never read it.";
 
 struct doctor_args {
-	const char *hosts, *hostfile, *root, *remote_sparkctl;
+	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl;
 	struct strvec from, only, skip;
 	unsigned nodes, fanout;
-	bool json, quiet, list, markdown;
+	bool json, quiet, list, markdown, local;
 };
 
 /*
@@ -150,13 +157,27 @@ static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned 
 	free(links);
 }
 
+/*
+ * The nodes to check over SSH: -H, --hostfile, or the cluster file's.  0
+ * with none of them (this node is checked, as with --local), 1 with hosts,
+ * -1 after a usage error.
+ */
 static int load_hosts(const struct doctor_args *a, struct host_list *hosts)
 {
 	struct strbuf err = STRBUF_INIT;
-	int r = host_list_from_options(a->hosts, a->hostfile, NULL, hosts, &err);
+	int r;
 
-	if (r < 0)
+	if (a->from.nr || a->root || a->local)
+		return 0;
+	if (a->hosts || a->hostfile)
+		r = host_list_from_options(a->hosts, a->hostfile, NULL, NULL, hosts, &err) < 0 ? -1
+											       : 1;
+	else
+		r = host_list_from_cluster(a->cluster, hosts, &err);
+	if (r < 0) {
 		cmd_usage_error("doctor", "%s", err.buf);
+		r = -1;
+	}
 	strbuf_release(&err);
 	return r;
 }
@@ -169,9 +190,9 @@ static void add_node(struct doctor_cluster *c, const char *host)
 }
 
 /* Fill the cluster from --from files, the local probe, or the hosts. */
-static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct remote_session *rm)
+static int collect(const struct doctor_args *a, struct host_list *hosts, struct doctor_cluster *c,
+		   struct remote_session *rm)
 {
-	struct host_list hosts = { 0 };
 	int ret = SPARKCTL_EXIT_OK;
 
 	if (a->from.nr) {
@@ -189,7 +210,7 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 		}
 		return ret;
 	}
-	if (!a->hosts && !a->hostfile) {
+	if (!hosts->nr) {
 		struct inventory_source src = { .root = a->root };
 		add_node(c, "localhost");
 		ret = inventory_source_load("doctor", &src, &c->nodes[0].inv);
@@ -200,13 +221,8 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 		}
 		return ret;
 	}
-	if (load_hosts(a, &hosts) < 0) {
-		host_list_release(&hosts);
-		return SPARKCTL_EXIT_USAGE;
-	}
-	for (size_t i = 0; i < hosts.nr; i++)
-		add_node(c, hosts.hosts[i].name);
-	host_list_release(&hosts);
+	for (size_t i = 0; i < hosts->nr; i++)
+		add_node(c, hosts->hosts[i].name);
 	progress_begin(!a->json && !a->quiet, "doctor: inspecting %zu node%s", c->nr_nodes,
 		       c->nr_nodes == 1 ? "" : "s");
 	remote_gather_inventories(rm, c, a->fanout, REMOTE_TIMEOUT_MS);
@@ -290,6 +306,11 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &a->hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
 		OPT_STRING(0, "hostfile", &a->hostfile, "FILE", "the nodes, from an MPI hostfile"),
+		OPT_STRING(
+			0, "cluster", &a->cluster, "FILE",
+			"the cluster file whose nodes to check without -H (env SPARKCTL_CLUSTER)"),
+		OPT_BOOL(0, "local", &a->local,
+			 "check this node alone, even where a cluster file is in effect"),
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path, then PATH, then "
 			   "~/.local/bin/sparkctl)"),
@@ -319,6 +340,9 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 		*ret = print_list(a->markdown, a->json);
 	else if ((a->hosts || a->hostfile) + (a->from.nr > 0) + (a->root != NULL) > 1)
 		cmd_usage_error("doctor", "-H/--hostfile, --from and --root cannot be combined");
+	else if (a->local && (a->hosts || a->hostfile || a->cluster))
+		cmd_usage_error("doctor", "--local checks this node: not with -H, --hostfile or "
+					  "--cluster");
 	else if (a->fanout == 0)
 		cmd_usage_error("doctor", "--fanout must be at least 1");
 	else if (check_select(sel, &a->only, &a->skip, &err) < 0)
@@ -365,13 +389,18 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 	struct check_selection sel = { 0 };
 	struct findings f = { 0 };
 	struct remote_session rm = { 0 };
+	struct host_list hosts = { 0 };
 	unsigned cluster_size;
 	int ret;
 
 	if (parse_doctor(cmd, &a, &sel, argc, argv, &ret) < 0)
 		goto out;
-	remote_session_init(&rm, a.remote_sparkctl, a.hosts || a.hostfile);
-	ret = collect(&a, &c, &rm);
+	if (load_hosts(&a, &hosts) < 0) {
+		ret = SPARKCTL_EXIT_USAGE;
+		goto out;
+	}
+	remote_session_init(&rm, a.remote_sparkctl, hosts.nr > 0);
+	ret = collect(&a, &hosts, &c, &rm);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
 	cluster_size = c.nr_nodes > 1 ? (unsigned)c.nr_nodes : a.nodes;
@@ -386,6 +415,7 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 	ret = print_report(&a, &c, &f);
 out:
 	remote_session_close(&rm);
+	host_list_release(&hosts);
 	findings_release(&f);
 	doctor_cluster_release(&c);
 	check_selection_release(&sel);
