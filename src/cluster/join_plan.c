@@ -181,35 +181,41 @@ static void append_line(struct join_file_change *c, const char *line)
 	c->changed = true;
 }
 
+/* Add pubkey (of name; NULL: not made yet) unless a line holds it. */
+static void authorize(struct join_file_change *c, const char *pubkey, const char *name)
+{
+	if (!pubkey) {
+		struct strbuf line = STRBUF_INIT;
+		strbuf_addf(&line, "(the key join makes on %s)", name);
+		append_line(c, line.buf);
+		strbuf_release(&line);
+		return;
+	}
+	char *key = key_of(pubkey);
+	bool found = false;
+	for (const char *p = c->content; *p && !found;) {
+		size_t len = strcspn(p, "\n");
+		char *line = xstrndup(p, len);
+		found = line[0] != '#' && line_has_key(line, key);
+		free(line);
+		p += len + (p[len] == '\n');
+	}
+	if (!found)
+		append_line(c, pubkey);
+	free(key);
+}
+
 static void plan_authorized_keys(const struct join_member *members, size_t n, size_t self,
-				 const struct join_state *st, struct join_file_change *c)
+				 const struct join_state *st, const char *this_host_key,
+				 struct join_file_change *c)
 {
 	change_init(c, st->text[JOIN_AUTHORIZED_KEYS]);
 	if (self == SIZE_MAX)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		if (i == self)
-			continue;
-		if (!members[i].pubkey) {
-			struct strbuf line = STRBUF_INIT;
-			strbuf_addf(&line, "(the key join makes on %s)", members[i].name);
-			append_line(c, line.buf);
-			strbuf_release(&line);
-			continue;
-		}
-		char *key = key_of(members[i].pubkey);
-		bool found = false;
-		for (const char *p = c->content; *p && !found;) {
-			size_t len = strcspn(p, "\n");
-			char *line = xstrndup(p, len);
-			found = line[0] != '#' && line_has_key(line, key);
-			free(line);
-			p += len + (p[len] == '\n');
-		}
-		if (!found)
-			append_line(c, members[i].pubkey);
-		free(key);
-	}
+	authorize(c, this_host_key, "this host");
+	for (size_t i = 0; i < n; i++)
+		if (i != self)
+			authorize(c, members[i].pubkey, members[i].name);
 }
 
 /* Whether the known_hosts host field (comma-separated patterns) names alias. */
@@ -351,13 +357,14 @@ static void plan_ssh_conf(const struct join_state *st, const char *ssh_conf,
 }
 
 int join_plan_side(const struct join_member *members, size_t n, size_t self,
-		   const struct join_state *st, const char *ssh_conf, const char *label,
-		   struct join_side_plan *plan, struct strbuf *err)
+		   const struct join_state *st, const char *this_host_key, const char *ssh_conf,
+		   const char *label, struct join_side_plan *plan, struct strbuf *err)
 {
 	int r;
 
 	memset(plan, 0, sizeof(*plan));
-	plan_authorized_keys(members, n, self, st, &plan->file[JOIN_AUTHORIZED_KEYS]);
+	plan_authorized_keys(members, n, self, st, this_host_key,
+			     &plan->file[JOIN_AUTHORIZED_KEYS]);
 	r = plan_known_hosts(members, n, self, st, label, &plan->file[JOIN_KNOWN_HOSTS], err);
 	plan_ssh_conf(st, ssh_conf, &plan->file[JOIN_SSH_CONF]);
 	plan_config(st, &plan->file[JOIN_CONFIG]);

@@ -76,16 +76,17 @@ struct join_side_plan {
 /*
  * The plan of one side: st its state, self the index of that side among
  * members (SIZE_MAX: this host, not a member), ssh_conf the text of
- * sparkctl.conf (join_ssh_conf_text()).  Keys of every other member go
- * into authorized_keys (for this host: none), the host keys of every other
+ * sparkctl.conf (join_ssh_conf_text()).  Keys of every other member and
+ * this_host_key (the key of this host; NULL: not made yet) go into a
+ * member's authorized_keys (this host's own is left alone), the host keys of every other
  * member into known_hosts, the Include line to the top of config.  label
  * names the side in messages.  A known_hosts line (not hashed) that gives
  * one of a member's aliases another key of the same type is a changed host
  * key: -EKEYREJECTED with "LABEL: ~/.ssh/known_hosts:LINE: ..." in err.
  */
 int join_plan_side(const struct join_member *members, size_t n, size_t self,
-		   const struct join_state *st, const char *ssh_conf, const char *label,
-		   struct join_side_plan *plan, struct strbuf *err);
+		   const struct join_state *st, const char *this_host_key, const char *ssh_conf,
+		   const char *label, struct join_side_plan *plan, struct strbuf *err);
 void join_side_plan_release(struct join_side_plan *plan);
 
 /*

@@ -320,7 +320,8 @@ static int plan_sides(struct join *j, struct join_member *members)
 		struct strbuf err = STRBUF_INIT;
 		join_side_plan_release(&s->plan);
 		if (join_plan_side(members, j->nr_nodes, i < j->nr_nodes ? i : SIZE_MAX, &s->st,
-				   conf.buf, s->label, &s->plan, &err) < 0) {
+				   j->sides[j->nr_nodes].st.pubkey, conf.buf, s->label, &s->plan,
+				   &err) < 0) {
 			cmd_error("join", "%s", err.buf);
 			ret = -1;
 		}
