@@ -169,7 +169,7 @@ static int cluster_add(const struct cmd *cmd, int argc, char **argv)
 		OPT_STRING(0, "user", &user, "USER", "the ssh user for it (default: ssh's)"),
 		OPT_STRING(0, "id", &id, "NODE-ID", "its node id (/etc/sparkctl/node-id)"),
 		OPT_CHOICE(0, "plan", &plan, "PLAN", "pair|switch|ring",
-			   "also set the cluster's fabric plan"),
+			   "also set the cluster's fabric plan: pair, switch or ring"),
 		OPT_STRING(0, "cluster", &option, "FILE",
 			   "this cluster file (env SPARKCTL_CLUSTER)"),
 		OPT_HELP(),

@@ -496,7 +496,8 @@ static int parse_join(const struct cmd *cmd, struct join_args *a, struct host_li
 		OPT_STRING(0, "cluster", &a->cluster, "FILE",
 			   "the cluster file to write (env SPARKCTL_CLUSTER; docs/cluster.md)"),
 		OPT_CHOICE(0, "plan", &a->plan, "PLAN", "pair|switch|ring",
-			   "the fabric plan (default: pair for two nodes, else switch)"),
+			   "the fabric plan: pair, switch or ring (default: pair for two nodes, "
+			   "else switch)"),
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path, then PATH, then "
 			   "~/.local/bin/sparkctl)"),
