@@ -171,6 +171,8 @@ struct inv_system {
 	char *kernel;		    /* /proc/sys/kernel/osrelease */
 	char *arch;		    /* uname machine: "aarch64" */
 	char *home;		    /* home of the probing user (where ~/.nccl.conf is) */
+	char *node_id;		    /* /etc/sparkctl/node-id: 32 lowercase hex, or NULL */
+	char *machine_id;	    /* /etc/machine-id: 32 hex, or NULL */
 	char *os_id;		    /* os-release ID: "ubuntu" */
 	char *os_version_id;	    /* "24.04" */
 	char *os_pretty_name;	    /* "Ubuntu 24.04.3 LTS" */

@@ -164,6 +164,12 @@ static const struct inv_field system_fields[] = {
 	STRING("kernel", kernel, .doc = "`/proc/sys/kernel/osrelease`"),
 	STRING("arch", arch, .doc = "`uname -m` (captured trees: `.sparkctl/host.json`)"),
 	STRING("home", home, .doc = "home of the probing user (where `~/.nccl.conf` is read)"),
+	STRING("node_id", node_id,
+	       .doc = "`/etc/sparkctl/node-id`: the cluster-node id (32 lowercase hex digits; "
+		      "null when absent or malformed)"),
+	STRING("machine_id", machine_id,
+	       .doc = "`/etc/machine-id` (32 hex digits; null when absent or malformed); Sparks "
+		      "may ship with the same one"),
 	OBJECT_HERE("os", os_desc, .doc = "`/etc/os-release`"),
 	OBJECT_HERE("nvidia_driver", nvidia_driver_desc, .doc = "`/proc/driver/nvidia/version`"),
 	MAP("modules", modules, module_desc, 1, .keys = inventory_watched_modules,

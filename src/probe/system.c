@@ -139,6 +139,33 @@ static void probe_meminfo(struct probe_ctx *ctx)
 	s->cma_total = m.cma_total < 0 ? 0 : m.cma_total;
 }
 
+/*
+ * An id file: 32 hex digits (lowercase only, when lowercase), else NULL;
+ * a malformed one is a problem of the inventory.
+ */
+static char *probe_read_id(struct probe_ctx *ctx, const char *path, bool lowercase)
+{
+	struct strbuf id = STRBUF_INIT;
+	bool valid;
+
+	if (reader_value(&ctx->rd, path, &id) <= 0) {
+		strbuf_release(&id);
+		return NULL;
+	}
+	valid = id.len == 32;
+	for (size_t i = 0; valid && i < id.len; i++) {
+		char c = id.buf[i];
+		valid = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+			(!lowercase && c >= 'A' && c <= 'F');
+	}
+	if (!valid) {
+		reader_bad_content(&ctx->rd, path, id.buf);
+		strbuf_release(&id);
+		return NULL;
+	}
+	return strbuf_detach(&id, NULL);
+}
+
 void probe_system(struct probe_ctx *ctx)
 {
 	struct inv_system *s = &ctx->inv->sys;
@@ -148,6 +175,8 @@ void probe_system(struct probe_ctx *ctx)
 		s->hostname = strbuf_detach(&name, NULL);
 	strbuf_release(&name);
 	s->kernel = probe_read_str(ctx, "proc/sys/kernel/osrelease");
+	s->node_id = probe_read_id(ctx, "etc/sparkctl/node-id", true);
+	s->machine_id = probe_read_id(ctx, "etc/machine-id", false);
 	probe_os_release(ctx);
 	probe_nvidia_driver(ctx);
 	probe_modules(ctx);

@@ -8,6 +8,7 @@
 #include "cluster/cluster_file.h"
 #include "cluster/join_plan.h"
 #include "lib/xalloc.h"
+#include "probe/probe.h"
 
 /* Parse text; the message for a refused one in err. */
 static int parse(const char *text, struct cluster_file *cf, struct strbuf *err)
@@ -317,6 +318,48 @@ static void plan_ssh_conf(void **state)
 	strbuf_release(&out);
 }
 
+/* The inventory's ids: read below the root, validated, a malformed one null and a problem. */
+static void inventory_ids(void **state)
+{
+	char dir[] = "/tmp/sparkctl-test-idsXXXXXX";
+	struct probe_options o = { .root = dir, .no_nvidia_libraries = true };
+	struct inventory inv;
+	struct strbuf err = STRBUF_INIT;
+	char *cmd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	cmd = xasprintf("mkdir -p %s/etc/sparkctl && "
+			"echo 0123456789abcdef0123456789abcdef > %s/etc/sparkctl/node-id && "
+			"echo 0123456789ABCDEF0123456789ABCDEF > %s/etc/machine-id",
+			dir, dir, dir);
+	sh(cmd);
+	free(cmd);
+	inventory_init(&inv);
+	assert_int_equal(probe_inventory(&o, &inv, &err), 0);
+	assert_string_equal(inv.sys.node_id, "0123456789abcdef0123456789abcdef");
+	assert_string_equal(inv.sys.machine_id, "0123456789ABCDEF0123456789ABCDEF");
+	inventory_release(&inv);
+	/* An upper-case node id and a short machine id are not ids. */
+	cmd = xasprintf("echo 0123456789ABCDEF0123456789ABCDEF > %s/etc/sparkctl/node-id && "
+			"echo 0123 > %s/etc/machine-id",
+			dir, dir);
+	sh(cmd);
+	free(cmd);
+	inventory_init(&inv);
+	assert_int_equal(probe_inventory(&o, &inv, &err), 0);
+	assert_null(inv.sys.node_id);
+	assert_null(inv.sys.machine_id);
+	bool named = false;
+	for (size_t i = 0; i < inv.nr_problems; i++)
+		if (inv.problems[i].path && strstr(inv.problems[i].path, "etc/machine-id"))
+			named = true;
+	assert_true(named);
+	inventory_release(&inv);
+	strbuf_release(&err);
+	remove_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +371,7 @@ int main(void)
 		cmocka_unit_test(plan_keeps_and_completes),
 		cmocka_unit_test(plan_changed_host_key),
 		cmocka_unit_test(plan_ssh_conf),
+		cmocka_unit_test(inventory_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
