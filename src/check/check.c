@@ -103,6 +103,16 @@ const struct check checks[] = {
 	{ "cluster.hostnames", "host names are unique", CHECK_CLUSTER, CHECK_FAIL,
 	  check_cluster_hostnames,
 	  "Duplicate names break rendezvous and the logs of every launcher." },
+	{ "cluster.machine_id", "machine ids are unique", CHECK_CLUSTER, CHECK_FAIL,
+	  check_cluster_machine_id,
+	  "Nodes made from one image share /etc/machine-id: systemd derives DHCP client ids, "
+	  "the journal's and D-Bus's ids from it, so two nodes get the same DHCP lease and "
+	  "their logs mix." },
+	{ "cluster.file", "the cluster file agrees with the nodes", CHECK_CLUSTER, CHECK_WARN,
+	  check_cluster_file,
+	  "Commands without -H reach the nodes of the cluster file: a node left out is not "
+	  "checked or launched on, and a stale id or fabric address means the file describes "
+	  "another machine." },
 	{ "cluster.plan", "every node has the same fabric plan", CHECK_CLUSTER, CHECK_FAIL,
 	  check_cluster_plan,
 	  "Nodes with different numbers of cabled ports or link layers cannot pair their HCAs." },

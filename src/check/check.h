@@ -62,9 +62,13 @@ struct link_probe {
 	char *detail; /* what ping said when it failed */
 };
 
+struct cluster_file;
+
 struct doctor_cluster {
 	struct doctor_node *nodes;
 	size_t nr_nodes;
+	/* The cluster file in effect (cluster/cluster_file.h), or NULL; not owned. */
+	const struct cluster_file *cluster_file;
 	struct link_probe *links;
 	size_t nr_links;
 	bool probed; /* the active probes ran (not with --from) */
@@ -168,6 +172,8 @@ void check_sw_gpu(struct check_ctx *ctx);
 void check_sw_nccl(struct check_ctx *ctx);
 void check_cluster_ssh(struct check_ctx *ctx);
 void check_cluster_hostnames(struct check_ctx *ctx);
+void check_cluster_machine_id(struct check_ctx *ctx);
+void check_cluster_file(struct check_ctx *ctx);
 void check_cluster_plan(struct check_ctx *ctx);
 void check_cluster_hca_pairing(struct check_ctx *ctx);
 void check_cluster_ping(struct check_ctx *ctx);

@@ -9,6 +9,7 @@
 #include "cluster/cluster_file.h"
 #include "lib/atomic_file.h"
 #include "lib/json.h"
+#include "inventory/derive.h"
 #include "lib/xalloc.h"
 
 /* The largest cluster file read (a bound on user-controlled input). */
@@ -542,4 +543,21 @@ int cluster_file_remove(struct cluster_file *cf, const char *name)
 	memmove(n, n + 1, (cf->nr - i - 1) * sizeof(*n));
 	cf->nr--;
 	return 0;
+}
+
+void inventory_fabric_ipv4(const struct inventory *inv, struct strvec *out)
+{
+	for (size_t d = 0; d < inv->nr_rdma; d++)
+		for (size_t p = 0; p < inv->rdma[d].nr_ports; p++) {
+			const struct inv_rdma_dev *dev = &inv->rdma[d];
+			const struct inv_port *port = &dev->ports[p];
+			const struct inv_netdev *nd;
+			if (!port_is_fabric(inv, dev, port) ||
+			    !(nd = rdma_port_netdev(inv, dev, port)))
+				continue;
+			for (size_t a = 0; a < nd->nr_addrs; a++)
+				if (nd->addrs[a].family == AF_INET &&
+				    !strvec_contains(out, nd->addrs[a].address))
+					strvec_push(out, nd->addrs[a].address);
+		}
 }

@@ -101,6 +101,14 @@ int cluster_file_put(struct cluster_file *cf, const char *name, const char *id,
 /* Remove the node called name: 0, or -ENOENT when there is none. */
 int cluster_file_remove(struct cluster_file *cf, const char *name);
 
+struct inventory;
+/*
+ * The IPv4 addresses of a node's fabric ports' netdevs (ACTIVE ports with
+ * carrier, inventory/derive.h), appended to out without duplicates: what
+ * join records as its fabric addresses and doctor compares.
+ */
+void inventory_fabric_ipv4(const struct inventory *inv, struct strvec *out);
+
 /* The host a command reaches the node as: "user@name", or the name. */
 char *cluster_node_host(const struct cluster_node *node);
 

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "check/check.h"
+#include "cluster/cluster_file.h"
 #include "cmd/cmd.h"
 #include "remote/session.h"
 #include "inventory/inventory_json.h"
@@ -178,6 +179,22 @@ static int load_hosts(const struct doctor_args *a, struct host_list *hosts)
 		cmd_usage_error("doctor", "%s", err.buf);
 		r = -1;
 	}
+	strbuf_release(&err);
+	return r;
+}
+
+/* The cluster file in effect, for cluster.file: 0, or -1 when there is none (or it is unreadable).
+ */
+static int load_cluster_file(const struct doctor_args *a, struct cluster_file *cf)
+{
+	struct cluster_file_location loc;
+	struct strbuf err = STRBUF_INIT;
+	int r = -1;
+
+	if (cluster_file_locate(a->cluster, &loc) == 0 && loc.exists &&
+	    cluster_file_load(cf, loc.path.buf, &err) == 0)
+		r = 0;
+	cluster_file_location_release(&loc);
 	strbuf_release(&err);
 	return r;
 }
@@ -390,9 +407,11 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 	struct findings f = { 0 };
 	struct remote_session rm = { 0 };
 	struct host_list hosts = { 0 };
+	struct cluster_file cf;
 	unsigned cluster_size;
 	int ret;
 
+	cluster_file_init(&cf);
 	if (parse_doctor(cmd, &a, &sel, argc, argv, &ret) < 0)
 		goto out;
 	if (load_hosts(&a, &hosts) < 0) {
@@ -407,6 +426,9 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 	for (size_t i = 0; i < c.nr_nodes; i++)
 		if (c.nodes[i].inspected)
 			run_local_checks(&sel, &c.nodes[i].inv, c.nodes[i].host, cluster_size, &f);
+	/* cluster.file compares the nodes with the cluster file in effect, -H or not. */
+	if (c.nr_nodes > 1 && !a.from.nr && !a.root && load_cluster_file(&a, &cf) == 0)
+		c.cluster_file = &cf;
 	if (c.nr_nodes > 1)
 		run_cluster_checks(&sel, &c, &f);
 	/* A live run is what 'sparkctl status' shows as the last doctor. */
@@ -416,6 +438,7 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 out:
 	remote_session_close(&rm);
 	host_list_release(&hosts);
+	cluster_file_release(&cf);
 	findings_release(&f);
 	doctor_cluster_release(&c);
 	check_selection_release(&sel);

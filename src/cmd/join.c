@@ -241,18 +241,7 @@ static int gather_inventories(struct join *j)
 				if (nd->addrs[a].family == AF_INET)
 					push_unique(&s->mgmt, nd->addrs[a].address);
 		}
-		for (size_t d = 0; d < inv->nr_rdma; d++)
-			for (size_t p = 0; p < inv->rdma[d].nr_ports; p++) {
-				const struct inv_rdma_dev *dev = &inv->rdma[d];
-				const struct inv_port *port = &dev->ports[p];
-				const struct inv_netdev *nd;
-				if (!port_is_fabric(inv, dev, port) ||
-				    !(nd = rdma_port_netdev(inv, dev, port)))
-					continue;
-				for (size_t a = 0; a < nd->nr_addrs; a++)
-					if (nd->addrs[a].family == AF_INET)
-						push_unique(&s->fabric, nd->addrs[a].address);
-			}
+		inventory_fabric_ipv4(inv, &s->fabric);
 	}
 	doctor_cluster_release(&c);
 	return ret;
