@@ -92,6 +92,12 @@ const struct check checks[] = {
 	{ "net.buffers", "socket buffers are large enough", CHECK_LOCAL, CHECK_WARN,
 	  check_net_buffers,
 	  "Small net.core.rmem_max/wmem_max slow NCCL's bootstrap and any TCP fallback." },
+	{ "net.nm_autoconnect", "no DHCP profile auto-connects a fabric port", CHECK_LOCAL,
+	  CHECK_WARN, check_net_nm_autoconnect,
+	  "A NetworkManager profile that auto-connects a CX-7 port with DHCP keeps bringing the "
+	  "port up with no lease (or a link-local address) beside the static fabric address; "
+	  "each time avahi sees a new address it announces the host again and, on a conflict, "
+	  "renames it to name-NN.local, so discovery and ssh by .local name break." },
 	{ "sw.driver", "the NVIDIA driver is loaded", CHECK_LOCAL, CHECK_FAIL, check_sw_driver,
 	  "Without the kernel driver there is no GPU; GB10 needs the open kernel module." },
 	{ "sw.gpu", "a GPU is visible", CHECK_LOCAL, CHECK_FAIL, check_sw_gpu,

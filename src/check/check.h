@@ -167,6 +167,7 @@ void check_gpudirect_peermem(struct check_ctx *ctx);
 void check_limits_memlock(struct check_ctx *ctx);
 void check_memory_cma(struct check_ctx *ctx);
 void check_net_buffers(struct check_ctx *ctx);
+void check_net_nm_autoconnect(struct check_ctx *ctx);
 void check_sw_driver(struct check_ctx *ctx);
 void check_sw_gpu(struct check_ctx *ctx);
 void check_sw_nccl(struct check_ctx *ctx);

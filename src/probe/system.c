@@ -213,6 +213,69 @@ static void read_conf_file(struct probe_ctx *ctx, const char *file)
 	strbuf_release(&text);
 }
 
+/* One keyfile: the keys of [connection] and [ipv4] that say what it connects, and how. */
+static void parse_nm_keyfile(char *text, struct inv_nm_profile *p)
+{
+	const char *section = "";
+
+	p->autoconnect = 1;
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		char *eq = strchr(line, '=');
+		if (line[0] == '[') {
+			char *end = strchr(line, ']');
+			if (end)
+				*end = '\0';
+			section = line + 1;
+		} else if (eq && line[0] != '#') {
+			*eq = '\0';
+			const char *key = line, *value = eq + 1;
+			if (streq(section, "connection") && streq(key, "id"))
+				p->id = xstrdup(value);
+			else if (streq(section, "connection") && streq(key, "interface-name"))
+				p->interface_name = xstrdup(value);
+			else if (streq(section, "connection") && streq(key, "autoconnect"))
+				p->autoconnect = streq(value, "false") || streq(value, "0") ? 0 : 1;
+			else if (streq(section, "ipv4") && streq(key, "method"))
+				p->ipv4_method = xstrdup(value);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
+#define NM_CONNECTIONS "etc/NetworkManager/system-connections"
+
+/* Read as keyfiles, not through nmcli: the same under --root and in a capture. */
+void probe_nm_profiles(struct probe_ctx *ctx)
+{
+	struct inv_system *s = &ctx->inv->sys;
+	struct strvec names = STRVEC_INIT;
+	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
+
+	if (reader_list(&ctx->rd, NM_CONNECTIONS, &names) <= 0)
+		goto out;
+	for (size_t i = 0; i < names.nr; i++) {
+		size_t len = strlen(names.v[i]);
+		if (len <= 13 || !streq(names.v[i] + len - 13, ".nmconnection"))
+			continue;
+		strbuf_reset(&path);
+		strbuf_addf(&path, NM_CONNECTIONS "/%s", names.v[i]);
+		strbuf_reset(&text);
+		if (reader_file(&ctx->rd, path.buf, ROOTFS_FILE_MAX, &text) <= 0)
+			continue;
+		struct inv_nm_profile *p = ARRAY_PUSH(s->nm_profiles, s->nr_nm_profiles);
+		memset(p, 0, sizeof(*p));
+		p->file = xstrdup(names.v[i]);
+		parse_nm_keyfile(text.buf, p);
+	}
+out:
+	strvec_clear(&names);
+	strbuf_release(&path);
+	strbuf_release(&text);
+}
+
 void probe_nccl_conf(struct probe_ctx *ctx)
 {
 	const char *user = inventory_env(ctx->inv, "NCCL_CONF_FILE");

@@ -335,8 +335,25 @@ static void inventory_ids(void **state)
 			dir, dir, dir);
 	sh(cmd);
 	free(cmd);
+	cmd = xasprintf(
+		"d=%s/etc/NetworkManager/system-connections && mkdir -p $d && "
+		"printf '[connection]\\nid=Wired 2\\ninterface-name=enp1s0f1np1\\n"
+		"[ipv4]\\nmethod=auto\\n' > \"$d/w.nmconnection\" && "
+		"printf '[connection]\\nid=off\\nautoconnect=false\\n' > \"$d/o.nmconnection\" && "
+		"echo x > \"$d/not-a-keyfile\"",
+		dir);
+	sh(cmd);
+	free(cmd);
 	inventory_init(&inv);
 	assert_int_equal(probe_inventory(&o, &inv, &err), 0);
+	assert_int_equal(inv.sys.nr_nm_profiles, 2);
+	assert_string_equal(inv.sys.nm_profiles[0].file, "o.nmconnection");
+	assert_int_equal(inv.sys.nm_profiles[0].autoconnect, 0);
+	assert_null(inv.sys.nm_profiles[0].interface_name);
+	assert_string_equal(inv.sys.nm_profiles[1].id, "Wired 2");
+	assert_string_equal(inv.sys.nm_profiles[1].interface_name, "enp1s0f1np1");
+	assert_int_equal(inv.sys.nm_profiles[1].autoconnect, 1);
+	assert_string_equal(inv.sys.nm_profiles[1].ipv4_method, "auto");
 	assert_string_equal(inv.sys.node_id, "0123456789abcdef0123456789abcdef");
 	assert_string_equal(inv.sys.machine_id, "0123456789ABCDEF0123456789ABCDEF");
 	inventory_release(&inv);
