@@ -4,6 +4,7 @@
 #include "lib/xalloc.h"
 #include "probe/hostname.h"
 #include "probe/meminfo.h"
+#include "probe/probe.h"
 #include "probe/probe_internal.h"
 
 static void probe_os_release(struct probe_ctx *ctx)
@@ -213,6 +214,8 @@ static void read_conf_file(struct probe_ctx *ctx, const char *file)
 	strbuf_release(&text);
 }
 
+#define NM_CONNECTIONS "etc/NetworkManager/system-connections"
+
 /* One keyfile: the keys of [connection] and [ipv4] that say what it connects, and how. */
 static void parse_nm_keyfile(char *text, struct inv_nm_profile *p)
 {
@@ -245,7 +248,53 @@ static void parse_nm_keyfile(char *text, struct inv_nm_profile *p)
 	}
 }
 
-#define NM_CONNECTIONS "etc/NetworkManager/system-connections"
+/* The keys parse_nm_keyfile() reads: all a capture keeps of a keyfile. */
+static bool nm_key_read(const char *section, const char *key, size_t len)
+{
+	static const char *const connection_keys[] = { "id", "interface-name", "autoconnect" };
+
+	if (!strcmp(section, "ipv4"))
+		return len == 6 && !strncmp(key, "method", 6);
+	if (strcmp(section, "connection") != 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(connection_keys); i++)
+		if (strlen(connection_keys[i]) == len && !strncmp(key, connection_keys[i], len))
+			return true;
+	return false;
+}
+
+bool nm_keyfile_path(const char *rel)
+{
+	return !strncmp(rel, NM_CONNECTIONS "/", strlen(NM_CONNECTIONS "/"));
+}
+
+void nm_keyfile_redact(const char *text, size_t len, struct strbuf *out)
+{
+	char section[32] = "";
+
+	for (size_t at = 0; at < len;) {
+		const char *line = text + at;
+		size_t n = 0;
+		while (at + n < len && line[n] != '\n')
+			n++;
+		at += n + 1;
+		if (n && line[0] == '[') {
+			size_t s = 1;
+			while (s < n && line[s] != ']')
+				s++;
+			snprintf(section, sizeof(section), "%.*s", (int)(s - 1 < 31 ? s - 1 : 31),
+				 line + 1);
+			strbuf_add(out, line, n);
+			strbuf_addch(out, '\n');
+			continue;
+		}
+		const char *eq = memchr(line, '=', n);
+		if (eq && nm_key_read(section, line, (size_t)(eq - line))) {
+			strbuf_add(out, line, n);
+			strbuf_addch(out, '\n');
+		}
+	}
+}
 
 /* Read as keyfiles, not through nmcli: the same under --root and in a capture. */
 void probe_nm_profiles(struct probe_ctx *ctx)
