@@ -33,6 +33,8 @@ const char join_state_script[] =
 	"if [ -n \"${3:-}\" ]; then echo \"address $3\"; "
 	"ssh-keyscan -t ed25519 -T 5 -p \"$4\" \"$3\" 2> /dev/null | "
 	"while read -r h t k; do [ \"$t\" != ssh-ed25519 ] || echo \"hostkey $t $k\"; done; fi; "
+	"echo \"ident $(cat /proc/sys/kernel/random/boot_id 2> /dev/null) "
+	"$(stat -L -c %d:%i \"$HOME\" 2> /dev/null)\"; "
 	"echo done";
 
 const char join_keygen_script[] =
@@ -60,6 +62,7 @@ void join_state_release(struct join_state *st)
 	free(st->pubkey);
 	free(st->host_key);
 	free(st->address);
+	free(st->ident);
 	for (size_t i = 0; i < JOIN_NR_FILES; i++)
 		free(st->text[i]);
 	memset(st, 0, sizeof(*st));
@@ -108,6 +111,9 @@ int join_state_parse(const char *out, struct join_state *st, struct strbuf *err)
 		} else if (!strncmp(line, "hostkey ", 8)) {
 			if (!st->host_key)
 				st->host_key = xstrdup(line + 8);
+		} else if (!strncmp(line, "ident ", 6)) {
+			free(st->ident);
+			st->ident = xstrdup(line + 6);
 		} else if (!strncmp(line, "address ", 8)) {
 			free(st->address);
 			st->address = xstrdup(line + 8);

@@ -48,6 +48,11 @@ struct join_state {
 	char *text[JOIN_NR_FILES]; /* the file's text, NULL when it does not exist */
 	char *host_key;		   /* "ssh-ed25519 AAAA...", or NULL */
 	char *address;		   /* the address ssh reached it at, or NULL */
+	/*
+	 * "BOOT-ID DEV:INODE" of the machine and its $HOME: two sides with the
+	 * same one share one ~/.ssh (join run on one of the nodes).
+	 */
+	char *ident;
 };
 
 void join_state_release(struct join_state *st);

@@ -86,6 +86,8 @@ struct join {
 	struct cluster_file_location loc;
 	struct cluster_file cf; /* the cluster file as it will be */
 	char *cf_old_text;	/* what the file holds now, NULL when missing */
+	bool local_is_node;	/* this host is one of the nodes: its side is that node's */
+	size_t local_node;	/* which one */
 };
 
 /* The argv that runs sh -c script (with args) on side s. */
@@ -107,10 +109,16 @@ static int side_argv(struct join *j, const struct side *s, const char *script,
 	return r;
 }
 
-/* ssh's own word for keys that did not let it in. */
-static bool auth_failed(const struct run_job *job)
+/*
+ * ssh's own words for keys that did not let it in, or a host key it does
+ * not know yet: both are for the interactive login, where ssh asks for the
+ * password or shows the host key's fingerprint for the user to accept.
+ * (A host key that changed fails there too, with ssh's own warning.)
+ */
+static bool needs_login(const struct run_job *job)
 {
-	return job->status == 255 && strstr(job->err.buf, "Permission denied") != NULL;
+	return job->status == 255 && (strstr(job->err.buf, "Permission denied") != NULL ||
+				      strstr(job->err.buf, "Host key verification failed") != NULL);
 }
 
 /*
@@ -166,7 +174,7 @@ static int gather_states(struct join *j)
 	/* Keys that do not let us in: one password login each, one at a time. */
 	for (size_t i = 0; i < j->nr_nodes; i++) {
 		struct strbuf why = STRBUF_INIT;
-		if (!auth_failed(&jobs[i]))
+		if (!needs_login(&jobs[i]))
 			continue;
 		if (interactive_login(j, j->sides[i].host, &why) < 0) {
 			cmd_error("join", "%s: cannot log in: %s", j->sides[i].label, why.buf);
@@ -297,6 +305,8 @@ static int plan_sides(struct join *j, struct join_member *members)
 	struct strbuf conf = STRBUF_INIT;
 	int ret = 0;
 
+	const char *here_key = j->sides[j->local_is_node ? j->local_node : j->nr_nodes].st.pubkey;
+
 	join_ssh_conf_text(&j->cf, &conf);
 	for (size_t i = 0; i < j->nr_nodes; i++) {
 		members[i].name = j->sides[i].name;
@@ -308,9 +318,10 @@ static int plan_sides(struct join *j, struct join_member *members)
 		struct side *s = &j->sides[i];
 		struct strbuf err = STRBUF_INIT;
 		join_side_plan_release(&s->plan);
+		if (i == j->nr_nodes && j->local_is_node)
+			break;
 		if (join_plan_side(members, j->nr_nodes, i < j->nr_nodes ? i : SIZE_MAX, &s->st,
-				   j->sides[j->nr_nodes].st.pubkey, conf.buf, s->label, &s->plan,
-				   &err) < 0) {
+				   here_key, conf.buf, s->label, &s->plan, &err) < 0) {
 			cmd_error("join", "%s", err.buf);
 			ret = -1;
 		}
@@ -334,7 +345,7 @@ static size_t print_changes(const struct join *j, bool dry_run)
 	size_t changes = 0;
 
 	emit_init(&e, EMIT_TEXT, &out, false);
-	for (size_t i = 0; i <= j->nr_nodes; i++) {
+	for (size_t i = 0; i < j->nr_nodes + !j->local_is_node; i++) {
 		const struct side *s = &j->sides[i];
 		if (!s->st.has_dir) {
 			emit_str(&e, NULL, "%s: ", s->label);
@@ -395,7 +406,7 @@ static int make_keys(struct join *j)
 	for (size_t i = 0; i < n; i++) {
 		struct side *s = &j->sides[i];
 		run_job_init(&jobs[i]);
-		if (s->st.has_key && s->st.pubkey)
+		if ((s->st.has_key && s->st.pubkey) || (i == j->nr_nodes && j->local_is_node))
 			continue;
 		strvec_clear(&args);
 		strvec_pushf(&args, "sparkctl-join@%s", s->name);
@@ -604,6 +615,18 @@ static int run_join(const struct cmd *cmd, int argc, char **argv)
 			push_unique(&s->aliases, s->mgmt.v[k]);
 		for (size_t k = 0; k < s->fabric.nr; k++)
 			push_unique(&s->aliases, s->fabric.v[k]);
+	}
+	/*
+	 * Run on one of the nodes, this host's ~/.ssh is that node's: its side
+	 * is planned (and written) once, as the node's.
+	 */
+	for (size_t i = 0; i < j.nr_nodes; i++) {
+		struct join_state *here = &j.sides[j.nr_nodes].st;
+		if (here->ident && j.sides[i].st.ident && streq(here->ident, j.sides[i].st.ident)) {
+			j.local_is_node = true;
+			j.local_node = i;
+			break;
+		}
 	}
 	/* 2. Plan: a changed host key refuses the whole join. */
 	ret = SPARKCTL_EXIT_ERROR;
