@@ -165,12 +165,22 @@ cmp -s "$TMP/sums.before" "$TMP/sums.after" || fail "a join with a node down cha
 cluster_node_up node1
 
 # No -H: doctor and launch reach the three nodes of the cluster file.
-run "$SPARKCTL" doctor --json --only rdma
+run "$SPARKCTL" doctor --json --only rdma,cluster.file
 [ "$status" = 0 ] || [ "$status" = 4 ] || { cat "$TMP/err" >&2; fail "doctor exited $status"; }
+py "$TMP/out" '
+want([f["status"] for f in d["findings"] if f["check"] == "cluster.file"], ["PASS"], "cluster.file")
+'
 py "$TMP/out" '
 want(sorted(n["host"] for n in d["nodes"]), ["node0", "node1", "node2"], "doctor nodes")
 want([n["inspected"] for n in d["nodes"]], [True] * 3, "inspected")
 '
+# The cluster file says other fabric addresses for node1: cluster.file warns.
+cp "$SPARKCTL_CLUSTER" "$TMP/cluster.json.good"
+expect 0 "$SPARKCTL" cluster add node1 --mgmt 198.18.0.11 --fabric 10.9.9.9
+run "$SPARKCTL" doctor --only cluster.file
+[ "$status" = 0 ] || { cat "$TMP/out" "$TMP/err" >&2; fail "doctor exited $status on a warning"; }
+contains "$TMP/out" "node1: the cluster file lists fabric addresses 10.9.9.9, the node has 198.19.177.12,198.19.178.12"
+cp "$TMP/cluster.json.good" "$SPARKCTL_CLUSTER"
 expect 0 "$SPARKCTL" launch -- hostname
 for i in 0 1 2; do contains "$TMP/out" "node$i"; done
 # --local: this node alone.
