@@ -114,6 +114,12 @@ const struct check checks[] = {
 	  "Nodes made from one image share /etc/machine-id: systemd derives DHCP client ids, "
 	  "the journal's and D-Bus's ids from it, so two nodes get the same DHCP lease and "
 	  "their logs mix." },
+	{ "cluster.ssh_mesh", "every node reaches every other by ssh with its key", CHECK_CLUSTER,
+	  CHECK_FAIL, check_cluster_ssh_mesh,
+	  "launch and bench link start processes on one node from another, and MPI and "
+	  "torchrun do it between every pair: a pair without a key login hangs at a password "
+	  "prompt or fails.  Probed where the nodes come from the cluster file (sparkctl join "
+	  "makes the mesh)." },
 	{ "cluster.file", "the cluster file agrees with the nodes", CHECK_CLUSTER, CHECK_WARN,
 	  check_cluster_file,
 	  "Commands without -H reach the nodes of the cluster file: a node left out is not "
@@ -325,6 +331,7 @@ void doctor_cluster_release(struct doctor_cluster *c)
 		free(c->links[i].detail);
 	}
 	free(c->links);
+	free(c->mesh);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -206,6 +206,46 @@ void check_cluster_file(struct check_ctx *ctx)
 		report(ctx, CHECK_PASS, NULL, "the %zu nodes match the cluster file", c->nr_nodes);
 }
 
+void check_cluster_ssh_mesh(struct check_ctx *ctx)
+{
+	const struct doctor_cluster *c = ctx->cluster;
+	size_t n = c->nr_nodes, ok = 0, bad = 0;
+	struct strbuf pairs = STRBUF_INIT, fix = STRBUF_INIT;
+
+	if (!c->mesh) {
+		report(ctx, CHECK_SKIP, NULL,
+		       "not probed: doctor tries every pair where the nodes come from the "
+		       "cluster file (no -H)");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < n; k++) {
+			int r = c->mesh[i * n + k];
+			if (i == k || r < 0)
+				continue;
+			if (r > 0) {
+				ok++;
+				continue;
+			}
+			strbuf_addf(&pairs, "%s%s -> %s", bad ? ", " : "", c->nodes[i].host,
+				    c->nodes[k].host);
+			bad++;
+		}
+	if (bad) {
+		strbuf_addstr(&fix, "sparkctl join");
+		for (size_t i = 0; i < n; i++)
+			strbuf_addf(&fix, " %s", c->nodes[i].host);
+		report(ctx, CHECK_FAIL, fix.buf, "no key login (ssh -o BatchMode=yes) for %s",
+		       pairs.buf);
+	} else if (!ok) {
+		report(ctx, CHECK_SKIP, NULL, "no pair of inspected nodes to try");
+	} else {
+		report(ctx, CHECK_PASS, NULL, "%zu pairs log in with keys", ok);
+	}
+	strbuf_release(&pairs);
+	strbuf_release(&fix);
+}
+
 void check_cluster_plan(struct check_ctx *ctx)
 {
 	const struct doctor_cluster *c = ctx->cluster;

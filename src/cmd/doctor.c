@@ -183,6 +183,55 @@ static int load_hosts(const struct doctor_args *a, struct host_list *hosts)
 	return r;
 }
 
+/*
+ * On each node, ssh in batch mode to every other node (by the name doctor
+ * was given) and say which answered: one session per node, over the
+ * connections already open.
+ */
+static const char mesh_script[] =
+	"for h; do "
+	"if ssh -o BatchMode=yes -o ConnectTimeout=5 -o StrictHostKeyChecking=yes \"$h\" true "
+	"< /dev/null > /dev/null 2>&1; then echo \"ok $h\"; else echo \"no $h\"; fi; done";
+
+static void probe_mesh(struct remote_session *rm, struct doctor_cluster *c, unsigned parallel)
+{
+	size_t n = c->nr_nodes;
+	struct run_job *jobs = xcalloc(n + 1, sizeof(*jobs));
+
+	c->mesh = xcalloc(n * n + 1, sizeof(*c->mesh));
+	for (size_t i = 0; i < n * n; i++)
+		c->mesh[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		struct strvec words = STRVEC_INIT;
+		run_job_init(&jobs[i]);
+		if (!c->nodes[i].inspected)
+			continue;
+		strvec_pushl(&words, "sh", "-c", mesh_script, "sh", NULL);
+		for (size_t k = 0; k < n; k++)
+			if (k != i)
+				strvec_push(&words, c->nodes[k].host);
+		remote_session_argv(rm, c->nodes[i].host, (const char *const *)words.v,
+				    &jobs[i].argv);
+		strvec_clear(&words);
+	}
+	run_jobs(jobs, n, parallel, REMOTE_TIMEOUT_MS, 1 << 20);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < n && jobs[i].argv.nr; k++) {
+			if (k == i)
+				continue;
+			char *ok = xasprintf("ok %s\n", c->nodes[k].host);
+			char *no = xasprintf("no %s\n", c->nodes[k].host);
+			c->mesh[i * n + k] = strstr(jobs[i].out.buf, ok)   ? 1
+					     : strstr(jobs[i].out.buf, no) ? 0
+									   : -1;
+			free(ok);
+			free(no);
+		}
+		run_job_release(&jobs[i]);
+	}
+	free(jobs);
+}
+
 /* The cluster file in effect, for cluster.file: 0, or -1 when there is none (or it is unreadable).
  */
 static int load_cluster_file(const struct doctor_args *a, struct cluster_file *cf)
@@ -210,6 +259,7 @@ static void add_node(struct doctor_cluster *c, const char *host)
 static int collect(const struct doctor_args *a, struct host_list *hosts, struct doctor_cluster *c,
 		   struct remote_session *rm)
 {
+	bool from_cluster_file = !a->hosts && !a->hostfile;
 	int ret = SPARKCTL_EXIT_OK;
 
 	if (a->from.nr) {
@@ -251,6 +301,9 @@ static int collect(const struct doctor_args *a, struct host_list *hosts, struct 
 	progress_set("doctor: pinging the fabric links of %zu node%s", c->nr_nodes,
 		     c->nr_nodes == 1 ? "" : "s");
 	probe(rm, c, sessions);
+	/* A cluster that join made promises key logins between every pair. */
+	if (from_cluster_file && c->nr_nodes > 1)
+		probe_mesh(rm, c, sessions);
 	progress_end();
 	return ret;
 }

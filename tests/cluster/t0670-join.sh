@@ -148,6 +148,7 @@ kh=$CLUSTER_DIR/node0/home/.ssh/known_hosts
 line=$(grep -n '^node1,' "$kh" | cut -d: -f1)
 [ -n "$line" ] || fail "node0's known_hosts has no node1 line"
 ssh-keygen -q -t ed25519 -N '' -f "$TMP/other_key" < /dev/null
+cp "$kh" "$TMP/kh.good"
 sed -i "${line}s|ssh-ed25519 .*|$(cut -d' ' -f1,2 "$TMP/other_key.pub")|" "$kh"
 sums > "$TMP/sums.before"
 expect 4 "$SPARKCTL" join node0 node1 node2
@@ -163,6 +164,7 @@ contains "$TMP/err" "sparkctl join: node1: cannot be reached"
 sums > "$TMP/sums.after"
 cmp -s "$TMP/sums.before" "$TMP/sums.after" || fail "a join with a node down changed files"
 cluster_node_up node1
+cp "$TMP/kh.good" "$kh"
 
 # No -H: doctor and launch reach the three nodes of the cluster file.
 run "$SPARKCTL" doctor --json --only rdma,cluster.file
@@ -174,6 +176,17 @@ py "$TMP/out" '
 want(sorted(n["host"] for n in d["nodes"]), ["node0", "node1", "node2"], "doctor nodes")
 want([n["inspected"] for n in d["nodes"]], [True] * 3, "inspected")
 '
+# Without -H, doctor tries the key login of every pair from the nodes themselves.
+expect 0 "$SPARKCTL" doctor --only cluster.ssh_mesh
+contains "$TMP/out" "6 pairs log in with keys"
+ak=$CLUSTER_DIR/node2/home/.ssh/authorized_keys
+cp "$ak" "$TMP/ak.good"
+grep -vF "$(cut -d' ' -f2 "$CLUSTER_DIR/node0/home/.ssh/id_ed25519.pub")" "$TMP/ak.good" > "$ak"
+expect 4 "$SPARKCTL" doctor --only cluster.ssh_mesh
+contains "$TMP/out" "no key login (ssh -o BatchMode=yes) for node0 -> node2"
+contains "$TMP/out" "fix: sparkctl join node0 node1 node2"
+cp "$TMP/ak.good" "$ak"
+
 # The cluster file says other fabric addresses for node1: cluster.file warns.
 cp "$SPARKCTL_CLUSTER" "$TMP/cluster.json.good"
 expect 0 "$SPARKCTL" cluster add node1 --mgmt 198.18.0.11 --fabric 10.9.9.9

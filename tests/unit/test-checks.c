@@ -228,6 +228,36 @@ static void cluster_file_disagrees(void **state)
 	doctor_cluster_release(&c);
 }
 
+/* The key logins between the nodes: not probed is a skip, a failing pair is named. */
+static void ssh_mesh_pairs(void **state)
+{
+	struct doctor_cluster c;
+	struct findings f = { 0 };
+	size_t n;
+
+	(void)state;
+	two_nodes(&c);
+	run_one(&c, "cluster.ssh_mesh", &f);
+	assert_int_equal(only(&f, "cluster.ssh_mesh", &n)->status, CHECK_SKIP);
+	findings_release(&f);
+	c.mesh = xcalloc(4, sizeof(*c.mesh));
+	c.mesh[1] = 1; /* node0 -> node1 */
+	c.mesh[2] = 0; /* node1 -> node0 */
+	run_one(&c, "cluster.ssh_mesh", &f);
+	const struct finding *x = only(&f, "cluster.ssh_mesh", &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_non_null(strstr(x->message, "node1 -> node0"));
+	assert_null(strstr(x->message, "node0 -> node1"));
+	assert_string_equal(x->fix, "sparkctl join node0 node1");
+	findings_release(&f);
+	c.mesh[2] = 1;
+	run_one(&c, "cluster.ssh_mesh", &f);
+	assert_int_equal(only(&f, "cluster.ssh_mesh", &n)->status, CHECK_PASS);
+	findings_release(&f);
+	doctor_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
