@@ -261,8 +261,11 @@ static void ssh_mesh_pairs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(machine_id_duplicate), cmocka_unit_test(cluster_file_disagrees),
-		cmocka_unit_test(ping_results),		cmocka_unit_test(clocks),
+		cmocka_unit_test(machine_id_duplicate),
+		cmocka_unit_test(ssh_mesh_pairs),
+		cmocka_unit_test(cluster_file_disagrees),
+		cmocka_unit_test(ping_results),
+		cmocka_unit_test(clocks),
 		cmocka_unit_test(unreachable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
