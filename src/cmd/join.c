@@ -97,6 +97,9 @@ static int side_argv(struct join *j, const struct side *s, const char *script,
 	struct strvec words = STRVEC_INIT;
 	int r = 0;
 
+	/* This host's side is no ssh session, even where join runs in one. */
+	if (!s->host)
+		strvec_pushl(&words, "env", "-u", "SSH_CONNECTION", NULL);
 	strvec_pushl(&words, "sh", "-c", script, "sparkctl-join", NULL);
 	for (size_t i = 0; args && i < args->nr; i++)
 		strvec_push(&words, args->v[i]);
@@ -164,6 +167,7 @@ static int gather_states(struct join *j)
 {
 	size_t n = j->nr_nodes + 1;
 	struct run_job *jobs = xcalloc(n, sizeof(*jobs));
+	bool *told = xcalloc(n, sizeof(*told)); /* its failure is said already */
 	int ret = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -178,14 +182,18 @@ static int gather_states(struct join *j)
 			continue;
 		if (interactive_login(j, j->sides[i].host, &why) < 0) {
 			cmd_error("join", "%s: cannot log in: %s", j->sides[i].label, why.buf);
+			told[i] = true;
 			ret = -1;
 		} else {
 			run_jobs(&jobs[i], 1, 1, JOIN_TIMEOUT_MS, JOIN_OUTPUT_MAX);
 		}
 		strbuf_release(&why);
 	}
-	for (size_t i = 0; i < n && ret == 0; i++) {
+	/* Every node that cannot be reached is named, each on its own line. */
+	for (size_t i = 0; i < n; i++) {
 		struct strbuf err = STRBUF_INIT;
+		if (told[i])
+			continue;
 		char *fail = remote_failure(&jobs[i], j->sides[i].label, JOIN_TIMEOUT_MS);
 		if (fail) {
 			cmd_error("join", "%s: cannot be reached: %s", j->sides[i].label, fail);
@@ -199,6 +207,7 @@ static int gather_states(struct join *j)
 	}
 	for (size_t i = 0; i < n; i++)
 		run_job_release(&jobs[i]);
+	free(told);
 	free(jobs);
 	return ret;
 }
