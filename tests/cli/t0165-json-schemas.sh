@@ -23,7 +23,7 @@ assert top["properties"]["schema_version"]["const"] >= 1, "schema_version"
 assert top["additionalProperties"] is False, "additionalProperties"
 PY
 done
-for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top cluster; do
+for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top cluster cluster-path; do
   [ -f "docs/schemas/$name.schema.json" ] || fail "no docs/schemas/$name.schema.json"
 done
 
@@ -118,6 +118,9 @@ json_valid launch-summary "$TMP/job-ok/summary.json" "$TMP/job-bad/summary.json"
 "$SPARKCTL" cluster add --cluster "$TMP/cluster.json" spark2 --id 0123456789abcdef0123456789abcdef
 "$SPARKCTL" cluster show --cluster "$TMP/cluster.json" --json > "$TMP/cluster-show.json"
 json_valid cluster "$TMP/cluster.json" "$TMP/cluster-show.json"
+"$SPARKCTL" cluster path --cluster "$TMP/cluster.json" --json > "$TMP/cluster-path.json"
+SPARKCTL_CLUSTER=none "$SPARKCTL" cluster path --json > "$TMP/cluster-path-none.json"
+json_valid cluster-path "$TMP/cluster-path.json" "$TMP/cluster-path-none.json"
 
 # ---- no real in any output has more digits than it was measured with
 for f in "$TMP"/*.json "$TMP"/job-*/summary.json; do
