@@ -13,6 +13,10 @@ GOLDEN=$SRCDIR/tests/golden
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sparkctl-test.XXXXXX")
 # What commands keep between runs (doctor's last report) stays in the test's directory.
 export SPARKCTL_STATE_DIR=$TMP/state
+# No cluster file of this machine's (~/.config/sparkctl, /etc/sparkctl) reaches a
+# test: commands without -H run here, as the tests expect.  A test of the cluster
+# file sets SPARKCTL_CLUSTER (or --cluster) to its own.
+export SPARKCTL_CLUSTER=none
 _cleanups=""
 # at_exit CMD: run CMD when the test ends (last registered runs first).
 at_exit() { _cleanups="$1; $_cleanups"; }

@@ -92,6 +92,12 @@ const struct check checks[] = {
 	{ "net.buffers", "socket buffers are large enough", CHECK_LOCAL, CHECK_WARN,
 	  check_net_buffers,
 	  "Small net.core.rmem_max/wmem_max slow NCCL's bootstrap and any TCP fallback." },
+	{ "net.nm_autoconnect", "no DHCP profile auto-connects a fabric port", CHECK_LOCAL,
+	  CHECK_WARN, check_net_nm_autoconnect,
+	  "A NetworkManager profile that auto-connects a CX-7 port with DHCP keeps bringing the "
+	  "port up with no lease (or a link-local address) beside the static fabric address; "
+	  "each time avahi sees a new address it announces the host again and, on a conflict, "
+	  "renames it to name-NN.local, so discovery and ssh by .local name break." },
 	{ "sw.driver", "the NVIDIA driver is loaded", CHECK_LOCAL, CHECK_FAIL, check_sw_driver,
 	  "Without the kernel driver there is no GPU; GB10 needs the open kernel module." },
 	{ "sw.gpu", "a GPU is visible", CHECK_LOCAL, CHECK_FAIL, check_sw_gpu,
@@ -103,6 +109,22 @@ const struct check checks[] = {
 	{ "cluster.hostnames", "host names are unique", CHECK_CLUSTER, CHECK_FAIL,
 	  check_cluster_hostnames,
 	  "Duplicate names break rendezvous and the logs of every launcher." },
+	{ "cluster.machine_id", "machine ids are unique", CHECK_CLUSTER, CHECK_FAIL,
+	  check_cluster_machine_id,
+	  "Nodes made from one image share /etc/machine-id: systemd derives DHCP client ids, "
+	  "the journal's and D-Bus's ids from it, so two nodes get the same DHCP lease and "
+	  "their logs mix." },
+	{ "cluster.ssh_mesh", "every node reaches every other by ssh with its key", CHECK_CLUSTER,
+	  CHECK_FAIL, check_cluster_ssh_mesh,
+	  "launch and bench link start processes on one node from another, and MPI and "
+	  "torchrun do it between every pair: a pair without a key login hangs at a password "
+	  "prompt or fails.  Probed where the nodes come from the cluster file (sparkctl join "
+	  "makes the mesh)." },
+	{ "cluster.file", "the cluster file agrees with the nodes", CHECK_CLUSTER, CHECK_WARN,
+	  check_cluster_file,
+	  "Commands without -H reach the nodes of the cluster file: a node left out is not "
+	  "checked or launched on, and a stale id or fabric address means the file describes "
+	  "another machine." },
 	{ "cluster.plan", "every node has the same fabric plan", CHECK_CLUSTER, CHECK_FAIL,
 	  check_cluster_plan,
 	  "Nodes with different numbers of cabled ports or link layers cannot pair their HCAs." },
@@ -309,6 +331,7 @@ void doctor_cluster_release(struct doctor_cluster *c)
 		free(c->links[i].detail);
 	}
 	free(c->links);
+	free(c->mesh);
 	memset(c, 0, sizeof(*c));
 }
 

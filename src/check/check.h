@@ -62,9 +62,19 @@ struct link_probe {
 	char *detail; /* what ping said when it failed */
 };
 
+struct cluster_file;
+
 struct doctor_cluster {
 	struct doctor_node *nodes;
 	size_t nr_nodes;
+	/*
+	 * Key logins between the nodes (cluster.ssh_mesh): mesh[i * nr_nodes + k]
+	 * is 1 when node i reached node k by ssh in batch mode, 0 when not, -1
+	 * when not tried; NULL when the mesh was not probed.
+	 */
+	int *mesh;
+	/* The cluster file in effect (cluster/cluster_file.h), or NULL; not owned. */
+	const struct cluster_file *cluster_file;
 	struct link_probe *links;
 	size_t nr_links;
 	bool probed; /* the active probes ran (not with --from) */
@@ -163,11 +173,15 @@ void check_gpudirect_peermem(struct check_ctx *ctx);
 void check_limits_memlock(struct check_ctx *ctx);
 void check_memory_cma(struct check_ctx *ctx);
 void check_net_buffers(struct check_ctx *ctx);
+void check_net_nm_autoconnect(struct check_ctx *ctx);
 void check_sw_driver(struct check_ctx *ctx);
 void check_sw_gpu(struct check_ctx *ctx);
 void check_sw_nccl(struct check_ctx *ctx);
 void check_cluster_ssh(struct check_ctx *ctx);
 void check_cluster_hostnames(struct check_ctx *ctx);
+void check_cluster_machine_id(struct check_ctx *ctx);
+void check_cluster_file(struct check_ctx *ctx);
+void check_cluster_ssh_mesh(struct check_ctx *ctx);
 void check_cluster_plan(struct check_ctx *ctx);
 void check_cluster_hca_pairing(struct check_ctx *ctx);
 void check_cluster_ping(struct check_ctx *ctx);

@@ -5,7 +5,10 @@
  */
 #include "sparkctl.h"
 
+#include <strings.h>
+
 #include "check/check.h"
+#include "cluster/cluster_file.h"
 #include "config/fabric.h"
 #include "config/nccl_env.h"
 #include "lib/xalloc.h"
@@ -99,6 +102,148 @@ void check_cluster_hostnames(struct check_ctx *ctx)
 		report(ctx, CHECK_SKIP, NULL, "fewer than two nodes inspected");
 	else if (!dups)
 		report(ctx, CHECK_PASS, NULL, "%zu distinct host names", inspected(c));
+}
+
+void check_cluster_machine_id(struct check_ctx *ctx)
+{
+	const struct doctor_cluster *c = ctx->cluster;
+	size_t known = 0, dups = 0;
+
+	for (size_t i = 0; i < c->nr_nodes; i++) {
+		const struct doctor_node *a = &c->nodes[i];
+		if (!a->inspected || !a->inv.sys.machine_id)
+			continue;
+		known++;
+		for (size_t k = i + 1; k < c->nr_nodes; k++) {
+			const struct doctor_node *b = &c->nodes[k];
+			if (!b->inspected || !b->inv.sys.machine_id ||
+			    strcasecmp(a->inv.sys.machine_id, b->inv.sys.machine_id) != 0)
+				continue;
+			struct finding *f =
+				report(ctx, CHECK_FAIL,
+				       "on one of them (then reboot): sudo rm -f /etc/machine-id "
+				       "/var/lib/dbus/machine-id && sudo systemd-machine-id-setup",
+				       "%s and %s have the same machine-id %s", a->host, b->host,
+				       a->inv.sys.machine_id);
+			finding_evidence(f, "machine_id=%s", a->inv.sys.machine_id);
+			dups++;
+		}
+	}
+	if (known < 2)
+		report(ctx, CHECK_SKIP, NULL, "fewer than two machine-ids known");
+	else if (!dups)
+		report(ctx, CHECK_PASS, NULL, "%zu distinct machine-ids", known);
+}
+
+/* The host part of a node as given ("user@host"). */
+static const char *host_part(const char *host)
+{
+	const char *at = strchr(host, '@');
+
+	return at ? at + 1 : host;
+}
+
+void check_cluster_file(struct check_ctx *ctx)
+{
+	const struct doctor_cluster *c = ctx->cluster;
+	const struct cluster_file *cf = c->cluster_file;
+	size_t problems = 0;
+
+	if (!cf) {
+		report(ctx, CHECK_SKIP, NULL, "no cluster file in effect");
+		return;
+	}
+	for (size_t i = 0; i < c->nr_nodes; i++) {
+		const struct doctor_node *n = &c->nodes[i];
+		const struct cluster_node *entry = cluster_file_find(cf, host_part(n->host));
+		if (!entry) {
+			report(ctx, CHECK_WARN,
+			       "sparkctl join HOST... (with every node), or sparkctl cluster add "
+			       "NAME",
+			       "%s is not in the cluster file", n->host);
+			problems++;
+			continue;
+		}
+		if (!n->inspected)
+			continue;
+		if (entry->id && n->inv.sys.node_id && !streq(entry->id, n->inv.sys.node_id)) {
+			report(ctx, CHECK_WARN,
+			       "if the node was replaced or reinstalled: sparkctl join again, or "
+			       "sparkctl cluster remove NAME && sparkctl cluster add NAME ...",
+			       "%s: the cluster file has node id %s, the node has %s", n->host,
+			       entry->id, n->inv.sys.node_id);
+			problems++;
+		}
+		struct strvec fabric = STRVEC_INIT;
+		inventory_fabric_ipv4(&n->inv, &fabric);
+		strvec_sort(&fabric);
+		struct strvec listed = STRVEC_INIT;
+		for (size_t k = 0; k < entry->fabric_addresses.nr; k++)
+			strvec_push(&listed, entry->fabric_addresses.v[k]);
+		strvec_sort(&listed);
+		bool same = fabric.nr == listed.nr;
+		for (size_t k = 0; same && k < fabric.nr; k++)
+			same = streq(fabric.v[k], listed.v[k]);
+		if (!same) {
+			struct strbuf have = STRBUF_INIT, file = STRBUF_INIT;
+			for (size_t k = 0; k < fabric.nr; k++)
+				strbuf_addf(&have, "%s%s", k ? "," : "", fabric.v[k]);
+			for (size_t k = 0; k < listed.nr; k++)
+				strbuf_addf(&file, "%s%s", k ? "," : "", listed.v[k]);
+			report(ctx, CHECK_WARN,
+			       "sparkctl join again (it rewrites the node's entry), or sparkctl "
+			       "cluster add NAME --fabric ADDR,...",
+			       "%s: the cluster file lists fabric addresses %s, the node has %s",
+			       n->host, file.len ? file.buf : "none", have.len ? have.buf : "none");
+			strbuf_release(&have);
+			strbuf_release(&file);
+			problems++;
+		}
+		strvec_clear(&fabric);
+		strvec_clear(&listed);
+	}
+	if (!problems)
+		report(ctx, CHECK_PASS, NULL, "the %zu nodes match the cluster file", c->nr_nodes);
+}
+
+void check_cluster_ssh_mesh(struct check_ctx *ctx)
+{
+	const struct doctor_cluster *c = ctx->cluster;
+	size_t n = c->nr_nodes, ok = 0, bad = 0;
+	struct strbuf pairs = STRBUF_INIT, fix = STRBUF_INIT;
+
+	if (!c->mesh) {
+		report(ctx, CHECK_SKIP, NULL,
+		       "not probed: doctor tries every pair where the nodes come from the "
+		       "cluster file (no -H)");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < n; k++) {
+			int r = c->mesh[i * n + k];
+			if (i == k || r < 0)
+				continue;
+			if (r > 0) {
+				ok++;
+				continue;
+			}
+			strbuf_addf(&pairs, "%s%s -> %s", bad ? ", " : "", c->nodes[i].host,
+				    c->nodes[k].host);
+			bad++;
+		}
+	if (bad) {
+		strbuf_addstr(&fix, "sparkctl join");
+		for (size_t i = 0; i < n; i++)
+			strbuf_addf(&fix, " %s", c->nodes[i].host);
+		report(ctx, CHECK_FAIL, fix.buf, "no key login (ssh -o BatchMode=yes) for %s",
+		       pairs.buf);
+	} else if (!ok) {
+		report(ctx, CHECK_SKIP, NULL, "no pair of inspected nodes to try");
+	} else {
+		report(ctx, CHECK_PASS, NULL, "%zu pairs log in with keys", ok);
+	}
+	strbuf_release(&pairs);
+	strbuf_release(&fix);
 }
 
 void check_cluster_plan(struct check_ctx *ctx)

@@ -177,6 +177,50 @@ void check_net_buffers(struct check_ctx *ctx)
 		       inv->sys.rmem_max, inv->sys.wmem_max);
 }
 
+/* Whether name is the netdev of one of the node's RDMA (CX-7) ports. */
+static bool fabric_netdev(const struct inventory *inv, const char *name)
+{
+	for (size_t d = 0; d < inv->nr_rdma; d++)
+		if (strvec_contains(&inv->rdma[d].netdevs, name))
+			return true;
+	return false;
+}
+
+void check_net_nm_autoconnect(struct check_ctx *ctx)
+{
+	const struct inventory *inv = ctx->inv;
+	size_t bad = 0;
+
+	for (size_t i = 0; i < inv->sys.nr_nm_profiles; i++) {
+		const struct inv_nm_profile *p = &inv->sys.nm_profiles[i];
+		if (!p->interface_name || !fabric_netdev(inv, p->interface_name) ||
+		    p->autoconnect == 0 || !p->ipv4_method || !streq(p->ipv4_method, "auto"))
+			continue;
+		const char *name = p->id ? p->id : p->file;
+		struct strbuf fix = STRBUF_INIT;
+		strbuf_addstr(&fix, "sudo nmcli connection modify '");
+		strbuf_addstr(&fix, name);
+		strbuf_addstr(&fix,
+			      "' connection.autoconnect no (or delete it: sudo nmcli connection "
+			      "delete '");
+		strbuf_addstr(&fix, name);
+		strbuf_addstr(&fix, "'); the fabric address comes from netplan (sparkctl netplan)");
+		struct finding *f =
+			report(ctx, CHECK_WARN, fix.buf,
+			       "NetworkManager profile '%s' (%s) auto-connects fabric "
+			       "port %s with DHCP: avahi renames the host to name-NN.local",
+			       name, p->file ? p->file : "?", p->interface_name);
+		finding_evidence(f, "interface=%s", p->interface_name);
+		strbuf_release(&fix);
+		bad++;
+	}
+	if (!bad)
+		report(ctx, CHECK_PASS, NULL,
+		       "%zu NetworkManager profile%s, none auto-connects a "
+		       "fabric port with DHCP",
+		       inv->sys.nr_nm_profiles, inv->sys.nr_nm_profiles == 1 ? "" : "s");
+}
+
 void check_sw_driver(struct check_ctx *ctx)
 {
 	const struct inventory *inv = ctx->inv;

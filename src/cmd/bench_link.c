@@ -35,10 +35,34 @@ static const char link_description[] =
 	"command whatever happens.  Default: --all.";
 
 struct link_args {
-	const char *hosts, *remote_sparkctl, *output, *size, *expect;
+	const char *hosts, *cluster, *remote_sparkctl, *output, *size, *expect;
 	unsigned duration, qps, streams, rdma_port, tcp_port;
 	bool rdma, tcp, all, json;
 };
+
+/*
+ * Without -H: the nodes of the cluster file in effect, as -H would name
+ * them (kept in spec), when it holds any; check_args() wants two.
+ */
+static int hosts_of_cluster(struct link_args *a, struct strbuf *spec)
+{
+	struct host_list hosts = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	int ret = SPARKCTL_EXIT_OK;
+
+	if (host_list_from_cluster(a->cluster, &hosts, &err) < 0) {
+		ret = cmd_usage_error("bench link", "%s", err.buf);
+		goto out;
+	}
+	for (size_t i = 0; i < hosts.nr; i++)
+		strbuf_addf(spec, "%s%s", i ? "," : "", hosts.hosts[i].name);
+	if (hosts.nr)
+		a->hosts = spec->buf;
+out:
+	host_list_release(&hosts);
+	strbuf_release(&err);
+	return ret;
+}
 
 /* The options into what the run needs; a usage error's exit status, or OK. */
 static int check_args(const struct link_args *a, struct link_run_options *o)
@@ -46,7 +70,8 @@ static int check_args(const struct link_args *a, struct link_run_options *o)
 	uint64_t size;
 
 	if (!a->hosts)
-		return cmd_usage_error("bench link", "-H A,B is required: the two nodes");
+		return cmd_usage_error("bench link", "-H A,B is required: the two nodes (or a "
+						     "cluster file of two)");
 	if (a->json && a->output)
 		return cmd_usage_error("bench link", "--json prints the JSON, -o writes it to a "
 						     "file: choose one");
@@ -177,6 +202,8 @@ static int run_bench_link(const struct cmd *cmd, int argc, char **argv)
 			       .tcp_port = LINK_DEFAULT_TCP_PORT };
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &a.hosts, "A,B", "the client node and the server node"),
+		OPT_STRING(0, "cluster", &a.cluster, "FILE",
+			   "without -H, the two nodes of this cluster file (env SPARKCTL_CLUSTER)"),
 		OPT_BOOL(0, "rdma", &a.rdma, "only RDMA (ib_write_bw, ib_write_lat)"),
 		OPT_BOOL(0, "tcp", &a.tcp, "only TCP (iperf3)"),
 		OPT_BOOL(0, "all", &a.all, "both (the default)"),
@@ -202,12 +229,19 @@ static int run_bench_link(const struct cmd *cmd, int argc, char **argv)
 		OPT_END(),
 	};
 	struct link_run_options o = { .tool = { .size = 65536 } };
+	struct strbuf cluster_hosts = STRBUF_INIT;
 	int n = cmd_parse(cmd, opts, argc, argv);
 
 	if (n < 0)
 		return cmd_parse_exit(n);
+	if (!a.hosts && (n = hosts_of_cluster(&a, &cluster_hosts)) != SPARKCTL_EXIT_OK)
+		goto out;
 	n = check_args(&a, &o);
-	return n != SPARKCTL_EXIT_OK ? n : run(&a, &o);
+	if (n == SPARKCTL_EXIT_OK)
+		n = run(&a, &o);
+out:
+	strbuf_release(&cluster_hosts);
+	return n;
 }
 
 const struct cmd cmd_bench_link = {

@@ -219,6 +219,13 @@ static int mirror_record(const struct mirror *m, const struct rootfs_record *rec
 		join(&at, &rel);
 		switch (rec->kind) {
 		case ROOTFS_RECORD_FILE:
+			if (nm_keyfile_path(rec->path)) {
+				struct strbuf kept = STRBUF_INIT;
+				nm_keyfile_redact(rec->data, rec->len, &kept);
+				r = write_file(m, rel.buf, kept.buf, kept.len);
+				strbuf_release(&kept);
+				break;
+			}
 			r = write_file(m, rel.buf, rec->data, rec->len);
 			break;
 		case ROOTFS_RECORD_LINK:

@@ -118,7 +118,7 @@ struct deploy_node {
 };
 
 struct deploy_args {
-	const char *hosts, *hostfile, *to, *deb;
+	const char *hosts, *hostfile, *cluster, *to, *deb;
 	unsigned fanout;
 	bool json, quiet;
 };
@@ -352,7 +352,7 @@ static int load_hosts(const struct deploy_args *a, struct host_list *hosts)
 					      "installs where it says");
 	else if (a->fanout == 0)
 		r = cmd_usage_error("deploy", "--fanout must be at least 1");
-	else if (host_list_from_options(a->hosts, a->hostfile, NULL, hosts, &err) < 0)
+	else if (host_list_from_options(a->hosts, a->hostfile, a->cluster, NULL, hosts, &err) < 0)
 		r = cmd_usage_error("deploy", "%s", err.buf);
 	strbuf_release(&err);
 	return r;
@@ -388,6 +388,8 @@ static int run_deploy(const struct cmd *cmd, int argc, char **argv)
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &a.hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
 		OPT_STRING(0, "hostfile", &a.hostfile, "FILE", "the nodes, one per line"),
+		OPT_STRING(0, "cluster", &a.cluster, "FILE",
+			   "the cluster file whose nodes to use without -H (env SPARKCTL_CLUSTER)"),
 		OPT_STRING(0, "to", &a.to, "PATH",
 			   "where the binary goes (default ~/.local/bin/sparkctl)"),
 		OPT_STRING(0, "deb", &a.deb, "FILE", "copy and install this .deb instead"),

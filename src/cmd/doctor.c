@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "check/check.h"
+#include "cluster/cluster_file.h"
 #include "cmd/cmd.h"
 #include "remote/session.h"
 #include "inventory/inventory_json.h"
@@ -33,6 +34,8 @@
 static const char *const doctor_usage[] = {
 	"sparkctl doctor [--root DIR | --from FILE...] [--nodes N] [options]",
 	"sparkctl doctor -H HOST,... | --hostfile FILE [--remote-sparkctl PATH] [options]",
+	"sparkctl doctor [--cluster FILE] [options]   (the nodes of the cluster file)",
+	"sparkctl doctor --local [options]",
 	"sparkctl doctor --list [--markdown | --json]",
 	NULL,
 };
@@ -49,13 +52,18 @@ static const char doctor_description[] =
 	"--only and --skip take check ids or groups ('fabric' is every fabric.* check):\n"
 	"'sparkctl doctor --list' lists them.  A --hostfile names one node per line,\n"
 	"'host' or 'host slots=N' as launch reads it (slots are not used here); '#'\n"
-	"starts a comment.";
+	"starts a comment.\n"
+	"\n"
+	"Without -H or --hostfile, doctor checks the nodes of the cluster file when one\n"
+	"is in effect ('sparkctl cluster path' says which; docs/cluster.md), and this\n"
+	"node alone when none is; --local (or -H localhost) checks this node alone\n"
+	"whatever the cluster file says.  --root and --from never read it.";
 
 struct doctor_args {
-	const char *hosts, *hostfile, *root, *remote_sparkctl;
+	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl;
 	struct strvec from, only, skip;
 	unsigned nodes, fanout;
-	bool json, quiet, list, markdown;
+	bool json, quiet, list, markdown, local;
 };
 
 /*
@@ -150,13 +158,92 @@ static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned 
 	free(links);
 }
 
+/*
+ * The nodes to check over SSH: -H, --hostfile, or the cluster file's.  0
+ * with none of them (this node is checked, as with --local), 1 with hosts,
+ * -1 after a usage error.
+ */
 static int load_hosts(const struct doctor_args *a, struct host_list *hosts)
 {
 	struct strbuf err = STRBUF_INIT;
-	int r = host_list_from_options(a->hosts, a->hostfile, NULL, hosts, &err);
+	int r;
 
-	if (r < 0)
+	if (a->from.nr || a->root || a->local)
+		return 0;
+	if (a->hosts || a->hostfile)
+		r = host_list_from_options(a->hosts, a->hostfile, NULL, NULL, hosts, &err) < 0 ? -1
+											       : 1;
+	else
+		r = host_list_from_cluster(a->cluster, hosts, &err);
+	if (r < 0) {
 		cmd_usage_error("doctor", "%s", err.buf);
+		r = -1;
+	}
+	strbuf_release(&err);
+	return r;
+}
+
+/*
+ * On each node, ssh in batch mode to every other node (by the name doctor
+ * was given) and say which answered: one session per node, over the
+ * connections already open.
+ */
+static const char mesh_script[] =
+	"for h; do "
+	"if ssh -o BatchMode=yes -o ConnectTimeout=5 -o StrictHostKeyChecking=yes \"$h\" true "
+	"< /dev/null > /dev/null 2>&1; then echo \"ok $h\"; else echo \"no $h\"; fi; done";
+
+static void probe_mesh(struct remote_session *rm, struct doctor_cluster *c, unsigned parallel)
+{
+	size_t n = c->nr_nodes;
+	struct run_job *jobs = xcalloc(n + 1, sizeof(*jobs));
+
+	c->mesh = xcalloc(n * n + 1, sizeof(*c->mesh));
+	for (size_t i = 0; i < n * n; i++)
+		c->mesh[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		struct strvec words = STRVEC_INIT;
+		run_job_init(&jobs[i]);
+		if (!c->nodes[i].inspected)
+			continue;
+		strvec_pushl(&words, "sh", "-c", mesh_script, "sh", NULL);
+		for (size_t k = 0; k < n; k++)
+			if (k != i)
+				strvec_push(&words, c->nodes[k].host);
+		remote_session_argv(rm, c->nodes[i].host, (const char *const *)words.v,
+				    &jobs[i].argv);
+		strvec_clear(&words);
+	}
+	run_jobs(jobs, n, parallel, REMOTE_TIMEOUT_MS, 1 << 20);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < n && jobs[i].argv.nr; k++) {
+			if (k == i)
+				continue;
+			char *ok = xasprintf("ok %s\n", c->nodes[k].host);
+			char *no = xasprintf("no %s\n", c->nodes[k].host);
+			c->mesh[i * n + k] = strstr(jobs[i].out.buf, ok)   ? 1
+					     : strstr(jobs[i].out.buf, no) ? 0
+									   : -1;
+			free(ok);
+			free(no);
+		}
+		run_job_release(&jobs[i]);
+	}
+	free(jobs);
+}
+
+/* The cluster file in effect, for cluster.file: 0, or -1 when there is none (or it is unreadable).
+ */
+static int load_cluster_file(const struct doctor_args *a, struct cluster_file *cf)
+{
+	struct cluster_file_location loc;
+	struct strbuf err = STRBUF_INIT;
+	int r = -1;
+
+	if (cluster_file_locate(a->cluster, &loc) == 0 && loc.exists &&
+	    cluster_file_load(cf, loc.path.buf, &err) == 0)
+		r = 0;
+	cluster_file_location_release(&loc);
 	strbuf_release(&err);
 	return r;
 }
@@ -169,9 +256,10 @@ static void add_node(struct doctor_cluster *c, const char *host)
 }
 
 /* Fill the cluster from --from files, the local probe, or the hosts. */
-static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct remote_session *rm)
+static int collect(const struct doctor_args *a, struct host_list *hosts, struct doctor_cluster *c,
+		   struct remote_session *rm)
 {
-	struct host_list hosts = { 0 };
+	bool from_cluster_file = !a->hosts && !a->hostfile;
 	int ret = SPARKCTL_EXIT_OK;
 
 	if (a->from.nr) {
@@ -189,7 +277,7 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 		}
 		return ret;
 	}
-	if (!a->hosts && !a->hostfile) {
+	if (!hosts->nr) {
 		struct inventory_source src = { .root = a->root };
 		add_node(c, "localhost");
 		ret = inventory_source_load("doctor", &src, &c->nodes[0].inv);
@@ -200,13 +288,8 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 		}
 		return ret;
 	}
-	if (load_hosts(a, &hosts) < 0) {
-		host_list_release(&hosts);
-		return SPARKCTL_EXIT_USAGE;
-	}
-	for (size_t i = 0; i < hosts.nr; i++)
-		add_node(c, hosts.hosts[i].name);
-	host_list_release(&hosts);
+	for (size_t i = 0; i < hosts->nr; i++)
+		add_node(c, hosts->hosts[i].name);
 	progress_begin(!a->json && !a->quiet, "doctor: inspecting %zu node%s", c->nr_nodes,
 		       c->nr_nodes == 1 ? "" : "s");
 	remote_gather_inventories(rm, c, a->fanout, REMOTE_TIMEOUT_MS);
@@ -218,6 +301,9 @@ static int collect(const struct doctor_args *a, struct doctor_cluster *c, struct
 	progress_set("doctor: pinging the fabric links of %zu node%s", c->nr_nodes,
 		     c->nr_nodes == 1 ? "" : "s");
 	probe(rm, c, sessions);
+	/* A cluster that join made promises key logins between every pair. */
+	if (from_cluster_file && c->nr_nodes > 1)
+		probe_mesh(rm, c, sessions);
 	progress_end();
 	return ret;
 }
@@ -290,6 +376,11 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &a->hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
 		OPT_STRING(0, "hostfile", &a->hostfile, "FILE", "the nodes, from an MPI hostfile"),
+		OPT_STRING(
+			0, "cluster", &a->cluster, "FILE",
+			"the cluster file whose nodes to check without -H (env SPARKCTL_CLUSTER)"),
+		OPT_BOOL(0, "local", &a->local,
+			 "check this node alone, even where a cluster file is in effect"),
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path, then PATH, then "
 			   "~/.local/bin/sparkctl)"),
@@ -319,6 +410,9 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 		*ret = print_list(a->markdown, a->json);
 	else if ((a->hosts || a->hostfile) + (a->from.nr > 0) + (a->root != NULL) > 1)
 		cmd_usage_error("doctor", "-H/--hostfile, --from and --root cannot be combined");
+	else if (a->local && (a->hosts || a->hostfile || a->cluster))
+		cmd_usage_error("doctor", "--local checks this node: not with -H, --hostfile or "
+					  "--cluster");
 	else if (a->fanout == 0)
 		cmd_usage_error("doctor", "--fanout must be at least 1");
 	else if (check_select(sel, &a->only, &a->skip, &err) < 0)
@@ -365,19 +459,29 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 	struct check_selection sel = { 0 };
 	struct findings f = { 0 };
 	struct remote_session rm = { 0 };
+	struct host_list hosts = { 0 };
+	struct cluster_file cf;
 	unsigned cluster_size;
 	int ret;
 
+	cluster_file_init(&cf);
 	if (parse_doctor(cmd, &a, &sel, argc, argv, &ret) < 0)
 		goto out;
-	remote_session_init(&rm, a.remote_sparkctl, a.hosts || a.hostfile);
-	ret = collect(&a, &c, &rm);
+	if (load_hosts(&a, &hosts) < 0) {
+		ret = SPARKCTL_EXIT_USAGE;
+		goto out;
+	}
+	remote_session_init(&rm, a.remote_sparkctl, hosts.nr > 0);
+	ret = collect(&a, &hosts, &c, &rm);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
 	cluster_size = c.nr_nodes > 1 ? (unsigned)c.nr_nodes : a.nodes;
 	for (size_t i = 0; i < c.nr_nodes; i++)
 		if (c.nodes[i].inspected)
 			run_local_checks(&sel, &c.nodes[i].inv, c.nodes[i].host, cluster_size, &f);
+	/* cluster.file compares the nodes with the cluster file in effect, -H or not. */
+	if (c.nr_nodes > 1 && !a.from.nr && !a.root && load_cluster_file(&a, &cf) == 0)
+		c.cluster_file = &cf;
 	if (c.nr_nodes > 1)
 		run_cluster_checks(&sel, &c, &f);
 	/* A live run is what 'sparkctl status' shows as the last doctor. */
@@ -386,6 +490,8 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 	ret = print_report(&a, &c, &f);
 out:
 	remote_session_close(&rm);
+	host_list_release(&hosts);
+	cluster_file_release(&cf);
 	findings_release(&f);
 	doctor_cluster_release(&c);
 	check_selection_release(&sel);

@@ -46,7 +46,8 @@ static const char launch_description[] =
 	"[max_slots=M]' (Open MPI, DeepSpeed) or 'host:N' (MPICH).";
 
 struct launch_args {
-	const char *hosts, *hostfile, *master_addr, *chdir, *log_dir, *remote_sparkctl, *contain;
+	const char *hosts, *hostfile, *cluster, *master_addr, *chdir, *log_dir, *remote_sparkctl,
+		*contain;
 	unsigned nproc, port, grace, stall, timeout, connect_timeout;
 	bool torchrun, kill_stale, no_env, tag_output, quiet, ssh_close;
 	struct strvec envs, exports, torchrun_opts;
@@ -120,7 +121,7 @@ static int load_hosts(const struct launch_args *a, struct host_list *hosts)
 	struct strbuf err = STRBUF_INIT;
 	int ret = SPARKCTL_EXIT_OK;
 
-	if (host_list_from_options(a->hosts, a->hostfile, "localhost", hosts, &err) < 0)
+	if (host_list_from_options(a->hosts, a->hostfile, a->cluster, "localhost", hosts, &err) < 0)
 		ret = cmd_usage_error("launch", "%s", err.buf);
 	strbuf_release(&err);
 	return ret;
@@ -300,6 +301,8 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 			   "nodes: spark1,spark2 or spark[1-4] (default localhost)"),
 		OPT_STRING(0, "hostfile", &a->hostfile, "FILE",
 			   "nodes from a hostfile ('host slots=N' or 'host:N')"),
+		OPT_STRING(0, "cluster", &a->cluster, "FILE",
+			   "the cluster file whose nodes to use without -H (env SPARKCTL_CLUSTER)"),
 		OPT_UINT('N', "nproc-per-node", &a->nproc, "N",
 			 "ranks on each node (default: the hostfile's slots, else 1)"),
 		OPT_RENAMED('n', NULL, "-N"),

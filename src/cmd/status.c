@@ -245,7 +245,7 @@ const struct cmd cmd_agent_status = {
 /* ---- the command ---- */
 
 struct status_args {
-	const char *hosts, *hostfile, *remote_sparkctl;
+	const char *hosts, *hostfile, *cluster, *remote_sparkctl;
 	struct inventory_source src;
 	unsigned fanout;
 	bool json;
@@ -254,7 +254,7 @@ struct status_args {
 static int load_hosts(const struct status_args *a, struct host_list *hosts)
 {
 	struct strbuf err = STRBUF_INIT;
-	int r = host_list_from_options(a->hosts, a->hostfile, "localhost", hosts, &err);
+	int r = host_list_from_options(a->hosts, a->hostfile, a->cluster, "localhost", hosts, &err);
 
 	if (r < 0)
 		cmd_usage_error("status", "%s", err.buf);
@@ -324,6 +324,8 @@ static int run_status(const struct cmd *cmd, int argc, char **argv)
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &a.hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
 		OPT_STRING(0, "hostfile", &a.hostfile, "FILE", "the nodes, one per line"),
+		OPT_STRING(0, "cluster", &a.cluster, "FILE",
+			   "the cluster file whose nodes to use without -H (env SPARKCTL_CLUSTER)"),
 		OPT_BOOL(0, "json", &a.json, "every node's answer as JSON"),
 		OPT_UINT(0, "fanout", &a.fanout, "N", "nodes asked at once (default 16)"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",

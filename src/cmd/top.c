@@ -412,8 +412,8 @@ static int open_root(const char *path, struct rootfs *root)
 }
 
 struct top_args {
-	const char *root, *from, *then, *hosts, *remote_sparkctl, *interval, *sort;
-	bool once, no_gpu, json;
+	const char *root, *from, *then, *hosts, *cluster, *remote_sparkctl, *interval, *sort;
+	bool once, no_gpu, json, local;
 	unsigned count;
 	uint64_t interval_ms;
 	bool plain; /* lines, not the terminal view */
@@ -426,6 +426,11 @@ static int parse_top(const struct cmd *cmd, struct top_args *a, struct top_view_
 	const struct opt opts[] = {
 		OPT_STRING('H', "hosts", &a->hosts, "HOSTS",
 			   "the nodes to show, e.g. spark[1-4] (over SSH)"),
+		OPT_STRING(
+			0, "cluster", &a->cluster, "FILE",
+			"without -H, show the nodes of this cluster file (env SPARKCTL_CLUSTER)"),
+		OPT_BOOL(0, "local", &a->local,
+			 "show this node, even where a cluster file is in effect"),
 		OPT_STRING(0, "interval", &a->interval, "S",
 			   "seconds between samples (default 1; at least 0.1)"),
 		OPT_BOOL(0, "once", &a->once, "print one view as plain lines and exit"),
@@ -462,6 +467,8 @@ static int parse_top(const struct cmd *cmd, struct top_args *a, struct top_view_
 	else if (a->from)
 		cmd_usage_error("top", "--from: a saved inventory holds no counters or readings "
 				       "to show; --root DIR reads a captured tree");
+	else if (a->local && (a->hosts || a->cluster))
+		cmd_usage_error("top", "--local shows this node: not with -H or --cluster");
 	else if (a->hosts && (a->root || a->then))
 		cmd_usage_error("top", "--root and --then are for this node, not with -H");
 	else if (a->then && (!a->root || !a->once || a->count > 1))
@@ -487,7 +494,7 @@ static int set_up_remote(struct top *t, const struct top_args *a, struct host_li
 	struct strbuf err = STRBUF_INIT;
 	int ret = SPARKCTL_EXIT_OK;
 
-	if (host_list_parse(a->hosts, hosts, &err) < 0) {
+	if (a->hosts && host_list_parse(a->hosts, hosts, &err) < 0) {
 		ret = cmd_usage_error("top", "invalid -H: %s", err.buf);
 		strbuf_release(&err);
 		return ret;
@@ -551,7 +558,17 @@ static int run_top(const struct cmd *cmd, int argc, char **argv)
 	if (parse_top(cmd, &a, &o, argc, argv, &ret) < 0)
 		return ret;
 	t.no_gpu = a.no_gpu;
-	ret = a.hosts ? set_up_remote(&t, &a, &hosts) : set_up_local(&t, &a, &root, &then);
+	/* Without -H, the cluster file's nodes, if one is in effect (--root: this node). */
+	if (!a.hosts && !a.root && !a.local) {
+		struct strbuf err = STRBUF_INIT;
+		if (host_list_from_cluster(a.cluster, &hosts, &err) < 0)
+			ret = cmd_usage_error("top", "%s", err.buf);
+		strbuf_release(&err);
+		if (ret != SPARKCTL_EXIT_OK)
+			goto out;
+	}
+	ret = a.hosts || hosts.nr ? set_up_remote(&t, &a, &hosts)
+				  : set_up_local(&t, &a, &root, &then);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
 	/* Before curses starts, which then leaves these handlers alone. */

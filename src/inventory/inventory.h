@@ -166,11 +166,24 @@ struct inv_setting {
 	char *file; /* for nccl.conf entries: the file it came from; NULL for the environment */
 };
 
+/* A NetworkManager connection profile (keyfile /etc/NetworkManager/system-connections/). */
+struct inv_nm_profile {
+	char *file;	      /* the keyfile's name */
+	char *id;	      /* [connection] id= */
+	char *interface_name; /* [connection] interface-name=, NULL: any interface */
+	int autoconnect; /* tri-state: [connection] autoconnect= (NetworkManager's default: true) */
+	char *ipv4_method; /* [ipv4] method= ("auto" is DHCP), NULL when not set */
+};
+
 struct inv_system {
 	char *hostname;
-	char *kernel;		    /* /proc/sys/kernel/osrelease */
-	char *arch;		    /* uname machine: "aarch64" */
-	char *home;		    /* home of the probing user (where ~/.nccl.conf is) */
+	char *kernel;			    /* /proc/sys/kernel/osrelease */
+	char *arch;			    /* uname machine: "aarch64" */
+	char *home;			    /* home of the probing user (where ~/.nccl.conf is) */
+	char *node_id;			    /* /etc/sparkctl/node-id: 32 lowercase hex, or NULL */
+	char *machine_id;		    /* /etc/machine-id: 32 hex, or NULL */
+	struct inv_nm_profile *nm_profiles; /* NetworkManager keyfiles, by file name */
+	size_t nr_nm_profiles;
 	char *os_id;		    /* os-release ID: "ubuntu" */
 	char *os_version_id;	    /* "24.04" */
 	char *os_pretty_name;	    /* "Ubuntu 24.04.3 LTS" */

@@ -158,12 +158,32 @@ static const struct inv_field environment_fields[] = {
 static DESC(environment_desc, NULL, S, environment_fields, NULL);
 #undef S
 
+#define S struct inv_nm_profile
+static const struct inv_field nm_profile_fields[] = {
+	STRING("file", file,
+	       .doc = "the keyfile's name in `/etc/NetworkManager/system-connections/`"),
+	STRING("id", id, .doc = "`[connection] id=`"),
+	STRING("interface_name", interface_name,
+	       .doc = "`[connection] interface-name=` (null: any interface)"),
+	TRI("autoconnect", autoconnect,
+	    .doc = "`[connection] autoconnect=` (NetworkManager's default when absent: true)"),
+	STRING("ipv4_method", ipv4_method, .doc = "`[ipv4] method=` (`auto` is DHCP)"),
+};
+static DESC(nm_profile_desc, NULL, S, nm_profile_fields, NULL);
+#undef S
+
 #define S struct inv_system
 static const struct inv_field system_fields[] = {
 	STRING("hostname", hostname, .doc = "`/proc/sys/kernel/hostname`"),
 	STRING("kernel", kernel, .doc = "`/proc/sys/kernel/osrelease`"),
 	STRING("arch", arch, .doc = "`uname -m` (captured trees: `.sparkctl/host.json`)"),
 	STRING("home", home, .doc = "home of the probing user (where `~/.nccl.conf` is read)"),
+	STRING("node_id", node_id,
+	       .doc = "`/etc/sparkctl/node-id`: the cluster-node id (32 lowercase hex digits; "
+		      "null when absent or malformed)"),
+	STRING("machine_id", machine_id,
+	       .doc = "`/etc/machine-id` (32 hex digits; null when absent or malformed); Sparks "
+		      "may ship with the same one"),
 	OBJECT_HERE("os", os_desc, .doc = "`/etc/os-release`"),
 	OBJECT_HERE("nvidia_driver", nvidia_driver_desc, .doc = "`/proc/driver/nvidia/version`"),
 	MAP("modules", modules, module_desc, 1, .keys = inventory_watched_modules,
@@ -184,6 +204,9 @@ static const struct inv_field system_fields[] = {
 	OBJECT_HERE("limits", limits_desc, .doc = "the probing process's resource limits"),
 	OBJECT_HERE("sysctl", sysctl_desc, .doc = "socket buffer limits"),
 	OBJECT_HERE("memory", memory_desc, .doc = "`/proc/meminfo`"),
+	ARRAY("network_manager", nm_profiles, nm_profile_desc,
+	      .doc = "the NetworkManager connection profiles "
+		     "(`/etc/NetworkManager/system-connections/*.nmconnection`)"),
 };
 static DESC(system_desc, "system", S, system_fields, NULL);
 #undef S

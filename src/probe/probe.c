@@ -124,6 +124,7 @@ int probe_inventory(const struct probe_options *opts, struct inventory *inv, str
 		probe_host_captured(&ctx);
 	probe_system(&ctx);
 	probe_nccl_conf(&ctx);
+	probe_nm_profiles(&ctx);
 	probe_netdevs(&ctx);
 	if (root.is_host_root)
 		probe_addresses_live(&ctx);

@@ -41,4 +41,13 @@ struct probe_options {
  */
 int probe_inventory(const struct probe_options *opts, struct inventory *inv, struct strbuf *err);
 
+/*
+ * NetworkManager keyfiles hold secrets (Wi-Fi keys, VPN passwords): a
+ * capture keeps only the keys the probe reads.  nm_keyfile_path(): rel (a
+ * path below the root) is one; nm_keyfile_redact(): the text with only the
+ * section lines and those keys, appended to out.
+ */
+bool nm_keyfile_path(const char *rel);
+void nm_keyfile_redact(const char *text, size_t len, struct strbuf *out);
+
 #endif

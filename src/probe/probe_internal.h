@@ -34,6 +34,7 @@ void probe_read_failed(struct probe_ctx *ctx, const char *path, int err);
 
 void probe_system(struct probe_ctx *ctx);
 void probe_nccl_conf(struct probe_ctx *ctx);
+void probe_nm_profiles(struct probe_ctx *ctx);
 void probe_netdevs(struct probe_ctx *ctx);
 void probe_rdma(struct probe_ctx *ctx);
 void probe_pci(struct probe_ctx *ctx);

@@ -1,9 +1,13 @@
 #include "sparkctl.h"
 
+#include <ctype.h>
+
+#include "discover/node_id.h"
 #include "lib/host_text.h"
 #include "lib/xalloc.h"
 #include "probe/hostname.h"
 #include "probe/meminfo.h"
+#include "probe/probe.h"
 #include "probe/probe_internal.h"
 
 static void probe_os_release(struct probe_ctx *ctx)
@@ -139,6 +143,35 @@ static void probe_meminfo(struct probe_ctx *ctx)
 	s->cma_total = m.cma_total < 0 ? 0 : m.cma_total;
 }
 
+/* /etc/machine-id: 32 hex digits (systemd writes them lowercase, others may not). */
+static bool machine_id_valid(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (!isxdigit((unsigned char)s[n]))
+			return false;
+	return n == 32;
+}
+
+/* An id file whose line valid() accepts, else NULL; a malformed one is a problem of the inventory.
+ */
+static char *probe_read_id(struct probe_ctx *ctx, const char *path, bool (*valid)(const char *))
+{
+	struct strbuf id = STRBUF_INIT;
+
+	if (reader_value(&ctx->rd, path, &id) <= 0) {
+		strbuf_release(&id);
+		return NULL;
+	}
+	if (!valid(id.buf)) {
+		reader_bad_content(&ctx->rd, path, id.buf);
+		strbuf_release(&id);
+		return NULL;
+	}
+	return strbuf_detach(&id, NULL);
+}
+
 void probe_system(struct probe_ctx *ctx)
 {
 	struct inv_system *s = &ctx->inv->sys;
@@ -148,6 +181,8 @@ void probe_system(struct probe_ctx *ctx)
 		s->hostname = strbuf_detach(&name, NULL);
 	strbuf_release(&name);
 	s->kernel = probe_read_str(ctx, "proc/sys/kernel/osrelease");
+	s->node_id = probe_read_id(ctx, NODE_ID_DIR "/" NODE_ID_FILE, node_id_valid);
+	s->machine_id = probe_read_id(ctx, "etc/machine-id", machine_id_valid);
 	probe_os_release(ctx);
 	probe_nvidia_driver(ctx);
 	probe_modules(ctx);
@@ -181,6 +216,117 @@ static void read_conf_file(struct probe_ctx *ctx, const char *file)
 		}
 		line = nl ? nl + 1 : NULL;
 	}
+	strbuf_release(&text);
+}
+
+#define NM_CONNECTIONS "etc/NetworkManager/system-connections"
+
+/* One keyfile: the keys of [connection] and [ipv4] that say what it connects, and how. */
+static void parse_nm_keyfile(char *text, struct inv_nm_profile *p)
+{
+	const char *section = "";
+
+	p->autoconnect = 1;
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		char *eq = strchr(line, '=');
+		if (line[0] == '[') {
+			char *end = strchr(line, ']');
+			if (end)
+				*end = '\0';
+			section = line + 1;
+		} else if (eq && line[0] != '#') {
+			*eq = '\0';
+			const char *key = line, *value = eq + 1;
+			if (streq(section, "connection") && streq(key, "id"))
+				p->id = xstrdup(value);
+			else if (streq(section, "connection") && streq(key, "interface-name"))
+				p->interface_name = xstrdup(value);
+			else if (streq(section, "connection") && streq(key, "autoconnect"))
+				p->autoconnect = streq(value, "false") || streq(value, "0") ? 0 : 1;
+			else if (streq(section, "ipv4") && streq(key, "method"))
+				p->ipv4_method = xstrdup(value);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
+/* The keys parse_nm_keyfile() reads: all a capture keeps of a keyfile. */
+static bool nm_key_read(const char *section, const char *key, size_t len)
+{
+	static const char *const connection_keys[] = { "id", "interface-name", "autoconnect" };
+
+	if (!strcmp(section, "ipv4"))
+		return len == 6 && !strncmp(key, "method", 6);
+	if (strcmp(section, "connection") != 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(connection_keys); i++)
+		if (strlen(connection_keys[i]) == len && !strncmp(key, connection_keys[i], len))
+			return true;
+	return false;
+}
+
+bool nm_keyfile_path(const char *rel)
+{
+	return !strncmp(rel, NM_CONNECTIONS "/", strlen(NM_CONNECTIONS "/"));
+}
+
+void nm_keyfile_redact(const char *text, size_t len, struct strbuf *out)
+{
+	char section[32] = "";
+
+	for (size_t at = 0; at < len;) {
+		const char *line = text + at;
+		size_t n = 0;
+		while (at + n < len && line[n] != '\n')
+			n++;
+		at += n + 1;
+		if (n && line[0] == '[') {
+			size_t s = 1;
+			while (s < n && line[s] != ']')
+				s++;
+			snprintf(section, sizeof(section), "%.*s", (int)(s - 1 < 31 ? s - 1 : 31),
+				 line + 1);
+			strbuf_add(out, line, n);
+			strbuf_addch(out, '\n');
+			continue;
+		}
+		const char *eq = memchr(line, '=', n);
+		if (eq && nm_key_read(section, line, (size_t)(eq - line))) {
+			strbuf_add(out, line, n);
+			strbuf_addch(out, '\n');
+		}
+	}
+}
+
+/* Read as keyfiles, not through nmcli: the same under --root and in a capture. */
+void probe_nm_profiles(struct probe_ctx *ctx)
+{
+	struct inv_system *s = &ctx->inv->sys;
+	struct strvec names = STRVEC_INIT;
+	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
+
+	if (reader_list(&ctx->rd, NM_CONNECTIONS, &names) <= 0)
+		goto out;
+	for (size_t i = 0; i < names.nr; i++) {
+		size_t len = strlen(names.v[i]);
+		if (len <= 13 || !streq(names.v[i] + len - 13, ".nmconnection"))
+			continue;
+		strbuf_reset(&path);
+		strbuf_addf(&path, NM_CONNECTIONS "/%s", names.v[i]);
+		strbuf_reset(&text);
+		if (reader_file(&ctx->rd, path.buf, ROOTFS_FILE_MAX, &text) <= 0)
+			continue;
+		struct inv_nm_profile *p = ARRAY_PUSH(s->nm_profiles, s->nr_nm_profiles);
+		memset(p, 0, sizeof(*p));
+		p->file = xstrdup(names.v[i]);
+		parse_nm_keyfile(text.buf, p);
+	}
+out:
+	strvec_clear(&names);
+	strbuf_release(&path);
 	strbuf_release(&text);
 }
 

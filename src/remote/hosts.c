@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <strings.h>
 
+#include "cluster/cluster_file.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
 #include "remote/hosts.h"
@@ -665,15 +666,65 @@ void host_list_release(struct host_list *list)
 	list->nr = 0;
 }
 
-int host_list_from_options(const char *spec, const char *hostfile, const char *fallback,
-			   struct host_list *list, struct strbuf *err)
+int host_list_from_cluster(const char *cluster, struct host_list *list, struct strbuf *err)
+{
+	struct cluster_file_location loc;
+	struct cluster_file cf;
+	size_t nr = list->nr;
+	int r;
+
+	cluster_file_init(&cf);
+	if (cluster_file_locate(cluster, &loc) < 0 || !loc.path.len) {
+		r = 0;
+		goto out;
+	}
+	/* A file that --cluster or $SPARKCTL_CLUSTER names must be there. */
+	if (!loc.exists && (loc.origin == CLUSTER_FILE_FROM_NOWHERE)) {
+		r = 0;
+		goto out;
+	}
+	if ((r = cluster_file_load(&cf, loc.path.buf, err)) < 0)
+		goto out;
+	if (!cf.nr) {
+		strbuf_addstr(err, "no nodes in the cluster file '");
+		strbuf_addstr_printable(err, loc.path.buf);
+		strbuf_addstr(err, "' (sparkctl join HOST... or sparkctl cluster add NAME)");
+		r = -EINVAL;
+		goto out;
+	}
+	for (size_t i = 0; i < cf.nr; i++) {
+		char *host = cluster_node_host(&cf.nodes[i]);
+		r = host_list_parse(host, list, err);
+		free(host);
+		if (r < 0) {
+			host_list_truncate(list, nr);
+			goto out;
+		}
+	}
+	r = 1;
+out:
+	cluster_file_release(&cf);
+	cluster_file_location_release(&loc);
+	return r;
+}
+
+int host_list_from_options(const char *spec, const char *hostfile, const char *cluster,
+			   const char *fallback, struct host_list *list, struct strbuf *err)
 {
 	if (spec && hostfile) {
 		strbuf_addstr(err, "-H and --hostfile cannot be combined");
 		return -EINVAL;
 	}
+	if (!spec && !hostfile) {
+		int r = host_list_from_cluster(cluster, list, err);
+		if (r < 0)
+			return -EINVAL;
+		if (r > 0)
+			return 0;
+	}
 	if (!spec && !hostfile && !fallback) {
-		strbuf_addstr(err, "which nodes? -H HOST,... or --hostfile FILE");
+		strbuf_addstr(err, "which nodes? -H HOST,..., --hostfile FILE, or a cluster file "
+				   "(sparkctl join)");
 		return -EINVAL;
 	}
 	if ((hostfile ? host_list_load_file(hostfile, list, err)

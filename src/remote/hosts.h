@@ -47,12 +47,21 @@ int host_list_load_file(const char *path, struct host_list *list, struct strbuf 
 
 /*
  * The nodes a command's -H spec or --hostfile names (one of them, not both);
- * with neither, those of fallback ("localhost"), or an error when it is NULL.
- * An empty list is an error too.  Every failure is the command line's
- * (usage): -EINVAL with a one-line message in err.
+ * with neither, the nodes of the cluster file in effect (cluster is
+ * --cluster, or NULL: cluster/cluster_file.h tells which file), as
+ * "user@name" where the file gives a user; with no cluster file, those of
+ * fallback ("localhost"), or an error when it is NULL.  An empty list is an
+ * error too.  Every failure is the command line's (usage): -EINVAL with a
+ * one-line message in err.
  */
-int host_list_from_options(const char *spec, const char *hostfile, const char *fallback,
-			   struct host_list *list, struct strbuf *err);
+int host_list_from_options(const char *spec, const char *hostfile, const char *cluster,
+			   const char *fallback, struct host_list *list, struct strbuf *err);
+/*
+ * Append the nodes of the cluster file in effect (cluster: --cluster or
+ * NULL): 1 when a cluster file gave them, 0 when no cluster file is in
+ * effect, -EINVAL with a message in err when it cannot be read or is empty.
+ */
+int host_list_from_cluster(const char *cluster, struct host_list *list, struct strbuf *err);
 
 /* True for localhost, 127.0.0.1 and ::1: run without SSH. */
 bool host_is_local(const char *name);

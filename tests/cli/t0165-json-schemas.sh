@@ -23,7 +23,7 @@ assert top["properties"]["schema_version"]["const"] >= 1, "schema_version"
 assert top["additionalProperties"] is False, "additionalProperties"
 PY
 done
-for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top discover; do
+for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top discover cluster cluster-path; do
   [ -f "docs/schemas/$name.schema.json" ] || fail "no docs/schemas/$name.schema.json"
 done
 
@@ -112,6 +112,16 @@ json_valid bench-nccl "$TMP"/nccl-*.json
 "$SPARKCTL" launch --no-env -N 2 --log-dir "$TMP/job-bad" -- sh -c 'exit 3' 2> /dev/null && fail "launch of a failing job exited 0"
 json_valid launch-summary "$TMP/job-ok/summary.json" "$TMP/job-bad/summary.json"
 
+# ---- the cluster file, as sparkctl cluster writes and shows it
+"$SPARKCTL" cluster add --cluster "$TMP/cluster.json" spark1 --mgmt 10.0.0.1 \
+  --fabric 192.168.100.1,192.168.101.1 --user ops --plan pair
+"$SPARKCTL" cluster add --cluster "$TMP/cluster.json" spark2 --id 0123456789abcdef0123456789abcdef
+"$SPARKCTL" cluster show --cluster "$TMP/cluster.json" --json > "$TMP/cluster-show.json"
+json_valid cluster "$TMP/cluster.json" "$TMP/cluster-show.json"
+"$SPARKCTL" cluster path --cluster "$TMP/cluster.json" --json > "$TMP/cluster-path.json"
+SPARKCTL_CLUSTER=none "$SPARKCTL" cluster path --json > "$TMP/cluster-path-none.json"
+json_valid cluster-path "$TMP/cluster-path.json" "$TMP/cluster-path-none.json"
+
 # ---- no real in any output has more digits than it was measured with
 for f in "$TMP"/*.json "$TMP"/job-*/summary.json; do
   ! grep -qE '[0-9]\.[0-9]{16,}' "$f" || fail "$f has an unrounded real: $(grep -oE '[0-9]+\.[0-9]{16,}' "$f" | head -1)"
@@ -139,3 +149,4 @@ drift env "$TMP/env-two.json" 'd=d["nodes"]' "a bare array of nodes"
 drift doctor "$TMP/doctor-spark-ofed.json" 'd["findings"][0]["status"]="BAD"' "an unknown finding status"
 drift launch-summary "$TMP/job-ok/summary.json" 'd["seconds"]=d.pop("duration_seconds")' "the old key seconds"
 drift doctor-list "$TMP/checks.json" 'd["checks"][0]["scope"]="node"; d["checks"][0]["extra"]=1' "an unknown key in a check"
+drift cluster "$TMP/cluster.json" 'd["nodes"][0]["id"]="0123"' "a node id that is not 32 hex digits"

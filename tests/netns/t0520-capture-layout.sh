@@ -81,6 +81,8 @@ allowed_files = [
     r"\.sparkctl/(host|ip-address|inventory)\.json",
     r"etc/os-release", r"usr/lib/os-release", r"etc/nccl\.conf",
     r"etc/modules", r"(etc|run|usr/lib)/modules-load\.d/[^/]+\.conf",
+    r"etc/machine-id", r"etc/sparkctl/node-id",
+    r"etc/NetworkManager/system-connections/[^/]+\.nmconnection",
     re.escape(home) + r"/\.nccl\.conf",
     r"proc/sys/kernel/(hostname|osrelease)", r"proc/sys/net/core/[rw]mem_max",
     r"proc/meminfo", r"proc/modules", r"proc/driver/nvidia/version",

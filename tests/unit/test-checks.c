@@ -4,6 +4,7 @@
 #include "test_util.h"
 
 #include "check/check.h"
+#include "cluster/cluster_file.h"
 #include "lib/xalloc.h"
 
 static void two_nodes(struct doctor_cluster *c)
@@ -139,9 +140,130 @@ static void unreachable(void **state)
 	doctor_cluster_release(&c);
 }
 
+/* Two nodes made from one image: the same machine-id, a failure naming both. */
+static void machine_id_duplicate(void **state)
+{
+	struct doctor_cluster c;
+	struct findings f = { 0 };
+	size_t n;
+
+	(void)state;
+	two_nodes(&c);
+	run_one(&c, "cluster.machine_id", &f);
+	assert_int_equal(only(&f, "cluster.machine_id", &n)->status, CHECK_SKIP);
+	findings_release(&f);
+	for (int i = 0; i < 2; i++)
+		c.nodes[i].inv.sys.machine_id = xstrdup("0123456789abcdef0123456789abcdef");
+	run_one(&c, "cluster.machine_id", &f);
+	const struct finding *x = only(&f, "cluster.machine_id", &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_non_null(strstr(x->message, "node0 and node1 have the same machine-id"));
+	assert_non_null(strstr(x->fix, "systemd-machine-id-setup"));
+	findings_release(&f);
+	free(c.nodes[1].inv.sys.machine_id);
+	c.nodes[1].inv.sys.machine_id = xstrdup("fedcba9876543210fedcba9876543210");
+	run_one(&c, "cluster.machine_id", &f);
+	assert_int_equal(only(&f, "cluster.machine_id", &n)->status, CHECK_PASS);
+	findings_release(&f);
+	doctor_cluster_release(&c);
+}
+
+/* The cluster file against the nodes: a node left out, another id, other fabric addresses. */
+static void cluster_file_disagrees(void **state)
+{
+	struct doctor_cluster c;
+	struct findings f = { 0 };
+	struct cluster_file cf;
+	struct strvec fabric = STRVEC_INIT;
+	struct strbuf err = STRBUF_INIT;
+	size_t n;
+
+	(void)state;
+	two_nodes(&c);
+	run_one(&c, "cluster.file", &f);
+	assert_int_equal(only(&f, "cluster.file", &n)->status, CHECK_SKIP);
+	findings_release(&f);
+	cluster_file_init(&cf);
+	c.cluster_file = &cf;
+	inventory_fabric_ipv4(&c.nodes[0].inv, &fabric);
+	assert_true(fabric.nr > 0);
+	assert_int_equal(cluster_file_put(&cf, "node0", NULL, NULL, &fabric, NULL, &err), 0);
+	assert_int_equal(cluster_file_put(&cf, "node1", NULL, NULL, &fabric, NULL, &err), 0);
+	run_one(&c, "cluster.file", &f);
+	assert_int_equal(only(&f, "cluster.file", &n)->status, CHECK_PASS);
+	findings_release(&f);
+	/* node1 is not in it; node0's id differs. */
+	assert_int_equal(cluster_file_remove(&cf, "node1"), 0);
+	assert_int_equal(cluster_file_put(&cf, "node0", "0123456789abcdef0123456789abcdef", NULL,
+					  &fabric, NULL, &err),
+			 0);
+	c.nodes[0].inv.sys.node_id = xstrdup("fedcba9876543210fedcba9876543210");
+	run_one(&c, "cluster.file", &f);
+	only(&f, "cluster.file", &n);
+	assert_int_equal(n, 2);
+	bool left_out = false, id = false;
+	for (size_t i = 0; i < f.nr; i++) {
+		assert_int_equal(f.items[i].status, CHECK_WARN);
+		left_out |= strstr(f.items[i].message, "node1 is not in the cluster file") != NULL;
+		id |= strstr(f.items[i].message, "node0: the cluster file has node id 0123") !=
+		      NULL;
+	}
+	assert_true(left_out && id);
+	findings_release(&f);
+	/* Other fabric addresses. */
+	strvec_clear(&fabric);
+	strvec_push(&fabric, "10.9.9.9");
+	assert_int_equal(cluster_file_put(&cf, "node0", NULL, NULL, &fabric, NULL, &err), 0);
+	assert_int_equal(cluster_file_put(&cf, "node1", NULL, NULL, &fabric, NULL, &err), 0);
+	run_one(&c, "cluster.file", &f);
+	only(&f, "cluster.file", &n);
+	assert_int_equal(n, 2);
+	assert_non_null(
+		strstr(f.items[0].message, "lists fabric addresses 10.9.9.9, the node has"));
+	findings_release(&f);
+	cluster_file_release(&cf);
+	strvec_clear(&fabric);
+	strbuf_release(&err);
+	doctor_cluster_release(&c);
+}
+
+/* The key logins between the nodes: not probed is a skip, a failing pair is named. */
+static void ssh_mesh_pairs(void **state)
+{
+	struct doctor_cluster c;
+	struct findings f = { 0 };
+	size_t n;
+
+	(void)state;
+	two_nodes(&c);
+	run_one(&c, "cluster.ssh_mesh", &f);
+	assert_int_equal(only(&f, "cluster.ssh_mesh", &n)->status, CHECK_SKIP);
+	findings_release(&f);
+	c.mesh = xcalloc(4, sizeof(*c.mesh));
+	c.mesh[1] = 1; /* node0 -> node1 */
+	c.mesh[2] = 0; /* node1 -> node0 */
+	run_one(&c, "cluster.ssh_mesh", &f);
+	const struct finding *x = only(&f, "cluster.ssh_mesh", &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_non_null(strstr(x->message, "node1 -> node0"));
+	assert_null(strstr(x->message, "node0 -> node1"));
+	assert_string_equal(x->fix, "sparkctl join node0 node1");
+	findings_release(&f);
+	c.mesh[2] = 1;
+	run_one(&c, "cluster.ssh_mesh", &f);
+	assert_int_equal(only(&f, "cluster.ssh_mesh", &n)->status, CHECK_PASS);
+	findings_release(&f);
+	doctor_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(machine_id_duplicate),
+		cmocka_unit_test(ssh_mesh_pairs),
+		cmocka_unit_test(cluster_file_disagrees),
 		cmocka_unit_test(ping_results),
 		cmocka_unit_test(clocks),
 		cmocka_unit_test(unreachable),

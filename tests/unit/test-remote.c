@@ -369,27 +369,62 @@ static void hosts_from_options(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	close(fd); /* an empty hostfile */
-	assert_int_equal(host_list_from_options("a", path, NULL, &l, &err), -EINVAL);
+	assert_int_equal(host_list_from_options("a", path, "none", NULL, &l, &err), -EINVAL);
 	assert_string_equal(err.buf, "-H and --hostfile cannot be combined");
 	strbuf_reset(&err);
-	assert_int_equal(host_list_from_options(NULL, NULL, NULL, &l, &err), -EINVAL);
-	assert_string_equal(err.buf, "which nodes? -H HOST,... or --hostfile FILE");
+	assert_int_equal(host_list_from_options(NULL, NULL, "none", NULL, &l, &err), -EINVAL);
+	assert_string_equal(
+		err.buf,
+		"which nodes? -H HOST,..., --hostfile FILE, or a cluster file (sparkctl join)");
 	strbuf_reset(&err);
-	assert_int_equal(host_list_from_options(NULL, path, NULL, &l, &err), -EINVAL);
+	assert_int_equal(host_list_from_options(NULL, path, "none", NULL, &l, &err), -EINVAL);
 	assert_non_null(strstr(err.buf, "no hosts in '"));
 	strbuf_reset(&err);
-	assert_int_equal(host_list_from_options("bad[", NULL, NULL, &l, &err), -EINVAL);
+	assert_int_equal(host_list_from_options("bad[", NULL, "none", NULL, &l, &err), -EINVAL);
 	assert_true(err.len > 0);
 	host_list_release(&l);
 	strbuf_reset(&err);
-	assert_int_equal(host_list_from_options(NULL, NULL, "localhost", &l, &err), 0);
+	assert_int_equal(host_list_from_options(NULL, NULL, "none", "localhost", &l, &err), 0);
 	assert_int_equal(l.nr, 1);
 	assert_string_equal(l.hosts[0].name, "localhost");
 	host_list_release(&l);
-	assert_int_equal(host_list_from_options("n[1-3]", NULL, "localhost", &l, &err), 0);
+	assert_int_equal(host_list_from_options("n[1-3]", NULL, "none", "localhost", &l, &err), 0);
 	assert_int_equal(l.nr, 3);
 	host_list_release(&l);
 	unlink(path);
+	strbuf_release(&err);
+}
+
+/* Without -H or --hostfile, the cluster file's nodes (with their users); -H still wins. */
+static void hosts_from_cluster_file(void **state)
+{
+	struct host_list l = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	char path[] = "/tmp/sparkctl-test-clusterXXXXXX";
+	const char *text =
+		"{\"schema_version\":1,\"plan\":\"pair\",\"nodes\":["
+		"{\"name\":\"spark1\",\"user\":\"ops\",\"mgmt_addresses\":[\"10.0.0.1\"]},"
+		"{\"name\":\"spark2\",\"id\":null,\"user\":null}]}";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_int_equal(host_list_from_options(NULL, NULL, path, "localhost", &l, &err), 0);
+	assert_int_equal(l.nr, 2);
+	assert_string_equal(l.hosts[0].name, "ops@spark1");
+	assert_string_equal(l.hosts[1].name, "spark2");
+	host_list_release(&l);
+	assert_int_equal(host_list_from_options("n1", NULL, path, "localhost", &l, &err), 0);
+	assert_int_equal(l.nr, 1);
+	assert_string_equal(l.hosts[0].name, "n1");
+	host_list_release(&l);
+	/* A cluster file that is named but missing is an error, not the fallback. */
+	unlink(path);
+	assert_int_equal(host_list_from_options(NULL, NULL, path, "localhost", &l, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "cannot read '"));
+	assert_int_equal(l.nr, 0);
 	strbuf_release(&err);
 }
 
@@ -1508,6 +1543,7 @@ int main(void)
 		cmocka_unit_test(host_local),
 		cmocka_unit_test(hostfile_text),
 		cmocka_unit_test(hosts_from_options),
+		cmocka_unit_test(hosts_from_cluster_file),
 		cmocka_unit_test(hostfile_forms),
 		cmocka_unit_test(hostfile_errors),
 		cmocka_unit_test(hostfile_load),
