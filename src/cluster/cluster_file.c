@@ -394,7 +394,8 @@ static json_t *addresses_json(const struct strvec *sv)
 	return arr;
 }
 
-void cluster_file_format(const struct cluster_file *cf, struct strbuf *out)
+/* The file's JSON document. */
+static json_t *cluster_file_json(const struct cluster_file *cf)
 {
 	json_t *doc = json_object(), *nodes = json_array();
 
@@ -411,6 +412,13 @@ void cluster_file_format(const struct cluster_file *cf, struct strbuf *out)
 		jpush(nodes, o);
 	}
 	jset(doc, "nodes", nodes);
+	return doc;
+}
+
+void cluster_file_format(const struct cluster_file *cf, struct strbuf *out)
+{
+	json_t *doc = cluster_file_json(cf);
+
 	json_to_strbuf(doc, out);
 	if (!out->len || out->buf[out->len - 1] != '\n')
 		strbuf_addch(out, '\n');
@@ -440,31 +448,15 @@ static int make_parents(const char *path, struct strbuf *err)
 
 int cluster_file_save(const struct cluster_file *cf, const char *path, struct strbuf *err)
 {
-	struct strbuf text = STRBUF_INIT, dir = STRBUF_INIT;
-	const char *slash = strrchr(path, '/');
-	int dirfd = -1, r;
+	json_t *doc;
+	int r = make_parents(path, err);
 
-	cluster_file_format(cf, &text);
-	if ((r = make_parents(path, err)) < 0)
-		goto out;
-	if (slash)
-		strbuf_add(&dir, path, slash == path ? 1 : (size_t)(slash - path));
-	else
-		strbuf_addch(&dir, '.');
-	dirfd = open(dir.buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		r = -errno;
-		strbuf_addstr(err, "cannot open '");
-		strbuf_addstr_printable(err, dir.buf);
-		strbuf_addf(err, "': %s", strerror(errno));
-		goto out;
-	}
-	r = atomic_replace(dirfd, slash ? slash + 1 : path, text.buf, text.len, 0644, NULL, err);
-out:
-	if (dirfd >= 0)
-		close(dirfd);
-	strbuf_release(&text);
-	strbuf_release(&dir);
+	if (r < 0)
+		return r;
+	/* Atomically, 0644, as every JSON file sparkctl writes. */
+	doc = cluster_file_json(cf);
+	r = json_save(doc, path, err);
+	json_decref(doc);
 	return r;
 }
 

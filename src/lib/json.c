@@ -377,8 +377,7 @@ int json_save(const json_t *j, const char *path, struct strbuf *err)
 	const char *slash = strrchr(path, '/');
 	int dirfd, r;
 
-	json_to_strbuf(j, &text);
-	strbuf_addch(&text, '\n');
+	json_to_strbuf(j, &text); /* ends with its newline */
 	if (streq(path, "-")) {
 		r = fwrite(text.buf, 1, text.len, stdout) == text.len && fflush(stdout) == 0 ? 0
 											     : -EIO;

@@ -445,6 +445,34 @@ static void json_reals(void **state)
 	strbuf_release(&err);
 }
 
+/* A saved document is the text json_to_strbuf() makes: one newline at its end, 0644. */
+static void json_saving(void **state)
+{
+	char dir[] = "/tmp/sparkctl-json-XXXXXX", path[64];
+	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT, want = STRBUF_INIT;
+	json_t *doc = json_object();
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/doc.json", dir);
+	jset(doc, "schema_version", jint(1));
+	assert_int_equal(json_save(doc, path, &err), 0);
+	assert_int_equal(strbuf_read_path(&text, path, 4096), 0);
+	json_to_strbuf(doc, &want);
+	assert_string_equal(text.buf, want.buf);
+	assert_true(text.len >= 2 && text.buf[text.len - 1] == '\n' &&
+		    text.buf[text.len - 2] != '\n');
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	unlink(path);
+	rmdir(dir);
+	json_decref(doc);
+	strbuf_release(&err);
+	strbuf_release(&text);
+	strbuf_release(&want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +486,7 @@ int main(void)
 		cmocka_unit_test(suggestions),
 		cmocka_unit_test(json_helpers),
 		cmocka_unit_test(json_reals),
+		cmocka_unit_test(json_saving),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
