@@ -276,6 +276,8 @@ static int gather_inventories(struct join *j)
 					push_unique(&s->mgmt, nd->addrs[a].address);
 		}
 		inventory_fabric_ipv4(inv, &s->fabric);
+		if (inv->sys.node_id && !s->id)
+			s->id = xstrdup(inv->sys.node_id);
 	}
 	doctor_cluster_release(&c);
 	return ret;
