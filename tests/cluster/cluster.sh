@@ -100,6 +100,7 @@ _cluster_sshd_extra=""
 _cluster_cleanup_set=0
 CLUSTER_OWN_HOMES=0
 CLUSTER_PASSWORD_NODES=""
+CLUSTER_PASSWORD_TOO_NODES=""
 CLUSTER_PASSWORD=sparkctl-join-test
 
 # cluster_require: skip (or fail, when SPARKCTL_REQUIRE_ROOT_TESTS=1) unless
@@ -389,8 +390,8 @@ EOF
   [ "$CLUSTER_OWN_HOMES" = 1 ] || return 0
   sed -i -e "s|^AuthorizedKeysFile .*|AuthorizedKeysFile \"$d/authorized_keys\" .ssh/authorized_keys|" \
     "$d/sshd_config"
-  case " $CLUSTER_PASSWORD_NODES " in *" $i "*) ;; *) return 0 ;; esac
-  : > "$d/authorized_keys"
+  case " $CLUSTER_PASSWORD_NODES $CLUSTER_PASSWORD_TOO_NODES " in *" $i "*) ;; *) return 0 ;; esac
+  case " $CLUSTER_PASSWORD_NODES " in *" $i "*) : > "$d/authorized_keys" ;; esac
   sed -i -e 's/^PasswordAuthentication no/PasswordAuthentication yes/' \
     -e 's/^PermitRootLogin .*/PermitRootLogin yes/' "$d/sshd_config"
   local hash
@@ -576,25 +577,29 @@ cluster_remote_sparkctl() {
 
 # ---- for the tests of 'sparkctl join' ----
 
-# cluster_own_homes [NODE-INDEX...]: call before cluster_up.  Each node's home
-# is $CLUSTER_DIR/nodeI/home (its sessions' $HOME); its sshd runs in a mount
+# cluster_own_homes [PASSWORD-ONLY [PASSWORD-TOO]]: call before cluster_up.
+# Each node's home is $CLUSTER_DIR/nodeI/home (its sessions' $HOME); its sshd
+# runs in a mount
 # namespace of its own where that directory is bound over /root, so sshd
 # (AuthorizedKeysFile %h/...) and the node's own ssh client (which reads
 # ~/.ssh from the passwd home) see the node's ~/.ssh, never this machine's.
-# The nodes named (by index) let root in only with the password
-# $CLUSTER_PASSWORD (a shadow file of their own), not with the test's key.
+# The nodes of PASSWORD-ONLY (indexes, blank separated) let root in only with
+# the password $CLUSTER_PASSWORD (a shadow file of their own), not with the
+# test's key; those of PASSWORD-TOO with either.
 cluster_own_homes() {
   command -v openssl > /dev/null 2>&1 || skip "no openssl (for a password hash)"
   command -v ssh-keyscan > /dev/null 2>&1 || skip "no ssh-keyscan"
   CLUSTER_OWN_HOMES=1
-  CLUSTER_PASSWORD_NODES="$*"
+  CLUSTER_PASSWORD_NODES=${1:-}
+  CLUSTER_PASSWORD_TOO_NODES=${2:-}
 }
 
 # cluster_join_client: this host's side of a join, after cluster_up.  Its
 # ~/.ssh is $TMP/home/.ssh (HOME): join's own steps here use $HOME, and
 # $SPARKCTL_SSH offers that key besides the rig's.  Passwords come from
-# SSH_ASKPASS, which counts its calls in $TMP/askpass.log.  The cluster file
-# is $TMP/cluster.json (SPARKCTL_CLUSTER).
+# SSH_ASKPASS, which counts its calls in $TMP/askpass.log; it accepts a host
+# key ssh does not know yet (the prompts in $TMP/askpass-hostkey.log).  The
+# cluster file is $TMP/cluster.json (SPARKCTL_CLUSTER).
 cluster_join_client() {
   export HOME=$TMP/home
   mkdir -p "$HOME"
@@ -606,6 +611,9 @@ EOF
   export SPARKCTL_SSH=$TMP/ssh-join
   cat > "$TMP/askpass" << EOF
 #!/bin/sh
+case "\$1" in *"continue connecting"*)
+  echo "\$1" >> "$TMP/askpass-hostkey.log"; echo yes; exit 0 ;;
+esac
 echo asked >> "$TMP/askpass.log"
 echo "$CLUSTER_PASSWORD"
 EOF

@@ -18,7 +18,7 @@
 cluster_require
 . "$SRCDIR/tests/discover/avahi.sh"
 export TMPDIR=$TMP
-cluster_own_homes 2
+cluster_own_homes 2 0
 cluster_up --switch 3
 cluster_join_client
 HUB_NS=$CLUSTER_HUB
@@ -103,3 +103,32 @@ expect 0 "$SPARKCTL" doctor --only cluster.ssh_mesh
 contains "$TMP/out" "6 pairs log in with keys"
 expect 0 "$SPARKCTL" launch -- hostname
 for i in 0 1 2; do contains "$TMP/out" "node$i"; done
+
+# On node0 itself (its network, its home over /root, its tree, plain ssh):
+# join --discovered --mgmt joins this host with the other two.  ssh meets
+# node0's own host key at 198.18.0.10 for the first time (accepted through
+# SSH_ASKPASS), and node0 does not take its own key yet: one password (node0
+# takes the test's key or a password), for node0.
+on_node0() {
+  cluster_exec node0 unshare -m sh -c 'mount --bind "$0" /root && exec "$@"' \
+    "$CLUSTER_DIR/node0/home" env -u SPARKCTL_SSH -u SPARKCTL_SSH_CONTROL_DIR HOME=/root \
+    SPARKCTL_ROOT="$(cluster_tree node0)" SPARKCTL_CLUSTER=/root/cluster.json "$SPARKCTL" "$@"
+}
+: > "$TMP/askpass.log"
+run on_node0 join --discovered --mgmt
+[ "$status" = 0 ] || { cat "$TMP/out" "$TMP/err" >&2; fail "join --discovered on node0 exited $status"; }
+contains "$TMP/out" "found node0 at 198.18.0.10 ($CLUSTER_MGMT_IF): this host"
+contains "$TMP/out" "found node2 at 198.18.0.12 ($CLUSTER_MGMT_IF)"
+[ "$(wc -l < "$TMP/askpass.log")" = 1 ] || fail "join on node0 asked for passwords $(wc -l < "$TMP/askpass.log") times, not 1"
+py "$CLUSTER_DIR/node0/home/cluster.json" "
+want([n['name'] for n in d['nodes']], ['node0', 'node1', 'node2'], 'names on node0')
+want([n['id'] for n in d['nodes']], ['$ID0', '$ID1', '$ID2'], 'ids on node0')
+"
+cluster_full_mesh
+# From node0, with no -H: every node of its cluster file, node0 included.
+run on_node0 launch -- hostname
+[ "$status" = 0 ] || { cat "$TMP/out" "$TMP/err" >&2; fail "launch on node0 exited $status"; }
+for i in 0 1 2; do contains "$TMP/out" "node$i"; done
+run on_node0 doctor --only cluster.ssh_mesh
+[ "$status" = 0 ] || { cat "$TMP/out" "$TMP/err" >&2; fail "doctor on node0 exited $status"; }
+contains "$TMP/out" "6 pairs log in with keys"
