@@ -8,7 +8,9 @@
 # each at the address it answered with and names it by its host name,
 # leaves a full mesh of key logins (node2 takes a password, asked once) and
 # a cluster file with the nodes' names, ids and addresses; then doctor and
-# launch with no -H reach all three through that file.
+# launch with no -H reach all three through that file.  Then on node0 itself
+# (its network, home and tree), join --discovered --mgmt joins node0 too (it
+# answers as this host), and launch and doctor there reach all three.
 #
 # The nodes' homes, password login and the client's side are the rig's
 # (tests/cluster/cluster.sh: cluster_own_homes, cluster_join_client), as in
