@@ -81,6 +81,7 @@ struct join_args {
 struct join_target {
 	char *name;
 	char *reach;
+	char *id; /* the node id it answered with (--discovered), or NULL */
 };
 
 /* One side: a node (host as ssh takes it), or this host (host NULL). */
@@ -276,8 +277,11 @@ static int gather_inventories(struct join *j)
 					push_unique(&s->mgmt, nd->addrs[a].address);
 		}
 		inventory_fabric_ipv4(inv, &s->fabric);
-		if (inv->sys.node_id && !s->id)
+		/* The node's own id file wins over what it answered with. */
+		if (inv->sys.node_id) {
+			free(s->id);
 			s->id = xstrdup(inv->sys.node_id);
+		}
 	}
 	doctor_cluster_release(&c);
 	return ret;
@@ -652,6 +656,7 @@ static size_t targets_of_discovered(const struct join *j, const struct discover_
 			continue;
 		}
 		t[n].name = xstrdup(h->host);
+		t[n].id = h->id && cluster_node_id_valid(h->id) ? xstrdup(h->id) : NULL;
 		t[n].reach = j->a->user ? xasprintf("%s@%s", j->a->user, addr) : xstrdup(addr);
 		emit_str(&e, NULL, "found %s", h->host);
 		emit_str(&e, NULL, " at %s", addr);
@@ -703,6 +708,7 @@ static void targets_free(struct join_target *t, size_t nr)
 	for (size_t i = 0; t && i < nr; i++) {
 		free(t[i].name);
 		free(t[i].reach);
+		free(t[i].id);
 	}
 	free(t);
 }
@@ -722,6 +728,7 @@ static void sides_init(struct join *j, const struct join_target *t, size_t nr)
 			continue;
 		}
 		s->host = xstrdup(t[i].reach);
+		s->id = t[i].id ? xstrdup(t[i].id) : NULL;
 		s->name = xstrdup(t[i].name);
 		s->label = xstrdup(s->name);
 	}
