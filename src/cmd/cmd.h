@@ -177,4 +177,32 @@ struct inventory_source {
 int inventory_source_load(const char *cmd, const struct inventory_source *src,
 			  struct inventory *inv);
 
+/*
+ * The mDNS query of 'sparkctl discover' (src/cmd/discover.c), for every
+ * command that asks it (discover, join --discovered): where to ask and
+ * how long to collect answers, as the options say.
+ */
+struct discover_where {
+	const char *iface, *reply_timeout;
+	bool fabric, mgmt;
+};
+#define OPT_DISCOVER_WHERE(w)                                                                      \
+	OPT_STRING(0, "iface", &(w)->iface, "IF,...", "ask on these interfaces"),                  \
+		OPT_BOOL(0, "fabric", &(w)->fabric, "ask on the fabric ports"),                    \
+		OPT_BOOL(0, "mgmt", &(w)->mgmt, "ask on the interface of the default route"),      \
+		OPT_STRING(0, "reply-timeout", &(w)->reply_timeout, "S",                           \
+			   "collect answers for S seconds (default 1)")
+
+struct discover_result;
+/* Check w (--iface, --fabric, --mgmt exclude each other): an exit status, a usage error printed. */
+int discover_where_check(const char *cmd, const struct discover_where *w);
+/*
+ * Ask on this node's interfaces as w says (checked), for service (NULL:
+ * both services), into res (discover_result_init() first; the caller
+ * releases it).  An exit status, the error printed; progress: say what
+ * it waits for on a terminal.
+ */
+int discover_ask(const char *cmd, const struct discover_where *w, const char *service,
+		 bool progress, struct discover_result *res);
+
 #endif

@@ -38,8 +38,9 @@ static const char discover_description[] =
 	"CIDR, at most a /22 (1024 addresses).";
 
 struct discover_args {
-	const char *iface, *service, *reply_timeout, *scan, *connect_timeout;
-	bool fabric, mgmt, json;
+	struct discover_where where;
+	const char *service, *scan, *connect_timeout;
+	bool json;
 };
 
 /* A number of seconds (0.5, 2) in ms; false when it is not one. */
@@ -55,13 +56,34 @@ static bool seconds_ms(const char *s, unsigned *ms)
 	return true;
 }
 
-static int check_args(const struct discover_args *a, struct discover_request *req,
-		      unsigned *connect_ms)
+/* The interfaces and the time to wait that w gives; false for a bad --reply-timeout. */
+static bool where_request(const struct discover_where *w, struct discover_request *req)
 {
-	if ((a->iface != NULL) + a->fabric + a->mgmt > 1)
-		return cmd_usage_error("discover",
-				       "--iface, --fabric and --mgmt exclude each other");
-	if (a->scan && (a->iface || a->fabric || a->mgmt || a->service || a->reply_timeout))
+	req->which = w->iface	 ? DISCOVER_IFACES_LIST
+		     : w->fabric ? DISCOVER_IFACES_FABRIC
+		     : w->mgmt	 ? DISCOVER_IFACES_MGMT
+				 : DISCOVER_IFACES_DEFAULT;
+	return seconds_ms(w->reply_timeout, &req->timeout_ms);
+}
+
+int discover_where_check(const char *cmd, const struct discover_where *w)
+{
+	struct discover_request req = { 0 };
+
+	if ((w->iface != NULL) + w->fabric + w->mgmt > 1)
+		return cmd_usage_error(cmd, "--iface, --fabric and --mgmt exclude each other");
+	if (!where_request(w, &req))
+		return cmd_usage_error(
+			cmd, "--reply-timeout '%s' is not a number of seconds (0.1 to 600)",
+			w->reply_timeout);
+	return SPARKCTL_EXIT_OK;
+}
+
+static int check_args(const struct discover_args *a, unsigned *connect_ms)
+{
+	const struct discover_where *w = &a->where;
+
+	if (a->scan && (w->iface || w->fabric || w->mgmt || a->service || w->reply_timeout))
 		return cmd_usage_error("discover",
 				       "--scan sweeps port 22; it takes no mDNS option (--iface, "
 				       "--fabric, --mgmt, --service, --reply-timeout)");
@@ -71,35 +93,22 @@ static int check_args(const struct discover_args *a, struct discover_request *re
 		return cmd_usage_error("discover",
 				       "unknown service '%s' (_ssh._tcp or _sparkctl._tcp)",
 				       a->service);
-	if (!seconds_ms(a->reply_timeout, &req->timeout_ms))
-		return cmd_usage_error(
-			"discover", "--reply-timeout '%s' is not a number of seconds (0.1 to 600)",
-			a->reply_timeout);
 	if (!seconds_ms(a->connect_timeout, connect_ms))
 		return cmd_usage_error(
 			"discover",
 			"--connect-timeout '%s' is not a number of seconds (0.1 to 600)",
 			a->connect_timeout);
-	req->which = a->iface	 ? DISCOVER_IFACES_LIST
-		     : a->fabric ? DISCOVER_IFACES_FABRIC
-		     : a->mgmt	 ? DISCOVER_IFACES_MGMT
-				 : DISCOVER_IFACES_DEFAULT;
-	return SPARKCTL_EXIT_OK;
+	return discover_where_check("discover", w);
 }
 
-/* The command line into a and req; false when the command ends here with *ret. */
-static bool parse_discover(const struct cmd *cmd, struct discover_args *a,
-			   struct discover_request *req, unsigned *connect_ms, int argc,
-			   char **argv, int *ret)
+/* The command line into a; false when the command ends here with *ret. */
+static bool parse_discover(const struct cmd *cmd, struct discover_args *a, unsigned *connect_ms,
+			   int argc, char **argv, int *ret)
 {
 	const struct opt opts[] = {
-		OPT_STRING(0, "iface", &a->iface, "IF,...", "ask on these interfaces"),
-		OPT_BOOL(0, "fabric", &a->fabric, "ask on the fabric ports"),
-		OPT_BOOL(0, "mgmt", &a->mgmt, "ask on the interface of the default route"),
+		OPT_DISCOVER_WHERE(&a->where),
 		OPT_CHOICE(0, "service", &a->service, "SERVICE", "_ssh._tcp|_sparkctl._tcp",
 			   "ask for _ssh._tcp or _sparkctl._tcp only (default both)"),
-		OPT_STRING(0, "reply-timeout", &a->reply_timeout, "S",
-			   "collect answers for S seconds (default 1)"),
 		OPT_STRING(0, "scan", &a->scan, "CIDR",
 			   "try port 22 of every address of CIDR instead (at most a /22)"),
 		OPT_STRING(0, "connect-timeout", &a->connect_timeout, "S",
@@ -114,7 +123,7 @@ static bool parse_discover(const struct cmd *cmd, struct discover_args *a,
 		*ret = cmd_parse_exit(n);
 		return false;
 	}
-	*ret = check_args(a, req, connect_ms);
+	*ret = check_args(a, connect_ms);
 	return *ret == SPARKCTL_EXIT_OK;
 }
 
@@ -219,11 +228,58 @@ static void emit_result(struct emitter *e, const struct discover_result *res, co
 }
 
 /* The interfaces and addresses of this node, from the live probe. */
-static int load_node(struct inventory *inv)
+static int load_node(const char *cmd, struct inventory *inv)
 {
 	struct inventory_source src = { .no_nvidia_libraries = true };
 
-	return inventory_source_load("discover", &src, inv);
+	return inventory_source_load(cmd, &src, inv);
+}
+
+/* What discover_run() or discover_scan() returned r means: an exit status, the error printed. */
+static int failure_exit(const char *cmd, int r, const struct discover_result *res)
+{
+	int ret = r == -E2BIG || r == -EINVAL ? cmd_usage_error(cmd, "%s", res->error)
+		  : r == -ENODEV	      ? SPARKCTL_EXIT_UNAVAILABLE
+					      : SPARKCTL_EXIT_ERROR;
+
+	if (ret != SPARKCTL_EXIT_USAGE)
+		cmd_error(cmd, "%s", res->error ? res->error : strerror(-r));
+	return ret;
+}
+
+int discover_ask(const char *cmd, const struct discover_where *w, const char *service,
+		 bool progress, struct discover_result *res)
+{
+	struct discover_request req = { 0 };
+	struct strvec ifaces = STRVEC_INIT, services = STRVEC_INIT;
+	struct inventory inv;
+	int r, ret;
+
+	inventory_init(&inv);
+	if ((ret = load_node(cmd, &inv)) != SPARKCTL_EXIT_OK)
+		goto out;
+	where_request(w, &req);
+	for (const char *p = w->iface; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len)
+			strvec_push_nodup(&ifaces, xstrndup(p, len));
+		p = comma ? comma + 1 : NULL;
+	}
+	if (service)
+		strvec_push(&services, service);
+	req.inv = &inv;
+	req.iface_names = &ifaces;
+	req.services = &services;
+	progress_begin(progress, "%s: collecting answers", cmd);
+	r = discover_run(&req, res);
+	progress_end();
+	ret = r < 0 ? failure_exit(cmd, r, res) : SPARKCTL_EXIT_OK;
+out:
+	inventory_release(&inv);
+	strvec_clear(&ifaces);
+	strvec_clear(&services);
+	return ret;
 }
 
 static int print_result(const struct discover_args *a, const struct discover_result *res)
@@ -251,54 +307,24 @@ static int print_result(const struct discover_args *a, const struct discover_res
 static int run_discover(const struct cmd *cmd, int argc, char **argv)
 {
 	struct discover_args a = { 0 };
-	struct discover_request req = { 0 };
-	struct strvec ifaces = STRVEC_INIT, services = STRVEC_INIT;
 	struct discover_result res;
-	struct inventory inv;
 	unsigned connect_ms = 0;
 	int r, ret;
 
-	if (!parse_discover(cmd, &a, &req, &connect_ms, argc, argv, &ret))
+	if (!parse_discover(cmd, &a, &connect_ms, argc, argv, &ret))
 		return ret;
 	discover_result_init(&res);
-	inventory_init(&inv);
 	if (a.scan) {
 		progress_begin(!a.json, "discover: trying port 22 of %s", a.scan);
 		r = discover_scan(a.scan, connect_ms, &res);
 		progress_end();
+		ret = r < 0 ? failure_exit("discover", r, &res) : SPARKCTL_EXIT_OK;
 	} else {
-		if ((ret = load_node(&inv)) != SPARKCTL_EXIT_OK)
-			goto out;
-		for (const char *p = a.iface; p && *p;) {
-			const char *comma = strchr(p, ',');
-			size_t len = comma ? (size_t)(comma - p) : strlen(p);
-			if (len)
-				strvec_push_nodup(&ifaces, xstrndup(p, len));
-			p = comma ? comma + 1 : NULL;
-		}
-		if (a.service)
-			strvec_push(&services, a.service);
-		req.inv = &inv;
-		req.iface_names = &ifaces;
-		req.services = &services;
-		progress_begin(!a.json, "discover: collecting answers");
-		r = discover_run(&req, &res);
-		progress_end();
+		ret = discover_ask("discover", &a.where, a.service, !a.json, &res);
 	}
-	if (r < 0) {
-		ret = r == -E2BIG || r == -EINVAL ? cmd_usage_error("discover", "%s", res.error)
-		      : r == -ENODEV		  ? SPARKCTL_EXIT_UNAVAILABLE
-						  : SPARKCTL_EXIT_ERROR;
-		if (ret != SPARKCTL_EXIT_USAGE)
-			cmd_error("discover", "%s", res.error ? res.error : strerror(-r));
-		goto out;
-	}
-	ret = print_result(&a, &res);
-out:
+	if (ret == SPARKCTL_EXIT_OK)
+		ret = print_result(&a, &res);
 	discover_result_release(&res);
-	inventory_release(&inv);
-	strvec_clear(&ifaces);
-	strvec_clear(&services);
 	return ret;
 }
 

@@ -21,6 +21,7 @@
 #include "cluster/cluster_file.h"
 #include "cluster/join_plan.h"
 #include "cmd/cmd.h"
+#include "discover/discover.h"
 #include "inventory/derive.h"
 #include "lib/xalloc.h"
 #include "proc/child.h"
@@ -38,6 +39,8 @@
 
 static const char *const join_usage[] = {
 	"sparkctl join HOST... [--user U] [--dry-run] [--cluster FILE] [--plan pair|switch|ring]",
+	"sparkctl join --discovered [--iface IF,... | --fabric | --mgmt] [--reply-timeout S]\n"
+	"                 [--user U] [--dry-run] [--cluster FILE] [--plan pair|switch|ring]",
 	NULL,
 };
 
@@ -59,11 +62,26 @@ static const char join_description[] =
 	"later step rides.  Every file is replaced atomically and its mode checked.\n"
 	"--dry-run prints each change (per node, per file, each line) and makes none;\n"
 	"a second join changes nothing.  The nodes need sparkctl (sparkctl deploy) for\n"
-	"their addresses and ids; without it a node is joined by the address ssh used.";
+	"their addresses and ids; without it a node is joined by the address ssh used.\n"
+	"\n"
+	"--discovered joins the Sparks that answer 'sparkctl discover's query (the\n"
+	"same interfaces by default, or --iface, --fabric, --mgmt), this host too when\n"
+	"it answers: each is reached at the first IPv4 address it answered with and\n"
+	"named by its host name, so the cluster file and ~/.ssh/sparkctl.conf map\n"
+	"the name to that address.  A host without an IPv4 address, or a name that\n"
+	"answers with two node ids, is skipped with a line that says so.";
 
 struct join_args {
 	const char *user, *cluster, *plan, *remote_sparkctl;
-	bool dry_run;
+	bool dry_run, discovered;
+	struct discover_where where;
+};
+
+/* A node to join: its name, and what ssh is given to reach it ("[user@]name-or-address"). */
+struct join_target {
+	char *name;
+	char *reach;
+	char *id; /* the node id it answered with (--discovered), or NULL */
 };
 
 /* One side: a node (host as ssh takes it), or this host (host NULL). */
@@ -259,6 +277,11 @@ static int gather_inventories(struct join *j)
 					push_unique(&s->mgmt, nd->addrs[a].address);
 		}
 		inventory_fabric_ipv4(inv, &s->fabric);
+		/* The node's own id file wins over what it answered with. */
+		if (inv->sys.node_id) {
+			free(s->id);
+			s->id = xstrdup(inv->sys.node_id);
+		}
 	}
 	doctor_cluster_release(&c);
 	return ret;
@@ -499,7 +522,11 @@ out:
 static int parse_join(const struct cmd *cmd, struct join_args *a, struct host_list *hosts, int argc,
 		      char **argv, int *ret)
 {
+	const struct discover_where *w = &a->where;
 	const struct opt opts[] = {
+		OPT_BOOL(0, "discovered", &a->discovered,
+			 "join the Sparks that answer sparkctl discover's query (docs/cluster.md)"),
+		OPT_DISCOVER_WHERE(&a->where),
 		OPT_STRING(0, "user", &a->user, "USER", "log in to the nodes as USER"),
 		OPT_BOOL(0, "dry-run", &a->dry_run, "print every change, make none"),
 		OPT_STRING(0, "cluster", &a->cluster, "FILE",
@@ -521,8 +548,22 @@ static int parse_join(const struct cmd *cmd, struct join_args *a, struct host_li
 		*ret = cmd_parse_exit(n);
 		return -1;
 	}
-	if (n == 0) {
-		cmd_usage_error("join", "which nodes? sparkctl join HOST...");
+	if (a->discovered && n > 0) {
+		cmd_usage_error("join",
+				"--discovered joins the Sparks that answer; give HOST... or "
+				"--discovered, not both");
+		return -1;
+	}
+	if (!a->discovered && (w->iface || w->fabric || w->mgmt || w->reply_timeout)) {
+		cmd_usage_error("join", "--iface, --fabric, --mgmt and --reply-timeout go with "
+					"--discovered");
+		return -1;
+	}
+	if (a->discovered && (*ret = discover_where_check("join", w)) != SPARKCTL_EXIT_OK)
+		return -1;
+	if (n == 0 && !a->discovered) {
+		cmd_usage_error("join", "which nodes? sparkctl join HOST... or sparkctl join "
+					"--discovered");
 		return -1;
 	}
 	if (a->plan && !cluster_plan_valid(a->plan)) {
@@ -551,24 +592,144 @@ static int parse_join(const struct cmd *cmd, struct join_args *a, struct host_li
 	return 0;
 }
 
-static void sides_init(struct join *j, const struct host_list *hosts)
+/* The nodes HOST... names: each reached by what was given, named by its host part. */
+static void targets_of_hosts(const struct join *j, const struct host_list *hosts,
+			     struct join_target *t)
 {
-	j->nr_nodes = hosts->nr;
-	j->sides = xcalloc(hosts->nr + 1, sizeof(*j->sides));
-	for (size_t i = 0; i <= hosts->nr; i++) {
+	for (size_t i = 0; i < hosts->nr; i++) {
+		const char *given = hosts->hosts[i].name, *at = strchr(given, '@');
+		t[i].reach =
+			at || !j->a->user ? xstrdup(given) : xasprintf("%s@%s", j->a->user, given);
+		t[i].name = xstrdup(at ? at + 1 : given);
+	}
+}
+
+/* The first IPv4 address of h (the list has IPv4 first), or NULL. */
+static const char *first_ipv4(const struct discover_host *h)
+{
+	for (size_t i = 0; i < h->addresses.nr; i++)
+		if (!strchr(h->addresses.v[i], ':'))
+			return h->addresses.v[i];
+	return NULL;
+}
+
+/* Another host of res answers with h's name (and another node id). */
+static const struct discover_host *same_name(const struct discover_result *res,
+					     const struct discover_host *h)
+{
+	for (size_t i = 0; i < res->nr_hosts; i++)
+		if (&res->hosts[i] != h && !strcasecmp(res->hosts[i].host, h->host))
+			return &res->hosts[i];
+	return NULL;
+}
+
+/*
+ * The Sparks that answered, as nodes to join: each reached at its first
+ * IPv4 address, named by its host name.  One that cannot be joined is
+ * skipped with a line on stderr; one line on stdout per node found.
+ */
+static size_t targets_of_discovered(const struct join *j, const struct discover_result *res,
+				    struct join_target *t)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct emitter e;
+	size_t n = 0;
+
+	emit_init(&e, EMIT_TEXT, &out, false);
+	for (size_t i = 0; i < res->nr_hosts; i++) {
+		const struct discover_host *h = &res->hosts[i], *twin = same_name(res, h);
+		const char *addr = first_ipv4(h);
+		if (twin) {
+			cmd_error("join",
+				  "%s answers with two node ids (%s and %s): not joined; two nodes "
+				  "use one name, or a node's id changed (sparkctl discover)",
+				  h->host, h->id ? h->id : "none", twin->id ? twin->id : "none");
+			continue;
+		}
+		if (!addr) {
+			cmd_error("join", "%s answered without an IPv4 address: not joined",
+				  h->host);
+			continue;
+		}
+		if (!cluster_node_name_valid(h->host)) {
+			cmd_error("join", "%s: not a name a node can have: not joined", h->host);
+			continue;
+		}
+		t[n].name = xstrdup(h->host);
+		t[n].id = h->id && cluster_node_id_valid(h->id) ? xstrdup(h->id) : NULL;
+		t[n].reach = j->a->user ? xasprintf("%s@%s", j->a->user, addr) : xstrdup(addr);
+		emit_str(&e, NULL, "found %s", h->host);
+		emit_str(&e, NULL, " at %s", addr);
+		emit_str(&e, NULL, " (%s)", h->ifaces.nr ? h->ifaces.v[0] : "?");
+		emit_text(&e, "%s\n", h->this_host ? ": this host" : "");
+		n++;
+	}
+	emit_release(&e);
+	fputs(out.buf, stdout);
+	strbuf_release(&out);
+	return n;
+}
+
+/*
+ * --discovered: ask as discover does, then the nodes to join.  An exit
+ * status: 3 when no Spark answered, or none can be joined.
+ */
+static int discover_targets(const struct join *j, struct join_target **t, size_t *nr)
+{
+	struct discover_result res;
+	struct strbuf ifs = STRBUF_INIT;
+	int ret;
+
+	discover_result_init(&res);
+	ret = discover_ask("join", &j->a->where, NULL, true, &res);
+	if (ret != SPARKCTL_EXIT_OK)
+		goto out;
+	*t = xcalloc(res.nr_hosts + 1, sizeof(**t));
+	*nr = targets_of_discovered(j, &res, *t);
+	for (size_t i = 0; i < res.nr_ifaces; i++)
+		strbuf_addf(&ifs, "%s%s", i ? "," : "", res.ifaces[i].name);
+	if (!res.nr_hosts) {
+		cmd_error("join",
+			  "no Sparks answered on %s (sparkctl discover to see what answers)",
+			  ifs.buf);
+		ret = SPARKCTL_EXIT_UNAVAILABLE;
+	} else if (!*nr) {
+		cmd_error("join", "none of the Sparks that answered on %s can be joined", ifs.buf);
+		ret = SPARKCTL_EXIT_UNAVAILABLE;
+	}
+out:
+	discover_result_release(&res);
+	strbuf_release(&ifs);
+	return ret;
+}
+
+static void targets_free(struct join_target *t, size_t nr)
+{
+	for (size_t i = 0; t && i < nr; i++) {
+		free(t[i].name);
+		free(t[i].reach);
+		free(t[i].id);
+	}
+	free(t);
+}
+
+static void sides_init(struct join *j, const struct join_target *t, size_t nr)
+{
+	j->nr_nodes = nr;
+	j->sides = xcalloc(nr + 1, sizeof(*j->sides));
+	for (size_t i = 0; i <= nr; i++) {
 		struct side *s = &j->sides[i];
 		strvec_init(&s->aliases);
 		strvec_init(&s->mgmt);
 		strvec_init(&s->fabric);
-		if (i == hosts->nr) {
+		if (i == nr) {
 			s->name = xstrdup("this host");
 			s->label = xstrdup("this host");
 			continue;
 		}
-		const char *given = hosts->hosts[i].name, *at = strchr(given, '@');
-		s->host =
-			at || !j->a->user ? xstrdup(given) : xasprintf("%s@%s", j->a->user, given);
-		s->name = xstrdup(at ? at + 1 : given);
+		s->host = xstrdup(t[i].reach);
+		s->id = t[i].id ? xstrdup(t[i].id) : NULL;
+		s->name = xstrdup(t[i].name);
 		s->label = xstrdup(s->name);
 	}
 }
@@ -596,6 +757,8 @@ static int run_join(const struct cmd *cmd, int argc, char **argv)
 	struct host_list hosts = { 0 };
 	struct join j = { .a = &a, .loc = { .path = STRBUF_INIT } };
 	struct join_member *members = NULL;
+	struct join_target *targets = NULL;
+	size_t nr_targets = 0;
 	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT;
 	int ret;
 
@@ -612,7 +775,15 @@ static int run_join(const struct cmd *cmd, int argc, char **argv)
 		ret = SPARKCTL_EXIT_ERROR;
 		goto out;
 	}
-	sides_init(&j, &hosts);
+	if (a.discovered) {
+		if ((ret = discover_targets(&j, &targets, &nr_targets)) != SPARKCTL_EXIT_OK)
+			goto out;
+	} else {
+		targets = xcalloc(hosts.nr + 1, sizeof(*targets));
+		targets_of_hosts(&j, &hosts, targets);
+		nr_targets = hosts.nr;
+	}
+	sides_init(&j, targets, nr_targets);
 	/* 1. Ask: every side's ~/.ssh, every node's inventory.  Nothing is written yet. */
 	ret = SPARKCTL_EXIT_UNAVAILABLE;
 	if (gather_states(&j) < 0 || gather_inventories(&j) < 0)
@@ -662,6 +833,7 @@ static int run_join(const struct cmd *cmd, int argc, char **argv)
 	ret = SPARKCTL_EXIT_OK;
 out:
 	free(members);
+	targets_free(targets, nr_targets);
 	sides_release(&j);
 	remote_session_close(&j.rs);
 	cluster_file_release(&j.cf);
@@ -680,8 +852,10 @@ const struct cmd cmd_join = {
 	.summary = "set up key logins between the nodes and write the cluster file",
 	.usage = join_usage,
 	.description = join_description,
-	.exit_status = "0 joined (or nothing to change), 1 a file could not be written, 2 usage, "
-		       "3 a node could not be reached or logged in to, 4 a host key changed "
-		       "(nothing written)",
+	.exit_status =
+		"0 joined (or nothing to change), 1 a file could not be written, 2 usage, "
+		"3 a node could not be reached or logged in to (--discovered: no Spark "
+		"answered, or none can be joined; no interface to ask on), 4 a host key changed "
+		"(nothing written)",
 	.max_operands = CMD_OPERANDS_ANY,
 };

@@ -76,6 +76,8 @@
 #   faults: cluster_set_mtu [--live-only], cluster_node_down / _up,
 #   cluster_node_unreachable / _reachable, cluster_refuse_key / _accept_key,
 #   cluster_same_subnet, cluster_remote_sparkctl
+#   for join: cluster_own_homes (before cluster_up), cluster_join_client,
+#   cluster_mesh FROM TO, cluster_full_mesh
 # A test that sources this file also has tests/netns/netns.sh's helpers
 # (py, wait_until, and a 'run' that fails on sanitizer reports).
 
@@ -96,6 +98,10 @@ _cluster_ns=()
 _cluster_sshd_pid=()
 _cluster_sshd_extra=""
 _cluster_cleanup_set=0
+CLUSTER_OWN_HOMES=0
+CLUSTER_PASSWORD_NODES=""
+CLUSTER_PASSWORD_TOO_NODES=""
+CLUSTER_PASSWORD=sparkctl-join-test
 
 # cluster_require: skip (or fail, when SPARKCTL_REQUIRE_ROOT_TESTS=1) unless
 # this machine can build a cluster.
@@ -381,6 +387,18 @@ LoginGraceTime 30
 LogLevel VERBOSE
 Subsystem sftp internal-sftp
 EOF
+  [ "$CLUSTER_OWN_HOMES" = 1 ] || return 0
+  sed -i -e "s|^AuthorizedKeysFile .*|AuthorizedKeysFile \"$d/authorized_keys\" .ssh/authorized_keys|" \
+    "$d/sshd_config"
+  case " $CLUSTER_PASSWORD_NODES $CLUSTER_PASSWORD_TOO_NODES " in *" $i "*) ;; *) return 0 ;; esac
+  case " $CLUSTER_PASSWORD_NODES " in *" $i "*) : > "$d/authorized_keys" ;; esac
+  sed -i -e 's/^PasswordAuthentication no/PasswordAuthentication yes/' \
+    -e 's/^PermitRootLogin .*/PermitRootLogin yes/' "$d/sshd_config"
+  local hash
+  hash=$(openssl passwd -6 "$CLUSTER_PASSWORD")
+  awk -F: -v h="$hash" 'BEGIN { OFS = ":" } $1 == "root" { $2 = h } { print }' /etc/shadow \
+    > "$d/shadow"
+  chmod 600 "$d/shadow"
 }
 
 _cluster_sshd_start() {
@@ -389,10 +407,21 @@ _cluster_sshd_start() {
   # shellcheck disable=SC2086,SC2016
   # 'ip netns exec' gives the node a /sys of its own, without the cgroup v2
   # hierarchy a real node has mounted there (launch contains jobs in it).
-  ip netns exec "${_cluster_ns[$i]}" unshare --uts -- \
-    sh -c 'hostname "$0" && { mount -t cgroup2 cgroup2 /sys/fs/cgroup 2> /dev/null || :; } && exec "$@"' "node$i" \
-    "$CLUSTER_SSHD" -D -f "$d/sshd_config" -E "$d/sshd.log" $_cluster_sshd_extra \
-    < /dev/null > /dev/null 2>&1 &
+  # With cluster_own_homes, a mount namespace of its own too: the node's home
+  # over /root, its shadow file (when it takes a password) over /etc/shadow.
+  if [ "$CLUSTER_OWN_HOMES" = 1 ]; then
+    ip netns exec "${_cluster_ns[$i]}" unshare --uts -m -- \
+      sh -c 'hostname "$0" && { mount -t cgroup2 cgroup2 /sys/fs/cgroup 2> /dev/null || :; } &&
+        mount --bind "$1" /root && { [ ! -f "$2" ] || mount --bind "$2" /etc/shadow; } &&
+        shift 2 && exec "$@"' "node$i" "$d/home" "$d/shadow" \
+      "$CLUSTER_SSHD" -D -f "$d/sshd_config" -E "$d/sshd.log" $_cluster_sshd_extra \
+      < /dev/null > /dev/null 2>&1 &
+  else
+    ip netns exec "${_cluster_ns[$i]}" unshare --uts -- \
+      sh -c 'hostname "$0" && { mount -t cgroup2 cgroup2 /sys/fs/cgroup 2> /dev/null || :; } && exec "$@"' "node$i" \
+      "$CLUSTER_SSHD" -D -f "$d/sshd_config" -E "$d/sshd.log" $_cluster_sshd_extra \
+      < /dev/null > /dev/null 2>&1 &
+  fi
   _cluster_sshd_pid[i]=$!
 }
 
@@ -544,4 +573,73 @@ cluster_remote_sparkctl() {
   i=$(_cluster_idx "$1")
   rm -f "$CLUSTER_DIR/node$i/bin/sparkctl"
   [ "$2" = - ] || ln -s "$2" "$CLUSTER_DIR/node$i/bin/sparkctl"
+}
+
+# ---- for the tests of 'sparkctl join' ----
+
+# cluster_own_homes [PASSWORD-ONLY [PASSWORD-TOO]]: call before cluster_up.
+# Each node's home is $CLUSTER_DIR/nodeI/home (its sessions' $HOME); its sshd
+# runs in a mount
+# namespace of its own where that directory is bound over /root, so sshd
+# (AuthorizedKeysFile %h/...) and the node's own ssh client (which reads
+# ~/.ssh from the passwd home) see the node's ~/.ssh, never this machine's.
+# The nodes of PASSWORD-ONLY (indexes, blank separated) let root in only with
+# the password $CLUSTER_PASSWORD (a shadow file of their own), not with the
+# test's key; those of PASSWORD-TOO with either.
+cluster_own_homes() {
+  command -v openssl > /dev/null 2>&1 || skip "no openssl (for a password hash)"
+  command -v ssh-keyscan > /dev/null 2>&1 || skip "no ssh-keyscan"
+  CLUSTER_OWN_HOMES=1
+  CLUSTER_PASSWORD_NODES=${1:-}
+  CLUSTER_PASSWORD_TOO_NODES=${2:-}
+}
+
+# cluster_join_client: this host's side of a join, after cluster_up.  Its
+# ~/.ssh is $TMP/home/.ssh (HOME): join's own steps here use $HOME, and
+# $SPARKCTL_SSH offers that key besides the rig's.  Passwords come from
+# SSH_ASKPASS, which counts its calls in $TMP/askpass.log; it accepts a host
+# key ssh does not know yet (the prompts in $TMP/askpass-hostkey.log).  The
+# cluster file is $TMP/cluster.json (SPARKCTL_CLUSTER).
+cluster_join_client() {
+  export HOME=$TMP/home
+  mkdir -p "$HOME"
+  cat > "$TMP/ssh-join" << EOF
+#!/bin/sh
+exec "$SPARKCTL_SSH" -i "$HOME/.ssh/id_ed25519" "\$@"
+EOF
+  chmod +x "$TMP/ssh-join"
+  export SPARKCTL_SSH=$TMP/ssh-join
+  cat > "$TMP/askpass" << EOF
+#!/bin/sh
+case "\$1" in *"continue connecting"*)
+  echo "\$1" >> "$TMP/askpass-hostkey.log"; echo yes; exit 0 ;;
+esac
+echo asked >> "$TMP/askpass.log"
+echo "$CLUSTER_PASSWORD"
+EOF
+  chmod +x "$TMP/askpass"
+  export SSH_ASKPASS=$TMP/askpass SSH_ASKPASS_REQUIRE=force DISPLAY=:0
+  : > "$TMP/askpass.log"
+  export SPARKCTL_CLUSTER=$TMP/cluster.json
+}
+
+# cluster_mesh FROM TO: a key login from node FROM to node TO (names), batch
+# mode, through FROM's own ~/.ssh/config (its Include and Host blocks);
+# prints what 'hostname' says there.
+cluster_mesh() {
+  cluster_exec "$1" unshare -m sh -c 'mount --bind "$0" /root && HOME=/root exec ssh \
+    -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5 "$1" hostname' \
+    "$CLUSTER_DIR/$1/home" "$2"
+}
+
+# cluster_full_mesh: every node logs in to every other with its key, by name.
+cluster_full_mesh() {
+  local a b out
+  for ((a = 0; a < CLUSTER_N; a++)); do
+    for ((b = 0; b < CLUSTER_N; b++)); do
+      [ "$a" != "$b" ] || continue
+      out=$(cluster_mesh "node$a" "node$b") || fail "node$a cannot log in to node$b with its key"
+      [ "$out" = "node$b" ] || fail "node$a reached '$out', not node$b"
+    done
+  done
 }

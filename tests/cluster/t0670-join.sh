@@ -15,60 +15,10 @@
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
-command -v openssl > /dev/null 2>&1 || skip "no openssl (for a password hash)"
-command -v ssh-keyscan > /dev/null 2>&1 || skip "no ssh-keyscan"
 export TMPDIR=$TMP
-PASSWORD=sparkctl-join-test
-
-# The rig's sshd, with the node's home over /root and keys from it too.
-eval "$(declare -f _cluster_sshd_config | sed '1s/_cluster_sshd_config/_rig_sshd_config/')"
-_cluster_sshd_config() {
-  local i=$1 d=$CLUSTER_DIR/node$1
-  _rig_sshd_config "$i"
-  sed -i -e "s|^AuthorizedKeysFile .*|AuthorizedKeysFile \"$d/authorized_keys\" .ssh/authorized_keys|" \
-    "$d/sshd_config"
-  if [ "$i" = 2 ]; then
-    : > "$d/authorized_keys"
-    sed -i -e 's/^PasswordAuthentication no/PasswordAuthentication yes/' \
-      -e 's/^PermitRootLogin .*/PermitRootLogin yes/' "$d/sshd_config"
-    hash=$(openssl passwd -6 "$PASSWORD")
-    awk -F: -v h="$hash" 'BEGIN { OFS = ":" } $1 == "root" { $2 = h } { print }' /etc/shadow \
-      > "$d/shadow"
-    chmod 600 "$d/shadow"
-  fi
-}
-_cluster_sshd_start() {
-  local i=$1 d=$CLUSTER_DIR/node$1
-  rm -f "$d/sshd.pid"
-  ip netns exec "${_cluster_ns[$i]}" unshare --uts -m -- \
-    sh -c 'hostname "$0" && { mount -t cgroup2 cgroup2 /sys/fs/cgroup 2> /dev/null || :; } &&
-      mount --bind "$1" /root && { [ ! -f "$2" ] || mount --bind "$2" /etc/shadow; } &&
-      shift 2 && exec "$@"' "node$i" "$d/home" "$d/shadow" \
-    "$CLUSTER_SSHD" -D -f "$d/sshd_config" -E "$d/sshd.log" $_cluster_sshd_extra \
-    < /dev/null > /dev/null 2>&1 &
-  _cluster_sshd_pid[i]=$!
-}
+cluster_own_homes 2
 cluster_up --switch 3
-
-# This host's ~/.ssh is $TMP/home/.ssh: join's own steps here use $HOME, and
-# the client's ssh offers that key besides the rig's.
-export HOME=$TMP/home
-mkdir -p "$HOME"
-cat > "$TMP/ssh-join" << EOF2
-#!/bin/sh
-exec "$SPARKCTL_SSH" -i "$HOME/.ssh/id_ed25519" "\$@"
-EOF2
-chmod +x "$TMP/ssh-join"
-export SPARKCTL_SSH=$TMP/ssh-join
-cat > "$TMP/askpass" << EOF2
-#!/bin/sh
-echo asked >> "$TMP/askpass.log"
-echo "$PASSWORD"
-EOF2
-chmod +x "$TMP/askpass"
-export SSH_ASKPASS=$TMP/askpass SSH_ASKPASS_REQUIRE=force DISPLAY=:0
-: > "$TMP/askpass.log"
-export SPARKCTL_CLUSTER=$TMP/cluster.json
+cluster_join_client
 
 # Every file join may write, on every side, with its mode.
 sums() {
@@ -79,14 +29,6 @@ sums() {
   done
   [ ! -f "$SPARKCTL_CLUSTER" ] || sha256sum "$SPARKCTL_CLUSTER"
 }
-# mesh FROM TO: a key login from node FROM to node TO, batch mode, through
-# FROM's own ~/.ssh/config (its Include and Host blocks).
-mesh() {
-  cluster_exec "$1" unshare -m sh -c 'mount --bind "$0" /root && HOME=/root exec ssh \
-    -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5 "$1" hostname' \
-    "$CLUSTER_DIR/$1/home" "$2"
-}
-
 # --dry-run on fresh nodes: every change printed, none made.
 sums > "$TMP/sums.before"
 expect 0 "$SPARKCTL" join --dry-run node0 node1 node2
@@ -105,13 +47,7 @@ cmp -s "$TMP/sums.before" "$TMP/sums.after" || { diff "$TMP/sums.before" "$TMP/s
 : > "$TMP/askpass.log"
 expect 0 "$SPARKCTL" join node0 node1 node2
 [ "$(wc -l < "$TMP/askpass.log")" = 1 ] || fail "join asked for node2's password $(wc -l < "$TMP/askpass.log") times"
-for a in 0 1 2; do
-  for b in 0 1 2; do
-    [ "$a" != "$b" ] || continue
-    out=$(mesh node$a node$b) || fail "node$a cannot log in to node$b with its key"
-    [ "$out" = "node$b" ] || fail "node$a reached '$out', not node$b"
-  done
-done
+cluster_full_mesh
 # Each node keeps its own key: three different ones, none in another's ~/.ssh.
 fps=""
 for i in 0 1 2; do

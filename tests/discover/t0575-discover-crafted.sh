@@ -3,7 +3,7 @@
 # that answers with one host name under two ids, a name loop, a TXT string
 # that overruns its record and a truncated packet: each a clear finding, the
 # good answers still listed, no crash; and a bare PTR whose SRV, TXT and A
-# discover asks for itself.  Then --scan of a /29 with a listener
+# discover asks for itself.  join --discovered skips the name with two ids.  Then --scan of a /29 with a listener
 # on port 22, --scan refused above a /22, and bad options.
 . "$SRCDIR/tests/lib.sh"
 require_root
@@ -50,6 +50,25 @@ ns_sparkctl "$A" discover --iface d0 --service _sparkctl._tcp
 contains "$TMP/out" "warning: twin.local answers with two node ids"
 [ "$(grep -c '^warning: ' "$TMP/out")" = 4 ] || { cat "$TMP/out" >&2; fail "not four warnings"; }
 no_controls "$TMP/out"
+
+# join --discovered joins only what can be joined: twin (one name, two ids)
+# is skipped with a line for each answer; lazy is found at its address and
+# tried (an ssh that cannot connect: exit 3, naming it, nothing written).
+mkdir -p "$TMP/home"
+printf '#!/bin/sh\necho "ssh: connect to host port 22: Connection refused" >&2\nexit 255\n' \
+  > "$TMP/no-ssh"
+chmod +x "$TMP/no-ssh"
+HOME=$TMP/home SPARKCTL_CLUSTER=$TMP/cluster.json SPARKCTL_SSH=$TMP/no-ssh \
+  ns_sparkctl "$A" join --discovered --iface d0
+[ "$status" = 3 ] || { cat "$TMP/out" "$TMP/err" >&2; fail "join --discovered exited $status, not 3"; }
+a32=$(printf 'a%.0s' {1..32}) b32=$(printf 'b%.0s' {1..32})
+contains "$TMP/err" "sparkctl join: twin answers with two node ids ($a32 and $b32): not joined"
+contains "$TMP/err" "sparkctl join: twin answers with two node ids ($b32 and $a32): not joined"
+contains "$TMP/out" "found lazy at 198.18.5.2 (d0)"
+lacks "$TMP/out" "found twin"
+contains "$TMP/err" "sparkctl join: lazy: cannot be reached"
+[ ! -e "$TMP/cluster.json" ] || fail "a join that reached nobody wrote the cluster file"
+[ ! -e "$TMP/home/.ssh" ] || fail "a join that reached nobody made ~/.ssh"
 
 # --scan: a listener on port 22 of B; A's own address has none.
 ip netns exec "$B" /usr/bin/python3 -c '
