@@ -221,6 +221,64 @@ void check_net_nm_autoconnect(struct check_ctx *ctx)
 		       inv->sys.nr_nm_profiles, inv->sys.nr_nm_profiles == 1 ? "" : "s");
 }
 
+/*
+ * Whether avahi's name (its first label) is label, or label-N (avahi's name
+ * after a conflict), ignoring case: 1, 2 (-N), 0 neither.  avahi names the
+ * host after the host name up to its first dot, in the domain it serves.
+ */
+static int avahi_name_of(const char *name, const char *hostname)
+{
+	size_t hl = strcspn(hostname, "."), nl = strcspn(name, ".");
+	size_t digits;
+
+	if (nl < hl || strncasecmp(name, hostname, hl) != 0)
+		return 0;
+	if (nl == hl)
+		return 1;
+	digits = strspn(name + hl + 1, "0123456789");
+	return name[hl] == '-' && digits && hl + 1 + digits == nl ? 2 : 0;
+}
+
+void check_net_avahi_name(struct check_ctx *ctx)
+{
+	const struct inventory *inv = ctx->inv;
+	const char *name = inv->sys.avahi_host_name, *host = inv->sys.hostname;
+	int of;
+
+	if (!name) {
+		report(ctx, CHECK_SKIP, NULL, "no avahi-daemon holds a name on this node");
+		return;
+	}
+	if (!host || !*host) {
+		report(ctx, CHECK_SKIP, NULL, "the host name is unknown (avahi holds %s)", name);
+		return;
+	}
+	of = avahi_name_of(name, host);
+	if (of == 2) {
+		int hl = (int)strcspn(host, ".");
+		char *fix = xasprintf(
+			"find what else answers for %.*s.local: most often this node itself on a "
+			"second link (NetworkManager DHCP profiles on the CX-7 ports, see "
+			"net.nm_autoconnect; or two interfaces on one network), or another host "
+			"of the same name (a cloned image: sudo hostnamectl hostname NEWNAME "
+			"there); then sudo systemctl restart avahi-daemon",
+			hl, host);
+		struct finding *f = report(ctx, CHECK_WARN, fix,
+					   "avahi-daemon calls this node %s, not %.*s.local: it "
+					   "met a name conflict and renamed it",
+					   name, hl, host);
+		finding_evidence(f, "avahi_host_name=%s", name);
+		free(fix);
+	} else if (of == 1) {
+		report(ctx, CHECK_PASS, NULL, "avahi-daemon holds %s", name);
+	} else {
+		report(ctx, CHECK_PASS, NULL,
+		       "avahi-daemon holds %s, not a name of the host name %s (host-name= in "
+		       "avahi-daemon.conf?)",
+		       name, host);
+	}
+}
+
 void check_sw_driver(struct check_ctx *ctx)
 {
 	const struct inventory *inv = ctx->inv;
