@@ -122,3 +122,13 @@ out:
 	strbuf_release(&cmdline);
 	return r;
 }
+
+bool avahi_cmdline_path(const char *rel)
+{
+	size_t digits;
+
+	if (strncmp(rel, "proc/", 5) != 0)
+		return false;
+	digits = strspn(rel + 5, "0123456789");
+	return digits && streq(rel + 5 + digits, "/cmdline");
+}

@@ -40,4 +40,12 @@ int avahi_title_parse(const char *cmdline, size_t len, struct strbuf *out);
  */
 int avahi_host_name_read(const struct host_reader *rd, struct strbuf *out);
 
+/*
+ * For a capture: whether rel (a path below the root) is a process's
+ * cmdline, which the probe reads of avahi-daemon only.  A capture keeps
+ * its title alone (argv[0] and its NUL): after the title, the argument
+ * area holds whatever bytes setproctitle left there.
+ */
+bool avahi_cmdline_path(const char *rel);
+
 #endif

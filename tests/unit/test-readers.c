@@ -334,6 +334,12 @@ static void avahi_titles(void **state)
 		assert_int_equal(avahi_title_parse(cases[i].cmdline, len, &name), cases[i].want);
 		assert_string_equal(name.buf, cases[i].name ? cases[i].name : "");
 	}
+	/* the one command line a capture holds, cut to its title */
+	assert_true(avahi_cmdline_path("proc/1187/cmdline"));
+	assert_false(avahi_cmdline_path("proc/self/cmdline"));
+	assert_false(avahi_cmdline_path("proc/1187/environ"));
+	assert_false(avahi_cmdline_path("proc//cmdline"));
+	assert_false(avahi_cmdline_path("x/proc/1/cmdline"));
 	strbuf_release(&name);
 }
 
