@@ -9,7 +9,7 @@ static const char *const named_states[] = { "running [", "registering [" };
 int avahi_title_parse(const char *cmdline, size_t len, struct strbuf *out)
 {
 	size_t prefix = strlen(AVAHI_TITLE_PREFIX);
-	/* argv[0]: the title; what follows it is NUL padding */
+	/* argv[0]: the title; what follows is NULs, or bytes setproctitle left there */
 	size_t tlen = strnlen(cmdline, len);
 
 	strbuf_reset(out);

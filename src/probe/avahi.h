@@ -4,7 +4,8 @@
  *
  * avahi-daemon shows its state in its process title (setproctitle):
  * /proc/PID/cmdline reads "avahi-daemon: running [node1-2.local]" - the
- * title as argv[0], the rest of the argument area NUL bytes.  After a name
+ * title as argv[0], then NULs or whatever bytes the argument area held
+ * (only argv[0] is read).  After a name
  * conflict avahi renames the host HOSTNAME-2.local, -3, ...; the title is
  * the one place that says which name it holds without asking it over
  * D-Bus or the network.
