@@ -98,6 +98,12 @@ const struct check checks[] = {
 	  "port up with no lease (or a link-local address) beside the static fabric address; "
 	  "each time avahi sees a new address it announces the host again and, on a conflict, "
 	  "renames it to name-NN.local, so discovery and ssh by .local name break." },
+	{ "net.avahi_name", "avahi holds this node's own .local name", CHECK_LOCAL, CHECK_WARN,
+	  check_net_avahi_name,
+	  "When avahi-daemon meets another answer for HOSTNAME.local it renames this node "
+	  "HOSTNAME-2.local (then -3, ...); discover, join and ssh by HOSTNAME.local then reach "
+	  "another host or none. Read from avahi-daemon's process title, with no network "
+	  "traffic." },
 	{ "sw.driver", "the NVIDIA driver is loaded", CHECK_LOCAL, CHECK_FAIL, check_sw_driver,
 	  "Without the kernel driver there is no GPU; GB10 needs the open kernel module." },
 	{ "sw.gpu", "a GPU is visible", CHECK_LOCAL, CHECK_FAIL, check_sw_gpu,

@@ -174,6 +174,7 @@ void check_limits_memlock(struct check_ctx *ctx);
 void check_memory_cma(struct check_ctx *ctx);
 void check_net_buffers(struct check_ctx *ctx);
 void check_net_nm_autoconnect(struct check_ctx *ctx);
+void check_net_avahi_name(struct check_ctx *ctx);
 void check_sw_driver(struct check_ctx *ctx);
 void check_sw_gpu(struct check_ctx *ctx);
 void check_sw_nccl(struct check_ctx *ctx);

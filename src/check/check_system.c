@@ -3,7 +3,10 @@
  */
 #include "sparkctl.h"
 
+#include <ctype.h>
+
 #include "check/check.h"
+#include "lib/parse.h"
 #include "lib/xalloc.h"
 
 static bool has_unified_gpu(const struct inventory *inv)
@@ -219,6 +222,109 @@ void check_net_nm_autoconnect(struct check_ctx *ctx)
 		       "%zu NetworkManager profile%s, none auto-connects a "
 		       "fabric port with DHCP",
 		       inv->sys.nr_nm_profiles, inv->sys.nr_nm_profiles == 1 ? "" : "s");
+}
+
+/*
+ * The counter N that ends label (its first len bytes) as "-N", as avahi
+ * writes it (no leading zero), with the length of what comes before the
+ * '-'; 0 when it has none.
+ */
+static uint64_t avahi_counter(const char *label, size_t len, size_t *base_len)
+{
+	size_t digits = 0;
+	uint64_t n;
+
+	while (digits < len && isdigit((unsigned char)label[len - 1 - digits]))
+		digits++;
+	if (!digits || digits > 9 || digits == len || label[len - 1 - digits] != '-' ||
+	    label[len - digits] == '0' || parse_u64_n(label + len - digits, digits, &n) < 0)
+		return 0;
+	*base_len = len - digits - 1;
+	return n;
+}
+
+enum avahi_name_kind {
+	AVAHI_NAME_OTHER,
+	AVAHI_NAME_OWN,
+	AVAHI_NAME_RENAMED
+};
+
+/*
+ * avahi's name against the host name, by their first labels (avahi names
+ * the host after the host name up to its first dot, in the domain it
+ * serves), ignoring case.  After a conflict avahi appends "-2" to the
+ * name, or counts up the N of a name that ends in "-N" already (spark-2
+ * becomes spark-3): both are renames, a name that merely ends in digits
+ * is not.
+ */
+static enum avahi_name_kind avahi_name_kind(const char *name, const char *hostname)
+{
+	size_t hl = strcspn(hostname, "."), nl = strcspn(name, ".");
+	size_t name_base = 0, host_base = hl;
+	uint64_t n = avahi_counter(name, nl, &name_base), host_n;
+
+	if (nl == hl && strncasecmp(name, hostname, hl) == 0)
+		return AVAHI_NAME_OWN;
+	if (!n)
+		return AVAHI_NAME_OTHER;
+	/* HOSTNAME-N */
+	if (name_base == hl && strncasecmp(name, hostname, hl) == 0)
+		return AVAHI_NAME_RENAMED;
+	/* BASE-M of a host name BASE-N, M > N */
+	host_n = avahi_counter(hostname, hl, &host_base);
+	if (host_n && name_base == host_base && n > host_n &&
+	    strncasecmp(name, hostname, host_base) == 0)
+		return AVAHI_NAME_RENAMED;
+	return AVAHI_NAME_OTHER;
+}
+
+void check_net_avahi_name(struct check_ctx *ctx)
+{
+	const struct inventory *inv = ctx->inv;
+	const char *name = inv->sys.avahi_host_name, *host = inv->sys.hostname;
+	struct finding *f = NULL;
+	char *fix = NULL;
+	int hl;
+
+	if (!name) {
+		report(ctx, CHECK_SKIP, NULL, "no avahi-daemon holds a name on this node");
+		return;
+	}
+	if (!host || !*host) {
+		report(ctx, CHECK_SKIP, NULL, "the host name is unknown (avahi holds %s)", name);
+		return;
+	}
+	hl = (int)strcspn(host, ".");
+	switch (avahi_name_kind(name, host)) {
+	case AVAHI_NAME_OWN:
+		report(ctx, CHECK_PASS, NULL, "avahi-daemon holds %s", name);
+		break;
+	case AVAHI_NAME_RENAMED:
+		fix = xasprintf(
+			"find what else answers for %.*s.local: most often this node "
+			"itself on a second link (NetworkManager DHCP profiles on the CX-7 "
+			"ports, see net.nm_autoconnect; or two interfaces on one network), "
+			"or another host of the same name (a cloned image: sudo hostnamectl "
+			"hostname NEWNAME there); then sudo systemctl restart avahi-daemon",
+			hl, host);
+		f = report(ctx, CHECK_WARN, fix,
+			   "avahi-daemon calls this node %s, not %.*s.local: it met a name "
+			   "conflict and renamed it",
+			   name, hl, host);
+		break;
+	case AVAHI_NAME_OTHER:
+		f = report(ctx, CHECK_WARN,
+			   "remove host-name= from /etc/avahi/avahi-daemon.conf (avahi then "
+			   "uses the host name), or name the host after it (sudo hostnamectl "
+			   "hostname NAME); then sudo systemctl restart avahi-daemon",
+			   "avahi-daemon holds %s, not %.*s.local: other nodes find this one "
+			   "under another name than its host name",
+			   name, hl, host);
+		break;
+	}
+	if (f)
+		finding_evidence(f, "avahi_host_name=%s", name);
+	free(fix);
 }
 
 void check_sw_driver(struct check_ctx *ctx)

@@ -24,6 +24,7 @@
 #include "lib/parse.h"
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"
+#include "probe/avahi.h"
 #include "probe/probe.h"
 #include "probe/procs.h"
 
@@ -224,6 +225,12 @@ static int mirror_record(const struct mirror *m, const struct rootfs_record *rec
 				nm_keyfile_redact(rec->data, rec->len, &kept);
 				r = write_file(m, rel.buf, kept.buf, kept.len);
 				strbuf_release(&kept);
+				break;
+			}
+			if (avahi_cmdline_path(rec->path)) {
+				size_t title = strnlen(rec->data, rec->len);
+				r = write_file(m, rel.buf, rec->data,
+					       title < rec->len ? title + 1 : title);
 				break;
 			}
 			r = write_file(m, rel.buf, rec->data, rec->len);

@@ -184,6 +184,7 @@ struct inv_system {
 	char *machine_id;		    /* /etc/machine-id: 32 hex, or NULL */
 	struct inv_nm_profile *nm_profiles; /* NetworkManager keyfiles, by file name */
 	size_t nr_nm_profiles;
+	char *avahi_host_name;	    /* avahi-daemon's process title: "node1-2.local", or NULL */
 	char *os_id;		    /* os-release ID: "ubuntu" */
 	char *os_version_id;	    /* "24.04" */
 	char *os_pretty_name;	    /* "Ubuntu 24.04.3 LTS" */

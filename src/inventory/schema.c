@@ -207,6 +207,12 @@ static const struct inv_field system_fields[] = {
 	ARRAY("network_manager", nm_profiles, nm_profile_desc,
 	      .doc = "the NetworkManager connection profiles "
 		     "(`/etc/NetworkManager/system-connections/*.nmconnection`)"),
+	STRING("avahi_host_name", avahi_host_name,
+	       .doc = "the host name avahi-daemon holds, from its process title in "
+		      "`/proc/PID/cmdline` (`avahi-daemon: running [NAME]`, or `registering "
+		      "[NAME]` while it probes): `HOSTNAME-2.local` after a name conflict; null "
+		      "when no avahi-daemon runs (in this network namespace), while it starts "
+		      "up, or when its processes are hidden (`hidepid`)"),
 };
 static DESC(system_desc, "system", S, system_fields, NULL);
 #undef S

@@ -2,9 +2,9 @@
  * reader.h - what the host readers of probe/ share.
  *
  * The readers - rdma_ports.h, netdevs.h, pci_functions.h, sensors.h,
- * meminfo.h, hostname.h, cpu_topology.h, procs.h - are the only code that
- * reads the host: the probe builds the inventory with them, the exporter's
- * collectors and top map what they return to metrics, bench binds its
+ * meminfo.h, hostname.h, cpu_topology.h, procs.h, avahi.h - are the only
+ * code that reads the host: the probe builds the inventory with them, the
+ * exporter's collectors and top map what they return to metrics, bench binds its
  * ranks and bounds its buffers with them.  Each reads below a root
  * (lib/rootfs.h), returns plain data or calls back per item, and never
  * prints.

@@ -5,6 +5,7 @@
 #include "discover/node_id.h"
 #include "lib/host_text.h"
 #include "lib/xalloc.h"
+#include "probe/avahi.h"
 #include "probe/hostname.h"
 #include "probe/meminfo.h"
 #include "probe/probe.h"
@@ -190,6 +191,9 @@ void probe_system(struct probe_ctx *ctx)
 	s->rmem_max = probe_read_int(ctx, "proc/sys/net/core/rmem_max");
 	s->wmem_max = probe_read_int(ctx, "proc/sys/net/core/wmem_max");
 	probe_meminfo(ctx);
+	if (avahi_host_name_read(&ctx->rd, &name) > 0)
+		s->avahi_host_name = strbuf_detach(&name, NULL);
+	strbuf_release(&name);
 }
 
 static void read_conf_file(struct probe_ctx *ctx, const char *file)

@@ -128,3 +128,32 @@ assert "avahi calls this node node1-2.local, not node1.local" in f, f
 assert "another host (169.254.10.1) answers as node1.local" in f, f
 assert [h["host"] for h in d["hosts"]] == ["node1", "node1-2", "node2"], d["hosts"]
 PY
+
+# doctor sees the same churn with no network traffic, from avahi-daemon's
+# process title: node3's daemon, the one in node3's network namespace (node1's,
+# also titled with a name and with a lower pid, is another node's).
+run ip netns exec "$N3" unshare -u sh -c 'hostname node1 && exec "$@"' sh \
+  "$SPARKCTL" doctor --only net.avahi_name --json
+/usr/bin/python3 - "$TMP/out" <<'PY' || { cat "$TMP/out" "$TMP/err" >&2; fail "doctor did not see avahi's name churn"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [x for x in d["findings"] if x["check"] == "net.avahi_name"]
+assert len(f) == 1 and f[0]["status"] == "WARN", f
+assert "calls this node node1-2.local, not node1.local" in f[0]["message"], f
+assert "systemctl restart avahi-daemon" in f[0]["fix"], f
+PY
+# node2's daemon holds its own name.
+run ip netns exec "$N2" unshare -u sh -c 'hostname node2 && exec "$@"' sh \
+  "$SPARKCTL" doctor --only net.avahi_name --json
+grep -q '"status": "PASS"' "$TMP/out" && contains "$TMP/out" "avahi-daemon holds node2.local" \
+  || { cat "$TMP/out" "$TMP/err" >&2; fail "doctor on node2: not avahi's own name"; }
+# A capture of node3 keeps that title, and no other process's command line
+run ip netns exec "$N3" "$SPARKCTL" capture "$TMP/cap3"
+[ "$status" = 0 ] || { cat "$TMP/err" >&2; fail "capture on node3 exited $status"; }
+# (its title and NUL: what follows in the argument area is not kept).
+printf 'avahi-daemon: running [node1-2.local]\0' > "$TMP/title"
+set -- "$TMP"/cap3/proc/*/cmdline
+[ $# = 1 ] || fail "the capture holds other command lines: $*"
+cmp -s "$1" "$TMP/title" || fail "the captured title: $(od -c "$1")"
+expect 0 "$SPARKCTL" topo --root "$TMP/cap3" --json
+grep -q '"avahi_host_name": "node1-2.local"' "$TMP/out" || fail "the capture lost avahi's name"

@@ -87,6 +87,8 @@ allowed_files = [
     r"proc/sys/kernel/(hostname|osrelease)", r"proc/sys/net/core/[rw]mem_max",
     r"proc/meminfo", r"proc/modules", r"proc/driver/nvidia/version",
     r"proc/[0-9]+/net/route",
+    # avahi-daemon's process title, where one runs in this network namespace
+    r"proc/[0-9]+/cmdline",
     r"sys/devices/virtual/net/(lo|sp1a|sp1b)/(%s)" % "|".join(net_attrs),
 ]
 # What the probe could have read through a link: a file or a directory (a
@@ -133,6 +135,9 @@ for dirpath, dirnames, filenames in os.walk(cap):
                 errors.append("file %s has %d links" % (rel, st.st_nlink))
             if not any(re.fullmatch(a, rel) for a in allowed_files) and not rdma:
                 errors.append("file %s is not one sparkctl reads" % rel)
+            if re.fullmatch(r"proc/[0-9]+/cmdline", rel) and \
+                    not open(p, "rb").read().startswith(b"avahi-daemon: "):
+                errors.append("file %s is the command line of another process than avahi-daemon" % rel)
         else:
             errors.append("%s is neither a file, a directory nor a symlink" % rel)
     if os.path.basename(dirpath) in ("statistics", "queues", "power", "subsystem"):

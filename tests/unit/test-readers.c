@@ -2,7 +2,7 @@
  * Unit tests of the host readers' common ground (probe/reader.h): which
  * errors are absence, the root a command reads, what a failure tells,
  * the cache of open files; and of the readers on a small tree written
- * here and on this process itself.
+ * here and on this process itself; avahi-daemon's process title.
  */
 #include "sparkctl.h"
 
@@ -11,6 +11,7 @@
 #include "test_util.h"
 
 #include "lib/rootfs.h"
+#include "probe/avahi.h"
 #include "probe/meminfo.h"
 #include "probe/netdevs.h"
 #include "probe/procs.h"
@@ -296,12 +297,132 @@ static void identities(void **state)
 	close(id_pipe[1]);
 }
 
+/* avahi-daemon's process titles, as setproctitle leaves them: the title, then NULs. */
+static void avahi_titles(void **state)
+{
+	static const struct {
+		const char *cmdline;
+		size_t len; /* 0: strlen */
+		int want;
+		const char *name;
+	} cases[] = {
+		{ "avahi-daemon: running [node1-2.local]\0\0\0", 41, 1, "node1-2.local" },
+		{ "avahi-daemon: running [Spark-01.local]", 0, 1, "Spark-01.local" },
+		{ "avahi-daemon: registering [node1.local]\0", 40, 1, "node1.local" },
+		/* setproctitle that pads with blanks */
+		{ "avahi-daemon: running [node1.local]   ", 0, 1, "node1.local" },
+		{ "avahi-daemon: starting up\0\0", 27, 0, NULL },
+		{ "avahi-daemon: chroot helper", 0, 0, NULL },
+		{ "avahi-daemon: running []", 0, 0, NULL },
+		{ "avahi-daemon: running [node1.local", 0, 0, NULL },
+		{ "avahi-daemon: running [a b.local]", 0, 0, NULL },
+		{ "avahi-daemon: running [a\x01.local]", 0, 0, NULL },
+		/* the daemon before it set its title, and other programs */
+		{ "/usr/sbin/avahi-daemon\0-s\0", 26, -ENOENT, NULL },
+		{ "avahi-daemon:running [x.local]", 0, -ENOENT, NULL },
+		{ "sshd: avahi-daemon: running [x.local]", 0, -ENOENT, NULL },
+		{ "", 0, -ENOENT, NULL },
+		/* only argv[0] is the title */
+		{ "avahi\0-daemon: running [x.local]", 33, -ENOENT, NULL },
+	};
+	struct strbuf name = STRBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].cmdline);
+		strbuf_addstr(&name, "stale");
+		assert_int_equal(avahi_title_parse(cases[i].cmdline, len, &name), cases[i].want);
+		assert_string_equal(name.buf, cases[i].name ? cases[i].name : "");
+	}
+	/* the one command line a capture holds, cut to its title */
+	assert_true(avahi_cmdline_path("proc/1187/cmdline"));
+	assert_false(avahi_cmdline_path("proc/self/cmdline"));
+	assert_false(avahi_cmdline_path("proc/1187/environ"));
+	assert_false(avahi_cmdline_path("proc//cmdline"));
+	assert_false(avahi_cmdline_path("x/proc/1/cmdline"));
+	strbuf_release(&name);
+}
+
+/* Whether rec holds a file record of path. */
+static bool recorded_file(const struct rootfs_recorder *rec, const char *path)
+{
+	for (size_t i = 0; i < rec->nr; i++)
+		if (rec->records[i].kind == ROOTFS_RECORD_FILE && streq(rec->records[i].path, path))
+			return true;
+	return false;
+}
+
+/*
+ * The scan of proc/: the lowest pid whose title names the host, in this
+ * network namespace where that can be told; only its cmdline is recorded
+ * for a capture, and no other process's read is told as a failure.
+ */
+static void avahi_scan(void **state)
+{
+	struct strvec told = STRVEC_INIT;
+	struct rootfs_recorder rec = { 0 };
+	struct rootfs root;
+	struct host_reader rd = { .root = &root, .fail = record_failure, .data = &told };
+	struct strbuf name = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	/* no process at all */
+	assert_int_equal(avahi_host_name_read(&rd, &name), 0);
+	in_tree("mkdir -p proc/1 proc/45 proc/77 proc/88 proc/300 proc/1000 proc/2000 proc/abc && "
+		"printf '/sbin/init\\0splash\\0' > proc/1/cmdline && "
+		"printf 'avahi-daemon: starting up\\0\\0' > proc/45/cmdline && "
+		"head -c 8192 /dev/zero | tr '\\0' x > proc/77/cmdline && "
+		"printf 'avahi-daemon: chroot helper\\0' > proc/300/cmdline && "
+		"printf 'avahi-daemon: running [node1-3.local]\\0\\0' > proc/2000/cmdline && "
+		"printf 'avahi-daemon: running [node1-2.local]\\0\\0' > proc/1000/cmdline && "
+		"printf 'avahi-daemon: running [abc.local]\\0' > proc/abc/cmdline");
+	assert_int_equal(avahi_host_name_read(&rd, &name), 1);
+	assert_string_equal(name.buf, "node1-2.local");
+	assert_int_equal(told.nr, 0);
+
+	/* Another network namespace's daemon is not this node's; one that cannot be told counts. */
+	in_tree("mkdir -p proc/self/ns proc/1000/ns proc/2000/ns && "
+		"ln -s 'net:[4026531840]' proc/self/ns/net && "
+		"ln -s 'net:[4026532001]' proc/1000/ns/net && "
+		"ln -s 'net:[4026531840]' proc/2000/ns/net && "
+		"mkdir proc/3000 && "
+		"printf 'avahi-daemon: registering [node1-4.local]\\0' > proc/3000/cmdline");
+	assert_int_equal(avahi_host_name_read(&rd, &name), 1);
+	assert_string_equal(name.buf, "node1-3.local");
+	in_tree("rm proc/2000/ns/net && ln -s 'net:[4026532002]' proc/2000/ns/net");
+	assert_int_equal(avahi_host_name_read(&rd, &name), 1);
+	assert_string_equal(name.buf, "node1-4.local");
+
+	/* A capture keeps the daemon's cmdline alone. */
+	root.recorder = &rec;
+	assert_int_equal(avahi_host_name_read(&rd, &name), 1);
+	assert_true(recorded_file(&rec, "proc/3000/cmdline"));
+	for (size_t i = 0; i < rec.nr; i++)
+		assert_true(rec.records[i].kind != ROOTFS_RECORD_FILE ||
+			    streq(rec.records[i].path, "proc/3000/cmdline"));
+	root.recorder = NULL;
+	rootfs_recorder_release(&rec);
+
+	/* No daemon holds a name. */
+	in_tree("rm -r proc/1000 proc/2000 proc/3000");
+	assert_int_equal(avahi_host_name_read(&rd, &name), 0);
+	assert_string_equal(name.buf, "");
+	assert_int_equal(told.nr, 0);
+	in_tree("rm -r proc/1 proc/45 proc/77 proc/88 proc/300 proc/abc proc/self");
+	strbuf_release(&name);
+	strvec_clear(&told);
+	rootfs_close(&root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(absence),     cmocka_unit_test(root_path), cmocka_unit_test(reads),
-		cmocka_unit_test(bad_content), cmocka_unit_test(cache),	    cmocka_unit_test(procs),
-		cmocka_unit_test(identities),
+		cmocka_unit_test(absence),    cmocka_unit_test(root_path),
+		cmocka_unit_test(reads),      cmocka_unit_test(bad_content),
+		cmocka_unit_test(cache),      cmocka_unit_test(procs),
+		cmocka_unit_test(identities), cmocka_unit_test(avahi_titles),
+		cmocka_unit_test(avahi_scan),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
