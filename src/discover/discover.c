@@ -198,20 +198,27 @@ static struct discover_host *host_by_name(struct discover_result *out, const cha
 	return NULL;
 }
 
-static struct discover_host *new_host(struct discover_result *out, const char *target,
-				      const char *id)
+struct discover_host *discover_add_host(struct discover_result *out)
 {
 	struct discover_host *h = ARRAY_PUSH(out->hosts, out->nr_hosts);
 
 	memset(h, 0, sizeof(*h));
-	h->host = short_name(target);
-	h->id = xstrdup_or_null(id);
 	strvec_init(&h->names);
 	strvec_init(&h->instances);
 	strvec_init(&h->services);
 	strvec_init(&h->addresses);
 	strvec_init(&h->ifaces);
 	strvec_init(&h->fabric);
+	return h;
+}
+
+static struct discover_host *new_host(struct discover_result *out, const char *target,
+				      const char *id)
+{
+	struct discover_host *h = discover_add_host(out);
+
+	h->host = short_name(target);
+	h->id = xstrdup_or_null(id);
 	return h;
 }
 

@@ -80,6 +80,8 @@ struct discover_result {
 };
 
 void discover_result_init(struct discover_result *out);
+/* A new, empty host at the end of out->hosts. */
+struct discover_host *discover_add_host(struct discover_result *out);
 
 /*
  * Ask, collect, merge into out (discover_result_init() first).  0 (also

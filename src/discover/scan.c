@@ -113,17 +113,10 @@ static int cmp_u32(const void *a, const void *b)
 static void add_open_hosts(const struct scan_run *run, struct discover_result *out)
 {
 	for (size_t i = 0; i < run->nr_open; i++) {
-		struct discover_host *h = ARRAY_PUSH(out->hosts, out->nr_hosts);
+		struct discover_host *h = discover_add_host(out);
 		char text[16];
-		memset(h, 0, sizeof(*h));
 		ipv4_format(run->open[i], text);
 		h->host = xstrdup(text);
-		strvec_init(&h->names);
-		strvec_init(&h->instances);
-		strvec_init(&h->services);
-		strvec_init(&h->addresses);
-		strvec_init(&h->ifaces);
-		strvec_init(&h->fabric);
 		strvec_push(&h->addresses, text);
 		strvec_push(&h->services, "tcp/22");
 		h->port = SCAN_PORT;
