@@ -1,0 +1,88 @@
+/*
+ * storage_conf.h - the shared volume a node is meant to have: what
+ * 'sparkctl storage plan --write' saves as /etc/sparkctl/storage.json on
+ * each node, and what 'storage check' and doctor hold the node to.
+ *
+ * The format is docs/schemas/storage.schema.json:
+ *   {"schema_version":1,
+ *    "target":{"address":"198.18.1.1","port":4420},
+ *    "nqn":"nqn.2026-01.org.example:shared",
+ *    "mount":"/mnt/shared", "fs":"ext4"|"xfs", "uuid":"<filesystem UUID>",
+ *    "interface":"enp1s0f1np1"|null,        the initiator's interface (-f)
+ *    "unit":"sparkctl-nvme-mnt-shared.service",
+ *    "node":"spark1",                        this node's name in the plan
+ *    "nodes":[{"name":"spark1","access":"rw"},{"name":"spark2","access":"ro"}]}
+ * At most one node has "rw": the plan refuses more, and so does the parser.
+ */
+#ifndef SPARKCTL_STORAGE_CONF_H
+#define SPARKCTL_STORAGE_CONF_H
+
+#include <jansson.h>
+
+#include "sparkctl.h"
+#include "lib/rootfs.h"
+#include "lib/strbuf.h"
+
+#define STORAGE_CONF_SCHEMA_VERSION 1
+/* Below the root a node is read from. */
+#define STORAGE_CONF_DIR	    "etc/sparkctl"
+#define STORAGE_CONF_NAME	    "storage.json"
+/* NVMe/TCP's IANA port (the I/O controllers and the discovery controller alike). */
+#define STORAGE_DEFAULT_PORT	    4420
+
+enum storage_fs {
+	STORAGE_FS_EXT4,
+	STORAGE_FS_XFS,
+};
+
+enum storage_access {
+	STORAGE_ACCESS_RO,
+	STORAGE_ACCESS_RW,
+};
+
+struct storage_node {
+	char *name;
+	enum storage_access access;
+};
+
+struct storage_conf {
+	char *target_address; /* IPv4 or IPv6 literal, or a name */
+	unsigned target_port;
+	char *nqn;
+	char *mount; /* absolute path */
+	enum storage_fs fs;
+	char *uuid;
+	char *interface; /* NULL: the route decides */
+	char *unit;	 /* the systemd unit that connects the volume */
+	char *node;	 /* this node's name: one of nodes[] */
+	struct storage_node *nodes;
+	size_t nr_nodes;
+};
+
+void storage_conf_init(struct storage_conf *conf);
+void storage_conf_release(struct storage_conf *conf);
+
+/* "ext4"/"xfs", "ro"/"rw"; and back (-EINVAL for another name). */
+const char *storage_fs_name(enum storage_fs fs);
+int storage_fs_parse(const char *name, enum storage_fs *fs);
+const char *storage_access_name(enum storage_access access);
+
+/*
+ * Parse the text of a storage.json; name prefixes every message
+ * ("NAME: nodes[1].access: ..."). -EINVAL on a bad field, a node not
+ * among nodes[], or more than one "rw" node (conf is then empty).
+ */
+int storage_conf_parse(struct storage_conf *conf, const char *text, size_t len, const char *name,
+		       struct strbuf *err);
+/* conf as the JSON above (a new reference). */
+json_t *storage_conf_to_json(const struct storage_conf *conf);
+/*
+ * Read /etc/sparkctl/storage.json below root: 0, -ENOENT when the node
+ * has none (no shared storage is planned there), another -errno with a
+ * message in err.
+ */
+int storage_conf_load(const struct rootfs *root, struct storage_conf *conf, struct strbuf *err);
+/* This node's entry of conf->nodes (conf->node), or NULL. */
+const struct storage_node *storage_conf_this_node(const struct storage_conf *conf);
+
+#endif
