@@ -61,6 +61,24 @@ struct plan_args {
 	bool ro_all, write, json;
 };
 
+/*
+ * A plan that cannot be made as asked (two writers, a bad NQN): a usage
+ * error, on one line, without the pointer to --help that an unknown option gets.
+ */
+static int refuse(const char *fmt, ...) ATTR_PRINTF(1, 2);
+static int refuse(const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	cmd_error("storage plan", "%s", msg.buf);
+	strbuf_release(&msg);
+	return SPARKCTL_EXIT_USAGE;
+}
+
 /* The node names: "user@" of a cluster file's entry dropped. */
 static int load_nodes(const struct plan_args *a, struct strvec *names)
 {
@@ -96,11 +114,9 @@ static int check_args(const struct plan_args *a)
 		return cmd_usage_error("storage plan",
 				       "--root is where --write installs the files");
 	if (a->write && !a->uuid)
-		return cmd_usage_error(
-			"storage plan",
-			"--write needs --uuid, the filesystem's UUID: run 'blkid' on "
-			"the volume after mkfs (connect it first: 'sparkctl storage "
-			"connect')");
+		return refuse("--write needs --uuid, the filesystem's UUID: run 'blkid' on "
+			      "the volume after mkfs (connect it first: 'sparkctl storage "
+			      "connect')");
 	return SPARKCTL_EXIT_OK;
 }
 
@@ -128,7 +144,7 @@ static int make_plan(const struct plan_args *a, struct storage_conf *plan)
 		.ro_all = a->ro_all,
 	};
 	if (storage_plan_make(&req, plan, &err) < 0)
-		ret = cmd_usage_error("storage plan", "%s", err.buf);
+		ret = refuse("%s", err.buf);
 out:
 	strvec_clear(&names);
 	strbuf_release(&err);
@@ -340,14 +356,13 @@ out:
 static int this_node(const struct plan_args *a, const struct rootfs *root,
 		     const struct storage_conf *plan, char **name)
 {
-	struct strbuf host = STRBUF_INIT;
+	struct strbuf host = STRBUF_INIT, names = STRBUF_INIT;
 	int ret = SPARKCTL_EXIT_OK;
 
 	if (a->node) {
 		strbuf_addstr(&host, a->node);
 	} else if (hostname_read(&(struct host_reader){ .root = root }, &host) <= 0 || !host.len) {
-		ret = cmd_usage_error("storage plan",
-				      "cannot tell which node this is (no host name): give --node");
+		ret = refuse("cannot tell which node this is (no host name): give --node");
 		goto out;
 	}
 	for (size_t i = 0; i < plan->nr_nodes; i++)
@@ -355,14 +370,13 @@ static int this_node(const struct plan_args *a, const struct rootfs *root,
 			*name = strbuf_detach(&host, NULL);
 			goto out;
 		}
-	strbuf_reset(&host);
 	for (size_t i = 0; i < plan->nr_nodes; i++)
-		strbuf_addf(&host, "%s%s", i ? ", " : "", plan->nodes[i].name);
-	ret = cmd_usage_error("storage plan", "%s '%s' is not one of the nodes (%s)%s",
-			      a->node ? "--node" : "this host,", a->node ? a->node : "", host.buf,
-			      a->node ? "" : "; give --node");
+		strbuf_addf(&names, "%s%s", i ? ", " : "", plan->nodes[i].name);
+	ret = refuse("%s '%s' is not one of the nodes (%s)%s", a->node ? "--node" : "this host,",
+		     host.buf, names.buf, a->node ? "" : "; give --node");
 out:
 	strbuf_release(&host);
+	strbuf_release(&names);
 	return ret;
 }
 

@@ -338,11 +338,10 @@ void storage_plan_fstab_line(const struct storage_conf *conf, struct strbuf *out
 	add_fstab_field(out, conf->uuid ? conf->uuid : "FILESYSTEM-UUID");
 	strbuf_addch(out, ' ');
 	add_fstab_field(out, conf->mount);
-	strbuf_addf(out,
-		    " %s _netdev,nofail,noatime,x-systemd.requires=", storage_fs_name(conf->fs));
-	add_fstab_field(out, conf->unit);
-	/* A reader must not replay the journal: the writer owns it (ext4 noload, xfs norecovery).
-	 */
+	/* A unit name holds no blank (systemd escapes them); its \xNN are no octal escapes. */
+	strbuf_addf(out, " %s _netdev,nofail,noatime,x-systemd.requires=%s",
+		    storage_fs_name(conf->fs), conf->unit);
+	/* A reader must not replay the journal: the writer owns it (noload, norecovery). */
 	if (ro)
 		strbuf_addstr(out, conf->fs == STORAGE_FS_XFS ? ",ro,norecovery" : ",ro,noload");
 	strbuf_addstr(out, " 0 0\n");
