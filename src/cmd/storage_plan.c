@@ -536,8 +536,8 @@ const struct cmd cmd_storage_plan = {
 	.summary = "each node's discovery line, nvme-tcp module, connect unit, fstab line",
 	.usage = plan_usage,
 	.description = plan_description,
-	.exit_status = "0 printed or installed, 1 a file that cannot be written, 2 usage (also "
-		       "two writers, a writer that is not a node, --write without --uuid or "
-		       "outside the nodes)",
+	.exit_status = "0 printed or installed, 1 a root or a file that cannot be read or written, "
+		       "2 usage (also two writers, a writer that is not a node, a bad value, "
+		       "--write without --uuid or on a node that is not in the plan)",
 	.max_operands = 0,
 };
