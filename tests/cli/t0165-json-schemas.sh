@@ -123,6 +123,7 @@ SPARKCTL_CLUSTER=none "$SPARKCTL" cluster path --json > "$TMP/cluster-path-none.
 json_valid cluster-path "$TMP/cluster-path.json" "$TMP/cluster-path-none.json"
 
 # ---- storage plan: every node's files, and what --write installs (storage.json too)
+mkdir -p "$TMP/storage-root"
 splan="--target [fd00::1]:4421 --nqn nqn.2026-01.org.example:shared --mount /mnt/shared --nodes spark1,spark2"
 # shellcheck disable=SC2086
 "$SPARKCTL" storage plan $splan --json > "$TMP/storage-plan.json"
