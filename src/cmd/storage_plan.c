@@ -48,11 +48,12 @@ static const char plan_description[] =
 	"only after they mount again.\n"
 	"\n"
 	"The nodes are --nodes, -H or --hostfile, else those of the cluster file.  Without\n"
-	"--write the files of every node are printed.  --write installs this node's\n"
-	"(--node, else the node named as this host) below the root, mode 0644, keeping\n"
-	"each file it replaces as NAME.bak (/etc/fstab as " FSTAB_BACKUP "); it needs --uuid\n"
-	"(blkid prints it after mkfs).  Running it again changes nothing.  It never runs\n"
-	"systemctl: it prints the commands to run next.";
+	"--write the files of every node are printed (of --node only, with it).  --write\n"
+	"installs this node's (--node, else the node named as this host) below the root,\n"
+	"mode 0644, keeping each file it replaces as NAME.bak (/etc/fstab as\n"
+	"/etc/" FSTAB_BACKUP "); it needs --uuid (blkid prints it after mkfs).  Running\n"
+	"it again changes nothing.  It never runs systemctl: it prints the commands to\n"
+	"run next.";
 
 struct plan_args {
 	const char *target, *nqn, *mount, *fs, *uuid, *iface, *nodes, *hosts, *hostfile, *cluster,
@@ -153,6 +154,14 @@ out:
 
 /* ---- printing ---- */
 
+static bool node_in_plan(const struct storage_conf *plan, const char *name)
+{
+	for (size_t i = 0; i < plan->nr_nodes; i++)
+		if (streq(plan->nodes[i].name, name))
+			return true;
+	return false;
+}
+
 static const char *writer_of(const struct storage_conf *plan)
 {
 	for (size_t i = 0; i < plan->nr_nodes; i++)
@@ -172,7 +181,7 @@ static void emit_file(struct emitter *e, const char *path, const char *note, boo
 	emit_close(e);
 }
 
-static void emit_node(struct emitter *e, const struct storage_conf *plan, size_t index)
+static void emit_node(struct emitter *e, const struct storage_conf *plan, size_t index, bool first)
 {
 	struct storage_conf conf;
 	struct strbuf text = STRBUF_INIT, path = STRBUF_INIT;
@@ -180,7 +189,7 @@ static void emit_node(struct emitter *e, const struct storage_conf *plan, size_t
 
 	storage_plan_for_node(plan, node->name, &conf);
 	emit_object_open(e, NULL);
-	emit_text(e, "%s==== ", index ? "\n" : "");
+	emit_text(e, "%s==== ", first ? "" : "\n");
 	emit_str(e, "name", "%s", node->name);
 	emit_value(e, "access", jstr(storage_access_name(node->access)),
 		   node->access == STORAGE_ACCESS_RW ? " (read-write) ====\n"
@@ -242,8 +251,9 @@ static void print_plan(const struct plan_args *a, const struct storage_conf *pla
 	emit_init(&e, a->json ? EMIT_JSON : EMIT_TEXT, &out, false);
 	emit_summary(&e, a, plan);
 	emit_array_open(&e, "nodes");
-	for (size_t i = 0; i < plan->nr_nodes; i++)
-		emit_node(&e, plan, i);
+	for (size_t i = 0, shown = 0; i < plan->nr_nodes; i++)
+		if (!a->node || streq(a->node, plan->nodes[i].name))
+			emit_node(&e, plan, i, shown++ == 0);
 	emit_close(&e);
 	if (a->json) {
 		json_t *doc = emit_document(&e);
@@ -365,11 +375,16 @@ static int this_node(const struct plan_args *a, const struct rootfs *root,
 		ret = refuse("cannot tell which node this is (no host name): give --node");
 		goto out;
 	}
-	for (size_t i = 0; i < plan->nr_nodes; i++)
-		if (streq(plan->nodes[i].name, host.buf)) {
-			*name = strbuf_detach(&host, NULL);
-			goto out;
-		}
+	/* A host name may be the node's name with its domain ("spark1.lab"). */
+	for (int pass = 0; pass < (a->node ? 1 : 2); pass++) {
+		size_t len = pass ? strcspn(host.buf, ".") : host.len;
+		for (size_t i = 0; i < plan->nr_nodes; i++)
+			if (strlen(plan->nodes[i].name) == len &&
+			    !strncmp(plan->nodes[i].name, host.buf, len)) {
+				*name = xstrdup(plan->nodes[i].name);
+				goto out;
+			}
+	}
 	for (size_t i = 0; i < plan->nr_nodes; i++)
 		strbuf_addf(&names, "%s%s", i ? ", " : "", plan->nodes[i].name);
 	ret = refuse("%s '%s' is not one of the nodes (%s)%s", a->node ? "--node" : "this host,",
@@ -501,7 +516,7 @@ static int storage_plan(const struct cmd *cmd, int argc, char **argv)
 		OPT_STRING(0, "cluster", &a.cluster, "FILE",
 			   "the cluster file naming the nodes, when no other option does"),
 		OPT_STRING(0, "node", &a.node, "NAME",
-			   "this node, for --write (default: the host's name)"),
+			   "the node --write installs (default: this host); print only its files"),
 		OPT_BOOL(0, "write", &a.write, "install this node's files"),
 		OPT_STRING(0, "root", &a.root, "DIR", "install below DIR instead of / (--write)"),
 		OPT_BOOL(0, "json", &a.json, "the files as JSON"),
@@ -519,10 +534,13 @@ static int storage_plan(const struct cmd *cmd, int argc, char **argv)
 	}
 	if ((ret = make_plan(&a, &plan)) != SPARKCTL_EXIT_OK)
 		goto out;
-	if (a.write)
+	if (a.write) {
 		ret = write_plan(&a, &plan);
-	else
+	} else if (a.node && !node_in_plan(&plan, a.node)) {
+		ret = refuse("--node '%s' is not one of the nodes", a.node);
+	} else {
 		print_plan(&a, &plan);
+	}
 out:
 	storage_conf_release(&plan);
 	strvec_clear(&a.writers);

@@ -25,6 +25,18 @@ expect 0 plan --target 198.18.1.1 --mount /mnt/shared --nodes a --ro-all
 contains "$TMP/out" "# writer: none (--ro-all: every node mounts it read-only)"
 contains "$TMP/out" "UUID=FILESYSTEM-UUID /mnt/shared ext4 _netdev,nofail,noatime,x-systemd.requires=sparkctl-nvme-mnt-shared.service,ro,noload 0 0"
 
+# --node prints that node's files only.
+expect 0 plan --target 198.18.1.1 --mount /mnt/shared --nodes a,b,c --node b --json
+[ "$(json_get "$TMP/out" '[n["name"] for n in d["nodes"]], d["writer"]')" = "(['b'], 'a')" ] || fail "--node b"
+# The nodes of the cluster file, without its users.
+"$SPARKCTL" cluster add --cluster "$TMP/cluster.json" spark7 --user ops > /dev/null
+"$SPARKCTL" cluster add --cluster "$TMP/cluster.json" spark8 > /dev/null
+expect 0 plan --target 198.18.1.1 --mount /mnt/shared --cluster "$TMP/cluster.json" --json
+[ "$(json_get "$TMP/out" '[(n["name"], n["access"]) for n in d["nodes"]]')" = "[('spark7', 'rw'), ('spark8', 'ro')]" ] \
+  || fail "the cluster file's nodes"
+expect 2 plan --target 198.18.1.1 --mount /mnt/shared --nodes a -H b
+contains "$TMP/err" "--nodes and -H name the same nodes: give one"
+
 # ---- the files, one node each, as the tools that read them see them
 files() { # JSON-FILE NODE-INDEX DIR: each file of the node into DIR, by its base name
   mkdir -p "$3"
@@ -124,6 +136,14 @@ mkdir -p "$R2$TMP/outside"
 expect 0 plan --target 198.18.1.1 --mount /mnt/shared --uuid "$UUID" --nodes n1 --node n1 --root "$R2" --write
 [ -z "$(ls -A "$TMP/outside")" ] || fail "written outside the root: $(ls -A "$TMP/outside")"
 [ -f "$R2$TMP/outside/fstab" ] || fail "the link was not resolved inside the root"
+
+# A host name with its domain is the node of its first label.
+R3=$TMP/root3
+mkdir -p "$R3/proc/sys/kernel"
+echo spark2.lab.example > "$R3/proc/sys/kernel/hostname"
+expect 0 plan --target 198.18.1.1 --mount /mnt/shared --uuid "$UUID" --nodes spark1,spark2 --root "$R3" --write
+contains "$TMP/out" "node spark2 (read-only)"
+contains "$R3/etc/fstab" ",ro,noload 0 0"
 
 # ---- refusals: one line, exit 2, nothing written
 E=$TMP/empty-root
