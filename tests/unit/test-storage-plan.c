@@ -3,6 +3,7 @@
 
 #include "test_util.h"
 
+#include "lib/json.h"
 #include "storage/plan.h"
 
 #define UUID "0b6e4a52-4f0c-4c4e-9d5e-1f2a3b4c5d6e"
@@ -355,6 +356,39 @@ static void merge_fstab(void **state)
 	strbuf_release(&want);
 }
 
+/* The storage.json --write installs reads back, on every node, as the plan it came from. */
+static void storage_json_reads_back(void **state)
+{
+	struct storage_plan_request req = request();
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+
+	(void)state;
+	req.target = "[fd00::1]:4421";
+	req.iface = "enp1s0f1np1";
+	req.fs = "xfs";
+	for (size_t i = 0; i < 2; i++) {
+		struct storage_conf conf, back;
+		node_conf(&req, two_nodes[i], &conf);
+		json_t *j = storage_conf_to_json(&conf);
+		strbuf_reset(&text);
+		json_to_strbuf(j, &text);
+		json_decref(j);
+		if (storage_conf_parse(&back, text.buf, text.len, "storage.json", &err) < 0)
+			fail_msg("%s", err.buf);
+		assert_string_equal(back.node, two_nodes[i]);
+		assert_string_equal(back.target_address, "fd00::1");
+		assert_int_equal(back.target_port, 4421);
+		assert_int_equal(back.fs, STORAGE_FS_XFS);
+		assert_string_equal(back.interface, "enp1s0f1np1");
+		assert_int_equal(storage_conf_this_node(&back)->access,
+				 i == 0 ? STORAGE_ACCESS_RW : STORAGE_ACCESS_RO);
+		storage_conf_release(&back);
+		storage_conf_release(&conf);
+	}
+	strbuf_release(&text);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,7 +396,7 @@ int main(void)
 		cmocka_unit_test(refusals),	cmocka_unit_test(discovery_lines),
 		cmocka_unit_test(unit_file),	cmocka_unit_test(unit_quoting),
 		cmocka_unit_test(fstab_lines),	cmocka_unit_test(merge_discovery),
-		cmocka_unit_test(merge_fstab),
+		cmocka_unit_test(merge_fstab),	cmocka_unit_test(storage_json_reads_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
