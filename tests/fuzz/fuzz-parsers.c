@@ -1,6 +1,7 @@
 /*
- * fuzz-parsers - the pure parsers of lib/host_text.h, parse_bdf() and
- * host_list_parse() (-H lists, Slurm's hostlists).
+ * fuzz-parsers - the pure parsers of lib/host_text.h, parse_bdf(),
+ * host_list_parse() (-H lists, Slurm's hostlists), storage_conf_parse()
+ * (/etc/sparkctl/storage.json) and storage_unit_name().
  *
  * The first byte selects the parser (modulo their number), the rest is
  * the text.  Besides memory errors and leaks, each parser's documented
@@ -9,13 +10,16 @@
  */
 #include "sparkctl.h"
 
+#include <ctype.h>
 #include <strings.h>
 
 #include "fuzz.h"
 #include "inventory/derive.h"
 #include "inventory/inventory.h"
 #include "lib/host_text.h"
+#include "lib/json.h"
 #include "remote/hosts.h"
+#include "storage/storage_conf.h"
 
 /* Selectors: the seed corpus prepends these values, keep them stable. */
 enum parser {
@@ -33,6 +37,8 @@ enum parser {
 	P_DEFAULT_ROUTES,
 	P_BDF,
 	P_HOST_LIST,
+	P_STORAGE_CONF,
+	P_STORAGE_UNIT_NAME,
 	NR_PARSERS
 };
 
@@ -205,6 +211,53 @@ static void host_list(const char *s)
 	strbuf_release(&err);
 }
 
+/* A storage.json read is one writer at most, its node among nodes[], and reads back the same. */
+static void storage_conf(const char *s)
+{
+	struct storage_conf conf, again;
+	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT, text2 = STRBUF_INIT;
+	size_t writers = 0;
+
+	if (storage_conf_parse(&conf, s, strlen(s), "F", &err) < 0) {
+		FUZZ_CHECK(conf.nr_nodes == 0 && err.len > 0);
+		goto out;
+	}
+	for (size_t i = 0; i < conf.nr_nodes; i++)
+		writers += conf.nodes[i].access == STORAGE_ACCESS_RW;
+	FUZZ_CHECK(writers <= 1 && storage_conf_this_node(&conf));
+	FUZZ_CHECK(nvme_nqn_valid(conf.nqn));
+	json_t *j = storage_conf_to_json(&conf);
+	json_to_strbuf(j, &text);
+	json_decref(j);
+	FUZZ_CHECK(storage_conf_parse(&again, text.buf, text.len, "again", &err) == 0);
+	j = storage_conf_to_json(&again);
+	json_to_strbuf(j, &text2);
+	json_decref(j);
+	FUZZ_CHECK(streq(text.buf, text2.buf));
+	storage_conf_release(&again);
+	storage_conf_release(&conf);
+out:
+	strbuf_release(&err);
+	strbuf_release(&text);
+	strbuf_release(&text2);
+}
+
+/* A unit name of systemd's characters only, one name per mount point. */
+static void storage_unit(const char *s)
+{
+	struct strbuf name = STRBUF_INIT;
+
+	if (storage_unit_name(s, &name) == 0) {
+		FUZZ_CHECK(starts_with(name.buf, "sparkctl-nvme-"));
+		FUZZ_CHECK(name.len > 22 && streq(name.buf + name.len - 8, ".service"));
+		for (const char *p = name.buf; *p; p++)
+			FUZZ_CHECK(isalnum((unsigned char)*p) || strchr(":_.\\-", *p));
+	} else {
+		FUZZ_CHECK(name.len == 0);
+	}
+	strbuf_release(&name);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
@@ -254,6 +307,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case P_HOST_LIST:
 		host_list(s);
+		break;
+	case P_STORAGE_CONF:
+		storage_conf(s);
+		break;
+	case P_STORAGE_UNIT_NAME:
+		storage_unit(s);
 		break;
 	case NR_PARSERS:
 		break;
