@@ -42,6 +42,8 @@ enum inv_type {
 	INV_TAG,    /* int, not in the JSON: which tagged array of the parent holds the element */
 	INV_CONST,  /* the integer min: written, not read (a format version) */
 	INV_OBJECT, /* a nested object: desc's rows on the struct at offset */
+	INV_OPTIONAL, /* a nested object or null: a pointer at offset to desc's struct, NULL is
+			 null (a section a node may not have) */
 	INV_INLINE, /* desc's rows on the struct at offset, in this same object */
 	INV_ARRAY,  /* desc structs: pointer at offset, size_t count at count_offset */
 	INV_MAP,    /* ARRAY's storage as an object: key (desc row 0) -> row `value`; with

@@ -3,6 +3,7 @@
 #include "lib/parse.h"
 #include "lib/xalloc.h"
 #include "probe/probe.h"
+#include "probe/nvme.h"
 #include "probe/probe_internal.h"
 #include "version.h"
 
@@ -132,6 +133,7 @@ int probe_inventory(const struct probe_options *opts, struct inventory *inv, str
 		probe_addresses_captured(&ctx);
 	probe_rdma(&ctx);
 	probe_pci(&ctx);
+	probe_storage(&ctx);
 
 	rootfs_close(&root);
 	return 0;
