@@ -112,7 +112,7 @@ const struct check checks[] = {
 	  "GB10 (sm_121) needs an NCCL built for CUDA 13; NVIDIA's Spark playbooks use 2.28.9." },
 	{ "storage.conf", "the node's storage plan can be read", CHECK_LOCAL, CHECK_FAIL,
 	  check_storage_conf,
-	  "connect, check and the boot-time unit take the volume from /etc/sparkctl/storage.json; "
+	  "Connect, check and the boot-time unit take the volume from /etc/sparkctl/storage.json; "
 	  "a file they cannot read leaves the node without its volume." },
 	{ "storage.module", "nvme_tcp is loaded", CHECK_LOCAL, CHECK_FAIL, check_storage_module,
 	  "Without nvme_tcp no NVMe/TCP controller can be connected: 'nvme connect' fails with "
@@ -125,16 +125,16 @@ const struct check checks[] = {
 	  check_storage_path_live,
 	  "A controller that is not live holds every I/O of the volume until it reconnects "
 	  "(ctrl_loss_tmo), then fails it: the jobs reading the volume hang, then get EIO." },
-	{ "storage.path_iface", "the volume's traffic leaves by the planned interface",
-	  CHECK_LOCAL, CHECK_FAIL, check_storage_path_iface,
+	{ "storage.path_iface", "the volume's traffic leaves by the planned interface", CHECK_LOCAL,
+	  CHECK_FAIL, check_storage_path_iface,
 	  "A connection that the route put on the management port moves the volume at 1 or 10 "
 	  "Gb/s instead of the fabric's 200, and competes with SSH and the jobs' bootstrap." },
 	{ "storage.iface_mtu", "the volume's interface has MTU 9000", CHECK_LOCAL, CHECK_WARN,
 	  check_storage_iface_mtu,
 	  "At MTU 1500 NVMe/TCP cuts every transfer into six times the packets of MTU 9000; the "
 	  "CPU handling them, not the link, then bounds the volume's throughput." },
-	{ "storage.target_reachable", "the target accepts TCP connections", CHECK_LOCAL,
-	  CHECK_FAIL, check_storage_target_reachable,
+	{ "storage.target_reachable", "the target accepts TCP connections", CHECK_LOCAL, CHECK_FAIL,
+	  check_storage_target_reachable,
 	  "A target that does not answer on its port cannot be connected: connect and the boot "
 	  "unit fail, and a lost controller never comes back. (Live probes only.)" },
 	{ "storage.mounted", "the volume is mounted as planned", CHECK_LOCAL, CHECK_FAIL,

@@ -20,7 +20,7 @@
 
 /* The fix that makes the plan and the files it implies again. */
 #define FIX_PLAN                                                                                   \
-	"sparkctl storage plan --target ADDR --nqn NQN --mount DIR --uuid UUID --nodes ... "     \
+	"sparkctl storage plan --target ADDR --nqn NQN --mount DIR --uuid UUID --nodes ... "       \
 	"--writer NODE --write"
 
 static const struct storage_conf *planned(const struct check_ctx *ctx)
@@ -66,14 +66,13 @@ void check_storage_conf(struct check_ctx *ctx)
 		       "no /etc/sparkctl/storage.json: %zu fabric controller%s, no volume planned",
 		       st->nr_controllers, st->nr_controllers == 1 ? "" : "s");
 	} else {
-		struct finding *f = report(ctx, CHECK_PASS, NULL, "%s of %s at %s:%u, on %s (%s)",
-					   conf->mount ? conf->mount : "?", conf->nqn,
-					   conf->target_address, conf->target_port,
-					   conf->node ? conf->node : "?",
-					   storage_conf_this_node(conf)
-						   ? storage_access_name(
-							     storage_conf_this_node(conf)->access)
-						   : "not in the plan");
+		struct finding *f =
+			report(ctx, CHECK_PASS, NULL, "%s of %s at %s:%u, on %s (%s)",
+			       conf->mount ? conf->mount : "?", conf->nqn, conf->target_address,
+			       conf->target_port, conf->node ? conf->node : "?",
+			       storage_conf_this_node(conf)
+				       ? storage_access_name(storage_conf_this_node(conf)->access)
+				       : "not in the plan");
 		finding_evidence(f, "uuid=%s", conf->uuid ? conf->uuid : "");
 	}
 }
@@ -157,13 +156,12 @@ void check_storage_path_live(struct check_ctx *ctx)
 			   conf->target_address, conf->target_port);
 		/* A controller to the subsystem elsewhere says where it went instead. */
 		for (size_t i = 0; i < st->nr_controllers; i++)
-			finding_evidence(f, "%s=%s %s:%" PRId64 " %s", st->controllers[i].name,
-					 st->controllers[i].subsysnqn ? st->controllers[i].subsysnqn
-								      : "?",
-					 st->controllers[i].traddr ? st->controllers[i].traddr
-								   : "?",
-					 st->controllers[i].trsvcid,
-					 st->controllers[i].state ? st->controllers[i].state : "?");
+			finding_evidence(
+				f, "%s=%s %s:%" PRId64 " %s", st->controllers[i].name,
+				st->controllers[i].subsysnqn ? st->controllers[i].subsysnqn : "?",
+				st->controllers[i].traddr ? st->controllers[i].traddr : "?",
+				st->controllers[i].trsvcid,
+				st->controllers[i].state ? st->controllers[i].state : "?");
 		return;
 	}
 	if (c->state && streq(c->state, "live")) {
@@ -173,8 +171,8 @@ void check_storage_path_live(struct check_ctx *ctx)
 		f = report(ctx, CHECK_WARN,
 			   "wait for the kernel to reconnect; if it stays so, check the target "
 			   "and the link ('sparkctl storage check' again)",
-			   "%s to %s at %s:%u is %s: the kernel is reconnecting, I/O waits", c->name,
-			   conf->nqn, conf->target_address, conf->target_port, c->state);
+			   "%s to %s at %s:%u is %s: the kernel is reconnecting, I/O waits",
+			   c->name, conf->nqn, conf->target_address, conf->target_port, c->state);
 	} else {
 		f = report(ctx, CHECK_FAIL,
 			   "sparkctl storage disconnect && sparkctl storage connect",
@@ -186,7 +184,7 @@ void check_storage_path_live(struct check_ctx *ctx)
 
 /* The netdev that holds address, or NULL. */
 static const struct inv_netdev *netdev_with_address(const struct inventory *inv,
-						     const char *address)
+						    const char *address)
 {
 	for (size_t i = 0; i < inv->nr_netdevs; i++)
 		for (size_t k = 0; k < inv->netdevs[i].nr_addrs; k++)
@@ -289,8 +287,8 @@ void check_storage_target_reachable(struct check_ctx *ctx)
 	if (!conf || st->target_reachable == TRI_UNKNOWN)
 		return;
 	if (st->target_reachable == TRI_YES)
-		report(ctx, CHECK_PASS, NULL, "%s:%u accepts TCP connections",
-		       conf->target_address, conf->target_port);
+		report(ctx, CHECK_PASS, NULL, "%s:%u accepts TCP connections", conf->target_address,
+		       conf->target_port);
 	else
 		report(ctx, CHECK_FAIL,
 		       "on the target: sparkctl storage target (is it listening?); here: ping the "
@@ -319,8 +317,7 @@ void check_storage_mounted(struct check_ctx *ctx)
 	if (st->mount.mounted == TRI_NO) {
 		strbuf_addf(&fix, "%ssudo mount %s",
 			    st->uuid_device ? "" : "sparkctl storage connect, then: ", conf->mount);
-		f = report(ctx, CHECK_FAIL, fix.buf,
-			   "nothing is mounted at %s%s", conf->mount,
+		f = report(ctx, CHECK_FAIL, fix.buf, "nothing is mounted at %s%s", conf->mount,
 			   st->uuid_device ? "" : ", and no device has the planned UUID");
 		finding_evidence(f, "uuid=%s", conf->uuid ? conf->uuid : "");
 		goto out;
@@ -343,8 +340,7 @@ void check_storage_mounted(struct check_ctx *ctx)
 				   : "");
 	} else {
 		f = report(ctx, CHECK_PASS, NULL, "%s is mounted %s from %s (UUID %s)", conf->mount,
-			   st->mount.access ? st->mount.access : "?", st->mount.device,
-			   conf->uuid);
+			   st->mount.access ? st->mount.access : "?", st->mount.device, conf->uuid);
 	}
 	finding_evidence(f, "device=%s", st->mount.device ? st->mount.device : "");
 	finding_evidence(f, "options=%s", st->mount.options ? st->mount.options : "");
@@ -387,8 +383,8 @@ void check_storage_nofail(struct check_ctx *ctx)
 			   conf->mount, missing[0], nr_missing > 1 ? " and " : "",
 			   nr_missing > 1 ? missing[1] : "");
 	} else {
-		f = report(ctx, CHECK_PASS, NULL, "%s is in /etc/fstab by UUID, with nofail and _netdev",
-			   conf->mount);
+		f = report(ctx, CHECK_PASS, NULL,
+			   "%s is in /etc/fstab by UUID, with nofail and _netdev", conf->mount);
 	}
 	finding_evidence(f, "options=%s", st->fstab.options);
 }
@@ -408,13 +404,13 @@ void check_storage_hostnqn_unique(struct check_ctx *ctx)
 			if (!b->inspected || !b->inv.storage || !b->inv.storage->hostnqn ||
 			    !streq(a->inv.storage->hostnqn, b->inv.storage->hostnqn))
 				continue;
-			struct finding *f =
-				report(ctx, CHECK_FAIL,
-				       "on one of them: nvme gen-hostnqn | sudo tee /etc/nvme/hostnqn, "
-				       "then reconnect ('sparkctl storage connect')",
-				       "%s and %s have the same host NQN %s (made from one image): "
-				       "the target takes them for one host",
-				       a->host, b->host, a->inv.storage->hostnqn);
+			struct finding *f = report(
+				ctx, CHECK_FAIL,
+				"on one of them: nvme gen-hostnqn | sudo tee /etc/nvme/hostnqn, "
+				"then reconnect ('sparkctl storage connect')",
+				"%s and %s have the same host NQN %s (made from one image): "
+				"the target takes them for one host",
+				a->host, b->host, a->inv.storage->hostnqn);
 			finding_evidence(f, "hostnqn=%s", a->inv.storage->hostnqn);
 			dups++;
 		}
@@ -428,8 +424,8 @@ static bool mounts_rw(const struct doctor_node *n)
 {
 	const struct inv_storage *st = n->inv.storage;
 
-	return n->inspected && st && st->conf && st->mount.mounted == TRI_YES &&
-	       st->mount.access && streq(st->mount.access, "rw");
+	return n->inspected && st && st->conf && st->mount.mounted == TRI_YES && st->mount.access &&
+	       streq(st->mount.access, "rw");
 }
 
 void check_storage_single_writer(struct check_ctx *ctx)
@@ -464,16 +460,17 @@ void check_storage_single_writer(struct check_ctx *ctx)
 			writers++;
 		}
 		if (writers > 1) {
-			char *fix = xasprintf("on every node but the writer that storage.json names: "
-					      "sudo mount -o remount,ro %s (and its fstab line: "
-					      "sparkctl storage plan ... --write)",
-					      a->inv.storage->conf->mount ? a->inv.storage->conf->mount
-									  : "MOUNT");
-			struct finding *f = report(
-				ctx, CHECK_FAIL, fix,
-				"%zu nodes mount the volume %s read-write (%s): ext4 and xfs have one "
-				"writer, two corrupt them",
-				writers, uuid, names.buf);
+			char *fix =
+				xasprintf("on every node but the writer that storage.json names: "
+					  "sudo mount -o remount,ro %s (and its fstab line: "
+					  "sparkctl storage plan ... --write)",
+					  a->inv.storage->conf->mount ? a->inv.storage->conf->mount
+								      : "MOUNT");
+			struct finding *f = report(ctx, CHECK_FAIL, fix,
+						   "%zu nodes mount the volume %s read-write (%s): "
+						   "ext4 and xfs have one "
+						   "writer, two corrupt them",
+						   writers, uuid, names.buf);
 			finding_evidence(f, "uuid=%s", uuid);
 			free(fix);
 		}
@@ -481,6 +478,7 @@ void check_storage_single_writer(struct check_ctx *ctx)
 		strbuf_release(&names);
 	}
 	if (mounted && !done)
-		report(ctx, CHECK_PASS, NULL, "at most one writer per volume (%zu node%s mount%s it)",
-		       mounted, mounted == 1 ? "" : "s", mounted == 1 ? "s" : "");
+		report(ctx, CHECK_PASS, NULL,
+		       "at most one writer per volume (%zu node%s mount%s it)", mounted,
+		       mounted == 1 ? "" : "s", mounted == 1 ? "s" : "");
 }

@@ -430,7 +430,7 @@ static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
 		cmd_usage_error(title, "-H/--hostfile, --from and --root cannot be combined");
 	else if (a->local && (a->hosts || a->hostfile || a->cluster))
 		cmd_usage_error(title, "--local checks this node: not with -H, --hostfile or "
-					  "--cluster");
+				       "--cluster");
 	else if (a->fanout == 0)
 		cmd_usage_error(title, "--fanout must be at least 1");
 	else if (check_select(sel, &a->only, &a->skip, &err) < 0)

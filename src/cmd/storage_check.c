@@ -44,7 +44,8 @@ static void require_storage(struct doctor_cluster *c)
 
 static int run_storage_check(const struct cmd *cmd, int argc, char **argv)
 {
-	const struct doctor_mode storage_checks = { .group = "storage", .prepare = require_storage };
+	const struct doctor_mode storage_checks = { .group = "storage",
+						    .prepare = require_storage };
 
 	return doctor_run(cmd, argc, argv, &storage_checks);
 }

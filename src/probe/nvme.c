@@ -102,9 +102,8 @@ static char *unescape_field(const char *s, size_t len)
 	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' &&
-		    s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' &&
-		    s[i + 3] <= '7') {
+		if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+		    s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
 			strbuf_addch(&sb, (s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 +
 						  (s[i + 3] - '0'));
 			i += 3;
@@ -351,8 +350,8 @@ static void probe_planned_mount(struct probe_ctx *ctx, struct inv_storage *st)
 	if (r < 0) {
 		probe_read_failed(ctx, mounts, r);
 	} else if (conf->mount) {
-		st->mount.mounted = mount_table_find(text.buf, text.len, conf->mount, &m) ? TRI_YES
-											  : TRI_NO;
+		st->mount.mounted =
+			mount_table_find(text.buf, text.len, conf->mount, &m) ? TRI_YES : TRI_NO;
 		if (st->mount.mounted == TRI_YES) {
 			st->mount.device = m.spec;
 			st->mount.fs = m.fs;
@@ -368,8 +367,8 @@ static void probe_planned_mount(struct probe_ctx *ctx, struct inv_storage *st)
 		/* No fstab is an fstab without the line. */
 		if (r < 0)
 			strbuf_reset(&text);
-		st->fstab.present = mount_table_find(text.buf, text.len, conf->mount, &m) ? TRI_YES
-											  : TRI_NO;
+		st->fstab.present =
+			mount_table_find(text.buf, text.len, conf->mount, &m) ? TRI_YES : TRI_NO;
 		if (st->fstab.present == TRI_YES) {
 			st->fstab.spec = m.spec;
 			st->fstab.fs = m.fs;

@@ -12,7 +12,7 @@
 #include "lib/strbuf.h"
 
 /* The most of /proc/self/mounts and /etc/fstab read. */
-#define NVME_TABLE_MAX (1 << 20)
+#define NVME_TABLE_MAX	       (1 << 20)
 /* How long the probe waits for a TCP connection to the target. */
 #define NVME_TARGET_TIMEOUT_MS 2000
 
@@ -43,10 +43,10 @@ int nvme_namespace_device(const char *entry, struct strbuf *out);
 
 /* One line of a mount table (/proc/self/mounts) or of /etc/fstab. */
 struct mount_line {
-	char *spec;	/* the device: "/dev/nvme1n1", "UUID=..." */
-	char *dir;	/* the mount point, \040-style escapes undone */
-	char *fs;	/* "ext4" */
-	char *options;	/* "rw,noatime" */
+	char *spec;    /* the device: "/dev/nvme1n1", "UUID=..." */
+	char *dir;     /* the mount point, \040-style escapes undone */
+	char *fs;      /* "ext4" */
+	char *options; /* "rw,noatime" */
 };
 
 void mount_line_release(struct mount_line *m);
