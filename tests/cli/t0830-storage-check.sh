@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# 'sparkctl storage check' on host trees: a node with its volume as planned passes
+# every check; each planted fault fails its check, with the fix, and exits 4.
+# Nodes without a plan: storage check fails storage.conf, doctor says nothing of storage.
+. "$SRCDIR/tests/lib.sh"
+
+cd "$SRCDIR"
+tree() { tests/fixtures/storage-tree.sh tests/fixtures/spark-1cable "$TMP/$1" "${2:-spark-01}" "${3:-rw}" ${4:+"$4"}; }
+
+# All as planned: every check passes (target_reachable is a live probe: no finding on a tree).
+tree good
+expect 0 "$SPARKCTL" storage check --root "$TMP/good"
+for id in conf module hostnqn path_live path_iface iface_mtu mounted nofail; do
+  grep -Eq "PASS +storage\.$id " "$TMP/out" || { cat "$TMP/out" >&2; fail "storage.$id did not pass"; }
+done
+lacks "$TMP/out" "storage.target_reachable"
+lacks "$TMP/out" "FAIL"
+lacks "$TMP/out" "WARN"
+contains "$TMP/out" "8 passed"
+# Only the storage checks: none of doctor's others.
+lacks "$TMP/out" "fabric."
+expect 0 "$SPARKCTL" storage check --root "$TMP/good" --json
+json_valid doctor "$TMP/out"
+[ "$(json_get "$TMP/out" 'sorted({f["status"] for f in d["findings"]})')" = "['PASS']" ] ||
+  fail "not every finding passed"
+# The inventory carries it: topo --json, then --from, finds the same.
+"$SPARKCTL" topo --root "$TMP/good" --json > "$TMP/good.json"
+json_valid inventory "$TMP/good.json"
+expect 0 "$SPARKCTL" storage check --from "$TMP/good.json"
+contains "$TMP/out" "8 passed"
+# A reader mounted read-only as planned passes too.
+tree reader spark-02 ro
+expect 0 "$SPARKCTL" storage check --root "$TMP/reader"
+contains "$TMP/out" "/mnt/shared is mounted ro from /dev/nvme1n1"
+
+# fault CHECK TEXT: the tree $TMP/f fails CHECK with TEXT and a fix, exit 4.
+fault() {
+  expect 4 "$SPARKCTL" storage check --root "$TMP/f"
+  grep -E "FAIL +$1 " "$TMP/out" > "$TMP/line" || { cat "$TMP/out" >&2; fail "$1 did not fail"; }
+  contains "$TMP/line" "$2"
+  grep -A1 -E "FAIL +$1 " "$TMP/out" | grep -q "fix: " || fail "$1 failed without a fix"
+}
+
+# The path leaves by the management port (enP7s7, 192.168.1.51), not the planned fabric port.
+tree f
+sed -i 's/src_addr=192.168.177.11/src_addr=192.168.1.51/' "$TMP/f/sys/devices/virtual/nvme-fabrics/ctl/nvme1/address"
+fault storage.path_iface "leaves from 192.168.1.51 on enP7s7, not on the planned enp1s0f1np1"
+
+# The fstab line without nofail: a boot without the target stops in emergency mode.
+tree f
+sed -i 's/_netdev,nofail,/_netdev,/' "$TMP/f/etc/fstab"
+fault storage.nofail "lacks nofail"
+
+# Not mounted.
+tree f
+sed -i '\|/mnt/shared|d' "$TMP/f/proc/self/mounts"
+fault storage.mounted "nothing is mounted at /mnt/shared"
+contains "$TMP/out" "fix: sudo mount /mnt/shared"
+
+# The path is not live: connecting is a warning (exit 0), deleting a failure.
+tree f
+echo connecting > "$TMP/f/sys/devices/virtual/nvme-fabrics/ctl/nvme1/state"
+expect 0 "$SPARKCTL" storage check --root "$TMP/f"
+grep -Eq "WARN +storage.path_live .*is connecting" "$TMP/out" || fail "connecting is not a warning"
+echo deleting > "$TMP/f/sys/devices/virtual/nvme-fabrics/ctl/nvme1/state"
+fault storage.path_live "is deleting"
+# No controller at all: connect is the fix.
+rm "$TMP/f/sys/class/nvme/nvme1"
+fault storage.path_live "the volume is not connected"
+contains "$TMP/out" "fix: sparkctl storage connect"
+
+# A bad storage.json.
+tree f
+echo '{"schema_version":1' > "$TMP/f/etc/sparkctl/storage.json"
+fault storage.conf "/etc/sparkctl/storage.json cannot be used"
+
+# No plan: storage check fails storage.conf; doctor on the same tree says nothing of storage.
+expect 4 "$SPARKCTL" storage check --root tests/fixtures/spark-1cable
+contains "$TMP/out" "no /etc/sparkctl/storage.json"
+run "$SPARKCTL" doctor --root tests/fixtures/spark-1cable
+lacks "$TMP/out" "storage."
+# doctor with a volume runs the storage checks beside its others.
+run "$SPARKCTL" doctor --root "$TMP/good"
+contains "$TMP/out" "storage.mounted"
+contains "$TMP/out" "fabric.twins"
+
+# Two nodes from one image (one host NQN), both mounting read-write: the cluster checks.
+tree a spark-01 rw nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555
+tree b spark-02 rw nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555
+"$SPARKCTL" topo --root "$TMP/a" --json > "$TMP/a.json"
+"$SPARKCTL" topo --root "$TMP/b" --json > "$TMP/b.json"
+expect 4 "$SPARKCTL" storage check --from "$TMP/a.json" --from "$TMP/b.json"
+grep -Eq "FAIL +storage.hostnqn_unique .*the same host NQN" "$TMP/out" || fail "no hostnqn_unique failure"
+grep -Eq "FAIL +storage.single_writer .*2 nodes mount the volume" "$TMP/out" || fail "no single_writer failure"
+
+# Usage: storage check has no choice of checks.
+expect 2 "$SPARKCTL" storage check --only fabric
+contains "$TMP/err" "storage check"
