@@ -96,3 +96,12 @@ grep -Eq "FAIL +storage.single_writer .*2 nodes mount the volume" "$TMP/out" || 
 # Usage: storage check has no choice of checks.
 expect 2 "$SPARKCTL" storage check --only fabric
 contains "$TMP/err" "storage check"
+
+# A capture of a node records what the storage probe reads: the same section from the copy.
+tree cap
+"$SPARKCTL" capture --root "$TMP/cap" "$TMP/captured" > /dev/null
+"$SPARKCTL" topo --root "$TMP/cap" --json > "$TMP/cap1.json"
+"$SPARKCTL" topo --root "$TMP/captured" --json > "$TMP/cap2.json"
+[ "$(json_get "$TMP/cap1.json" 'd["storage"]')" = "$(json_get "$TMP/cap2.json" 'd["storage"]')" ] ||
+  fail "the capture lost part of the storage section"
+[ -L "$TMP/captured/dev/disk/by-uuid/0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11" ] || fail "the by-uuid link was not captured"
