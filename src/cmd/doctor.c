@@ -279,7 +279,7 @@ static int collect(const struct doctor_args *a, struct host_list *hosts, struct 
 		return ret;
 	}
 	if (!hosts->nr) {
-		struct inventory_source src = { .root = a->root };
+		struct inventory_source src = { .root = a->root, .storage_target = true };
 		add_node(c, "localhost");
 		ret = inventory_source_load(a->title, &src, &c->nodes[0].inv);
 		c->nodes[0].inspected = ret == SPARKCTL_EXIT_OK;

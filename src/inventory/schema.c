@@ -507,8 +507,8 @@ static const struct inv_field storage_fields[] = {
 	OBJECT("fstab", fstab, storage_fstab_desc,
 	       .doc = "the planned mount point's line in `/etc/fstab`"),
 	TRI("target_reachable", target_reachable,
-	    .doc = "a TCP connection to the planned target opened within 2 s (live probes only; "
-		   "null on trees)"),
+	    .doc = "a TCP connection to the planned target opened within 2 s (a live probe of "
+		   "`topo` or `doctor`; null otherwise and on trees)"),
 	STRING("target_error", target_error, .doc = "why it did not"),
 };
 static DESC(storage_desc, "storage", S, storage_fields, NULL);

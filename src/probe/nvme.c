@@ -417,7 +417,7 @@ void probe_storage(struct probe_ctx *ctx)
 	if (st->conf) {
 		probe_planned_mount(ctx, st);
 		/* Only a live probe speaks to the network: a tree has no network to ask. */
-		if (ctx->root->is_host_root && st->conf->target_address)
+		if (ctx->storage_target && ctx->root->is_host_root && st->conf->target_address)
 			st->target_reachable = tcp_reachable(
 				st->conf->target_address, st->conf->target_port, &st->target_error);
 	}

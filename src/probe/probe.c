@@ -105,6 +105,7 @@ int probe_inventory(const struct probe_options *opts, struct inventory *inv, str
 	struct probe_ctx ctx = { .root = &root,
 				 .inv = inv,
 				 .no_nvidia_libraries = opts->no_nvidia_libraries,
+				 .storage_target = opts->storage_target,
 				 .rd = { .root = &root, .fail = record_failure } };
 	int r = rootfs_open(&root, opts->root);
 

@@ -105,3 +105,51 @@ tree cap
 [ "$(json_get "$TMP/cap1.json" 'd["storage"]')" = "$(json_get "$TMP/cap2.json" 'd["storage"]')" ] ||
   fail "the capture lost part of the storage section"
 [ -L "$TMP/captured/dev/disk/by-uuid/0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11" ] || fail "the by-uuid link was not captured"
+
+# Live: storage.target_reachable is the one check that asks the network.  In a mount
+# namespace whose /etc has a plan (an overlay), against a listener on loopback that
+# counts connections: topo and storage check connect, env does not; a closed port fails.
+if [ "$(id -u)" = 0 ] && unshare -m true 2> /dev/null; then
+  cat > "$TMP/live.sh" <<'SH'
+set -eu
+mkdir -p "$TMP/up/sparkctl" "$TMP/work"
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$TMP/up,workdir=$TMP/work" /etc
+cat > /etc/sparkctl/storage.json <<J
+{"schema_version":1,"target":{"address":"127.0.0.1","port":$1},"nqn":"nqn.2026-01.org.example:shared","mount":"/mnt/shared","fs":"ext4","uuid":"0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11","interface":null,"unit":"sparkctl-nvme-mnt-shared.service","node":"n","nodes":[{"name":"n","access":"rw"}]}
+J
+env -u SPARKCTL_ROOT "$SPARKCTL" env > /dev/null 2>&1 || true
+echo "after env: $(cat "$TMP/accepted")"
+env -u SPARKCTL_ROOT "$SPARKCTL" topo --json > "$TMP/live.json"
+echo "after topo: $(cat "$TMP/accepted")"
+env -u SPARKCTL_ROOT "$SPARKCTL" storage check --local > "$TMP/live-check" || true
+SH
+  python3 - "$TMP" <<'PY' > "$TMP/live.out" || fail "the live run failed"
+import os, socket, subprocess, sys, threading
+tmp = sys.argv[1]
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+count = 0
+def accept():
+    global count
+    while True:
+        c, _ = s.accept(); c.close(); count += 1
+        open(os.path.join(tmp, "accepted"), "w").write(str(count))
+open(os.path.join(tmp, "accepted"), "w").write("0")
+threading.Thread(target=accept, daemon=True).start()
+r = subprocess.run(["unshare", "-m", "bash", os.path.join(tmp, "live.sh"), str(s.getsockname()[1])],
+                   env=dict(os.environ, TMP=tmp), capture_output=True, text=True)
+print(r.stdout, r.stderr)
+sys.exit(r.returncode)
+PY
+  contains "$TMP/live.out" "after env: 0"
+  contains "$TMP/live.out" "after topo: 1"
+  [ "$(json_get "$TMP/live.json" 'd["storage"]["target_reachable"]')" = True ] || fail "topo did not reach the target"
+  grep -Eq "PASS +storage.target_reachable +127.0.0.1:[0-9]+ accepts TCP connections" "$TMP/live-check" ||
+    { cat "$TMP/live-check" >&2; fail "storage check did not reach the target"; }
+  # A port nobody listens on: refused.
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' > "$TMP/closed"
+  unshare -m env TMP="$TMP" bash "$TMP/live.sh" "$(cat "$TMP/closed")" > /dev/null 2>&1 || true
+  grep -Eq "FAIL +storage.target_reachable .*Connection refused" "$TMP/live-check" ||
+    { cat "$TMP/live-check" >&2; fail "a closed port did not fail storage.target_reachable"; }
+else
+  note "not root or no mount namespaces: the live target probe is not tested"
+fi
