@@ -23,9 +23,16 @@
 	"sparkctl storage plan --target ADDR --nqn NQN --mount DIR --uuid UUID --nodes ... "       \
 	"--writer NODE --write"
 
+/*
+ * The plan the checks hold the node to: one with a subsystem and a target
+ * (storage.json's parser insists; a saved inventory may lack them, and
+ * storage.conf then says so), else NULL.
+ */
 static const struct storage_conf *planned(const struct check_ctx *ctx)
 {
-	return ctx->inv->storage ? ctx->inv->storage->conf : NULL;
+	const struct storage_conf *conf = ctx->inv->storage ? ctx->inv->storage->conf : NULL;
+
+	return conf && conf->nqn && conf->target_address ? conf : NULL;
 }
 
 /*
@@ -55,6 +62,11 @@ void check_storage_conf(struct check_ctx *ctx)
 
 	if (!st)
 		return;
+	if (st->conf && !conf) {
+		report(ctx, CHECK_FAIL, FIX_PLAN, "the plan names no %s",
+		       st->conf->nqn ? "target address" : "subsystem NQN");
+		return;
+	}
 	if (!has_storage(ctx->inv)) {
 		report(ctx, CHECK_FAIL, FIX_PLAN,
 		       "no /etc/sparkctl/storage.json: no volume is planned on this node");
