@@ -223,9 +223,21 @@ void check_storage_path_iface(struct check_ctx *ctx)
 		report(ctx, CHECK_SKIP, NULL, "no path to %s (storage.path_live)", conf->nqn);
 		return;
 	}
+	if (!c->src_addr && c->host_iface) {
+		/* Kernels before 6.1 show no source address; a bound connection names its
+		 * interface. */
+		if (streq(c->host_iface, conf->interface))
+			report(ctx, CHECK_PASS, NULL, "%s is bound to %s, as planned", c->name,
+			       c->host_iface);
+		else
+			report(ctx, CHECK_FAIL,
+			       "sparkctl storage disconnect && sparkctl storage connect",
+			       "%s is bound to %s, not to the planned %s", c->name, c->host_iface,
+			       conf->interface);
+		return;
+	}
 	if (!c->src_addr) {
-		/* Kernels before 6.1 do not show the source address. */
-		report(ctx, CHECK_SKIP, NULL, "%s shows no src_addr", c->name);
+		report(ctx, CHECK_SKIP, NULL, "%s shows no src_addr (kernels before 6.1)", c->name);
 		return;
 	}
 	nd = netdev_with_address(ctx->inv, c->src_addr);

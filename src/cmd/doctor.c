@@ -413,8 +413,13 @@ static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
 		for (size_t k = 0; mode->group && k < ARRAY_SIZE(group_only); k++)
 			if (all_opts[i].long_name && streq(all_opts[i].long_name, group_only[k]))
 				keep = false;
-		if (keep)
-			opts[nr_opts++] = all_opts[i];
+		if (!keep)
+			continue;
+		opts[nr_opts] = all_opts[i];
+		if (mode->group && opts[nr_opts].long_name &&
+		    streq(opts[nr_opts].long_name, "json"))
+			opts[nr_opts].help = "print the report as JSON";
+		nr_opts++;
 	}
 	if (mode->group)
 		strvec_push(&a->only, mode->group);
