@@ -106,6 +106,32 @@ tree cap
   fail "the capture lost part of the storage section"
 [ -L "$TMP/captured/dev/disk/by-uuid/0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11" ] || fail "the by-uuid link was not captured"
 
+# The storage VM's capture (tests/fixtures/storage/root, Debian's 6.1 kernel and nvme-cli 2.3:
+# connected over loopback, mounted, its fstab line) with a plan to match passes; bound to
+# another address (the VM's dummy0 capture), the path is on another interface than planned.
+vm=tests/fixtures/storage/root
+if [ -d "$vm" ]; then
+  cp -a "$vm" "$TMP/vm"
+  mkdir -p "$TMP/vm/etc/sparkctl"
+  uuid=$(basename "$(ls "$vm/dev/disk/by-uuid/")")
+  nqn=$(cat "$vm/sys/devices/virtual/nvme-fabrics/ctl/nvme0/subsysnqn")
+  printf '{"schema_version":1,"target":{"address":"127.0.0.1","port":4420},"nqn":"%s","mount":"/mnt/shared","fs":"ext4","uuid":"%s","interface":null,"unit":"sparkctl-nvme-mnt-shared.service","node":"vm","nodes":[{"name":"vm","access":"rw"}]}\n' \
+    "$nqn" "$uuid" > "$TMP/vm/etc/sparkctl/storage.json"
+  expect 0 "$SPARKCTL" storage check --root "$TMP/vm"
+  for id in conf hostnqn path_live mounted nofail; do
+    grep -Eq "PASS +storage\.$id " "$TMP/out" || { cat "$TMP/out" >&2; fail "storage.$id did not pass on the VM's capture"; }
+  done
+  contains "$TMP/out" "nvme0 to $nqn at 127.0.0.1:4420 is live"
+  sed -i 's/"interface":null/"interface":"lo"/' "$TMP/vm/etc/sparkctl/storage.json"
+  cp tests/fixtures/storage/wrong-iface-sysfs-address-host-traddr.txt \
+    "$TMP/vm/sys/devices/virtual/nvme-fabrics/ctl/nvme0/address"
+  expect 4 "$SPARKCTL" storage check --root "$TMP/vm"
+  grep -Eq "FAIL +storage.path_iface +nvme0 leaves from 198.18.0.2 on .*, not on the planned lo" "$TMP/out" ||
+    { cat "$TMP/out" >&2; fail "the VM's path bound to 198.18.0.2 passed storage.path_iface"; }
+else
+  note "no tests/fixtures/storage/root (the storage VM's capture): not checked against it"
+fi
+
 # Live: storage.target_reachable is the one check that asks the network.  In a mount
 # namespace whose /etc has a plan (an overlay), against a listener on loopback that
 # counts connections: topo and storage check connect, env does not; a closed port fails.
