@@ -179,3 +179,8 @@ PY
 else
   note "not root or no mount namespaces: the live target probe is not tested"
 fi
+
+# What cannot be read is an error (1), as in doctor.
+expect 1 "$SPARKCTL" storage check --from "$TMP/no-such.json"
+expect 1 "$SPARKCTL" storage check --root "$TMP/no-such-tree"
+contains "$TMP/err" "storage check"
