@@ -8,9 +8,6 @@
  */
 #include "sparkctl.h"
 
-#include <sys/socket.h>
-#include <arpa/inet.h>
-
 #include "check/check.h"
 #include "lib/xalloc.h"
 #include "probe/nvme.h"
@@ -71,8 +68,7 @@ void check_storage_conf(struct check_ctx *ctx)
 		report(ctx, CHECK_FAIL, FIX_PLAN,
 		       "no /etc/sparkctl/storage.json: no volume is planned on this node");
 	} else if (st->conf_error) {
-		report(ctx, CHECK_FAIL, FIX_PLAN, "/etc/sparkctl/storage.json cannot be used: %s",
-		       st->conf_error);
+		report(ctx, CHECK_FAIL, FIX_PLAN, "the plan cannot be used: %s", st->conf_error);
 	} else if (!conf) {
 		report(ctx, CHECK_SKIP, NULL,
 		       "no /etc/sparkctl/storage.json: %zu fabric controller%s, no volume planned",

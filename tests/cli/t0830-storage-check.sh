@@ -72,7 +72,7 @@ contains "$TMP/out" "fix: sparkctl storage connect"
 # A bad storage.json.
 tree f
 echo '{"schema_version":1' > "$TMP/f/etc/sparkctl/storage.json"
-fault storage.conf "/etc/sparkctl/storage.json cannot be used"
+fault storage.conf "the plan cannot be used: /etc/sparkctl/storage.json:"
 
 # No plan: storage check fails storage.conf; doctor on the same tree says nothing of storage.
 expect 4 "$SPARKCTL" storage check --root tests/fixtures/spark-1cable
