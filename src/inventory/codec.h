@@ -29,29 +29,28 @@
 #include "lib/strbuf.h"
 
 enum inv_type {
-	INV_STRING,   /* char *; NULL is null */
-	INV_INT,      /* int64_t; negative is null */
-	INV_INT32,    /* int; negative is null; a larger value than an int holds is an error */
-	INV_UINT,     /* unsigned, never null: between min and max, else message */
-	INV_TRI,      /* int tri-state: true, false, null */
-	INV_LIMIT,    /* int64_t bytes; INV_UNLIMITED is "unlimited"; negative is null */
-	INV_ENUM,     /* int: the string of names[] with that value; -1 (unknown) is null */
-	INV_GID,      /* uint8_t[16], as format_gid() writes it; never null (message) */
-	INV_STRVEC,   /* struct strvec: an array of strings */
-	INV_NAME,     /* const char *, not owned: a map key out of the map row's keys[] */
-	INV_TAG,      /* int, not in the JSON: which tagged array of the parent holds the element */
-	INV_CONST,    /* the integer min: written, not read (a format version) */
-	INV_OBJECT,   /* a nested object: desc's rows on the struct at offset */
-	INV_OPTIONAL, /* a nested object or null: a pointer at offset to desc's struct, NULL is
-			 null (a section a node may not have) */
-	INV_INLINE,   /* desc's rows on the struct at offset, in this same object */
-	INV_ARRAY,    /* desc structs: pointer at offset, size_t count at count_offset */
-	INV_MAP,      /* ARRAY's storage as an object: key (desc row 0) -> row `value`; with
-			 keys[], always those entries and no others */
+	INV_STRING, /* char *; NULL is null */
+	INV_INT,    /* int64_t; negative is null */
+	INV_INT32,  /* int; negative is null; a larger value than an int holds is an error */
+	INV_UINT,   /* unsigned, never null: between min and max, else message */
+	INV_TRI,    /* int tri-state: true, false, null */
+	INV_LIMIT,  /* int64_t bytes; INV_UNLIMITED is "unlimited"; negative is null */
+	INV_ENUM,   /* int: the string of names[] with that value; -1 (unknown) is null */
+	INV_GID,    /* uint8_t[16], as format_gid() writes it; never null (message) */
+	INV_STRVEC, /* struct strvec: an array of strings */
+	INV_NAME,   /* const char *, not owned: a map key out of the map row's keys[] */
+	INV_TAG,    /* int, not in the JSON: which tagged array of the parent holds the element */
+	INV_CONST,  /* the integer min: written, not read (a format version) */
+	INV_OBJECT, /* a nested object: desc's rows on the struct at offset */
+	INV_INLINE, /* desc's rows on the struct at offset, in this same object */
+	INV_ARRAY,  /* desc structs: pointer at offset, size_t count at count_offset */
+	INV_MAP,    /* ARRAY's storage as an object: key (desc row 0) -> row `value`; with
+		       keys[], always those entries and no others */
 	INV_DERIVED_STRING, /* derive.str() */
 	INV_DERIVED_INT,    /* derive.num(); negative is null */
 	INV_DERIVED_TRI,    /* derive.tri() */
 	INV_DERIVED_BOOL,   /* derive.flag() */
+	INV_OPTIONAL, /* an object or null: a pointer at offset to desc's struct; NULL is null */
 };
 
 /* Row flags. */
