@@ -110,6 +110,42 @@ const struct check checks[] = {
 	  "NVML must see the GPU the job will use." },
 	{ "sw.nccl", "NCCL is present and supports the GPU", CHECK_LOCAL, CHECK_FAIL, check_sw_nccl,
 	  "GB10 (sm_121) needs an NCCL built for CUDA 13; NVIDIA's Spark playbooks use 2.28.9." },
+	{ "storage.conf", "the node's storage plan can be read", CHECK_LOCAL, CHECK_FAIL,
+	  check_storage_conf,
+	  "Connect, check and the boot-time unit take the volume from /etc/sparkctl/storage.json; "
+	  "a file they cannot read leaves the node without its volume." },
+	{ "storage.module", "nvme_tcp is loaded", CHECK_LOCAL, CHECK_FAIL, check_storage_module,
+	  "Without nvme_tcp no NVMe/TCP controller can be connected: 'nvme connect' fails with "
+	  "'Failed to open /dev/nvme-fabrics' or an invalid argument." },
+	{ "storage.hostnqn", "the node has a host NQN", CHECK_LOCAL, CHECK_FAIL,
+	  check_storage_hostnqn,
+	  "The target allows hosts by their NQN; without /etc/nvme/hostnqn nvme-cli makes one "
+	  "up on each connect, and a target that lists allowed hosts refuses it." },
+	{ "storage.path_live", "the planned controller is live", CHECK_LOCAL, CHECK_FAIL,
+	  check_storage_path_live,
+	  "A controller that is not live holds every I/O of the volume until it reconnects "
+	  "(ctrl_loss_tmo), then fails it: the jobs reading the volume hang, then get EIO." },
+	{ "storage.path_iface", "the volume's traffic leaves by the planned interface", CHECK_LOCAL,
+	  CHECK_FAIL, check_storage_path_iface,
+	  "A connection that the route put on the management port moves the volume at 1 or 10 "
+	  "Gb/s instead of the fabric's 200, and competes with SSH and the jobs' bootstrap." },
+	{ "storage.iface_mtu", "the volume's interface has MTU 9000", CHECK_LOCAL, CHECK_WARN,
+	  check_storage_iface_mtu,
+	  "At MTU 1500 NVMe/TCP cuts every transfer into six times the packets of MTU 9000; the "
+	  "CPU handling them, not the link, then bounds the volume's throughput." },
+	{ "storage.target_reachable", "the target accepts TCP connections", CHECK_LOCAL, CHECK_FAIL,
+	  check_storage_target_reachable,
+	  "A target that does not answer on its port cannot be connected: connect and the boot "
+	  "unit fail, and a lost controller never comes back. (Live probes only.)" },
+	{ "storage.mounted", "the volume is mounted as planned", CHECK_LOCAL, CHECK_FAIL,
+	  check_storage_mounted,
+	  "A volume not mounted leaves jobs writing to the node's own disk under the mount "
+	  "point; a reader mounted read-write is a second writer, which corrupts ext4 and xfs." },
+	{ "storage.nofail", "fstab mounts it by UUID with nofail and _netdev", CHECK_LOCAL,
+	  CHECK_FAIL, check_storage_nofail,
+	  "Without _netdev the mount is tried before the network is up; without nofail a boot "
+	  "without the target stops in emergency mode; a /dev/nvmeXnY name changes with the "
+	  "order of connection." },
 	{ "cluster.ssh", "every node answers over SSH", CHECK_CLUSTER, CHECK_FAIL,
 	  check_cluster_ssh, "A node that cannot be reached in batch mode cannot be launched on." },
 	{ "cluster.hostnames", "host names are unique", CHECK_CLUSTER, CHECK_FAIL,
@@ -155,6 +191,14 @@ const struct check checks[] = {
 	{ "cluster.clock", "clocks agree within a second", CHECK_CLUSTER, CHECK_FAIL,
 	  check_cluster_clock,
 	  "Skewed clocks make logs, timeouts and rendezvous deadlines disagree." },
+	{ "storage.hostnqn_unique", "host NQNs are unique", CHECK_CLUSTER, CHECK_FAIL,
+	  check_storage_hostnqn_unique,
+	  "Nodes made from one image share /etc/nvme/hostnqn: the target takes them for one "
+	  "host, and a connect from one drops the other's controller." },
+	{ "storage.single_writer", "at most one node mounts the volume read-write", CHECK_CLUSTER,
+	  CHECK_FAIL, check_storage_single_writer,
+	  "ext4 and xfs are not cluster file systems: two writers of one volume corrupt it "
+	  "within minutes, silently." },
 };
 const size_t nr_checks = ARRAY_SIZE(checks);
 

@@ -72,7 +72,21 @@ extern const struct cmd cmd_topo, cmd_capture, cmd_env, cmd_netplan, cmd_doctor,
 	cmd_version, cmd_agent, cmd_deploy, cmd_discover, cmd_publish, cmd_cluster, cmd_join,
 	cmd_storage;
 /* sparkctl storage's verbs (cmd/storage_VERB.c). */
-extern const struct cmd cmd_storage_plan;
+extern const struct cmd cmd_storage_plan, cmd_storage_check;
+
+/*
+ * doctor's run (cmd/doctor.c), shared with the commands that report one
+ * group of its checks ('storage check'): the same nodes, options, report
+ * and exit status, the checks of group only.
+ */
+struct doctor_cluster;
+struct doctor_mode {
+	const char *group; /* only the checks of this group, without --only/--skip/--list */
+	/* Called on the nodes once inspected, before the checks run; NULL: nothing. */
+	void (*prepare)(struct doctor_cluster *c);
+};
+int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor_mode *mode);
+
 /* sparkctl cluster's actions (cmd/cluster.c). */
 extern const struct cmd cmd_cluster_show, cmd_cluster_add, cmd_cluster_remove, cmd_cluster_path;
 /* sparkctl agent status: this node's answer to status (cmd/status.c). */
@@ -166,6 +180,7 @@ struct inventory_source {
 	const char *root;
 	const char *from;
 	bool no_nvidia_libraries; /* the probe leaves NVML, CUDA and NCCL alone */
+	bool storage_target;	  /* the probe tries the storage target (probe_options) */
 };
 #define OPT_INVENTORY_SOURCE(src)                                                                  \
 	OPT_STRING(0, "root", &(src)->root, "DIR",                                                 \

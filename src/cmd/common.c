@@ -57,7 +57,8 @@ int inventory_source_load(const char *cmd, const struct inventory_source *src,
 		r = inventory_load(inv, src->from, &err);
 	} else {
 		struct probe_options opts = { .root = rootfs_root_path(src->root),
-					      .no_nvidia_libraries = src->no_nvidia_libraries };
+					      .no_nvidia_libraries = src->no_nvidia_libraries,
+					      .storage_target = src->storage_target };
 		r = probe_inventory(&opts, inv, &err);
 	}
 	if (r < 0) {

@@ -60,6 +60,7 @@ static const char doctor_description[] =
 	"whatever the cluster file says.  --root and --from never read it.";
 
 struct doctor_args {
+	const char *title; /* in messages: "doctor", "storage check" */
 	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl;
 	struct strvec from, only, skip;
 	unsigned nodes, fanout;
@@ -176,7 +177,7 @@ static int load_hosts(const struct doctor_args *a, struct host_list *hosts)
 	else
 		r = host_list_from_cluster(a->cluster, hosts, &err);
 	if (r < 0) {
-		cmd_usage_error("doctor", "%s", err.buf);
+		cmd_usage_error(a->title, "%s", err.buf);
 		r = -1;
 	}
 	strbuf_release(&err);
@@ -278,9 +279,9 @@ static int collect(const struct doctor_args *a, struct host_list *hosts, struct 
 		return ret;
 	}
 	if (!hosts->nr) {
-		struct inventory_source src = { .root = a->root };
+		struct inventory_source src = { .root = a->root, .storage_target = true };
 		add_node(c, "localhost");
-		ret = inventory_source_load("doctor", &src, &c->nodes[0].inv);
+		ret = inventory_source_load(a->title, &src, &c->nodes[0].inv);
 		c->nodes[0].inspected = ret == SPARKCTL_EXIT_OK;
 		if (c->nodes[0].inspected && c->nodes[0].inv.sys.hostname) {
 			free(c->nodes[0].host);
@@ -290,7 +291,7 @@ static int collect(const struct doctor_args *a, struct host_list *hosts, struct 
 	}
 	for (size_t i = 0; i < hosts->nr; i++)
 		add_node(c, hosts->hosts[i].name);
-	progress_begin(!a->json && !a->quiet, "doctor: inspecting %zu node%s", c->nr_nodes,
+	progress_begin(!a->json && !a->quiet, "%s: inspecting %zu node%s", a->title, c->nr_nodes,
 		       c->nr_nodes == 1 ? "" : "s");
 	remote_gather_inventories(rm, c, a->fanout, REMOTE_TIMEOUT_MS);
 	/*
@@ -298,7 +299,7 @@ static int collect(const struct doctor_args *a, struct host_list *hosts, struct 
 	 * the connections already open, which are cheap.
 	 */
 	unsigned sessions = a->fanout * 4 > 256 ? 256 : a->fanout * 4;
-	progress_set("doctor: pinging the fabric links of %zu node%s", c->nr_nodes,
+	progress_set("%s: pinging the fabric links of %zu node%s", a->title, c->nr_nodes,
 		     c->nr_nodes == 1 ? "" : "s");
 	probe(rm, c, sessions);
 	/* A cluster that join made promises key logins between every pair. */
@@ -370,10 +371,11 @@ static void save_report(const struct doctor_cluster *c, const struct findings *f
  * The command line into a and the checks it selects into sel; -1 when the
  * command ends here with *ret (--help, --list, a usage error).
  */
-static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct check_selection *sel,
-			int argc, char **argv, int *ret)
+static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
+			struct doctor_args *a, struct check_selection *sel, int argc, char **argv,
+			int *ret)
 {
-	const struct opt opts[] = {
+	const struct opt all_opts[] = {
 		OPT_STRING('H', "hosts", &a->hosts, "HOST,...", "the nodes (ranges: spark[1-4])"),
 		OPT_STRING(0, "hostfile", &a->hostfile, "FILE", "the nodes, from an MPI hostfile"),
 		OPT_STRING(
@@ -398,25 +400,46 @@ static int parse_doctor(const struct cmd *cmd, struct doctor_args *a, struct che
 		OPT_HELP(),
 		OPT_END(),
 	};
+	/* A command of one group of checks has no choice of checks, nor the list of all. */
+	static const char *const group_only[] = { "only", "skip", "list", "markdown", "nodes" };
+	struct opt opts[ARRAY_SIZE(all_opts)];
+	const char *title = cmd->title ? cmd->title : cmd->name;
+	size_t nr_opts = 0;
 	struct strbuf err = STRBUF_INIT;
-	int n = cmd_parse(cmd, opts, argc, argv);
+	int n;
 
+	for (size_t i = 0; i < ARRAY_SIZE(all_opts); i++) {
+		bool keep = true;
+		for (size_t k = 0; mode->group && k < ARRAY_SIZE(group_only); k++)
+			if (all_opts[i].long_name && streq(all_opts[i].long_name, group_only[k]))
+				keep = false;
+		if (!keep)
+			continue;
+		opts[nr_opts] = all_opts[i];
+		if (mode->group && opts[nr_opts].long_name &&
+		    streq(opts[nr_opts].long_name, "json"))
+			opts[nr_opts].help = "print the report as JSON";
+		nr_opts++;
+	}
+	if (mode->group)
+		strvec_push(&a->only, mode->group);
+	n = cmd_parse(cmd, opts, argc, argv);
 	*ret = SPARKCTL_EXIT_USAGE;
 	if (n < 0)
 		*ret = cmd_parse_exit(n);
 	else if (a->list && a->markdown && a->json)
-		cmd_usage_error("doctor", "--markdown and --json cannot be combined");
+		cmd_usage_error(title, "--markdown and --json cannot be combined");
 	else if (a->list)
 		*ret = print_list(a->markdown, a->json);
 	else if ((a->hosts || a->hostfile) + (a->from.nr > 0) + (a->root != NULL) > 1)
-		cmd_usage_error("doctor", "-H/--hostfile, --from and --root cannot be combined");
+		cmd_usage_error(title, "-H/--hostfile, --from and --root cannot be combined");
 	else if (a->local && (a->hosts || a->hostfile || a->cluster))
-		cmd_usage_error("doctor", "--local checks this node: not with -H, --hostfile or "
-					  "--cluster");
+		cmd_usage_error(title, "--local checks this node: not with -H, --hostfile or "
+				       "--cluster");
 	else if (a->fanout == 0)
-		cmd_usage_error("doctor", "--fanout must be at least 1");
+		cmd_usage_error(title, "--fanout must be at least 1");
 	else if (check_select(sel, &a->only, &a->skip, &err) < 0)
-		cmd_usage_error("doctor", "%s", err.buf);
+		cmd_usage_error(title, "%s", err.buf);
 	else
 		*ret = SPARKCTL_EXIT_OK;
 	strbuf_release(&err);
@@ -450,11 +473,13 @@ static int print_report(const struct doctor_args *a, const struct doctor_cluster
 	return s.counts[CHECK_FAIL] ? SPARKCTL_EXIT_PROBLEMS : SPARKCTL_EXIT_OK;
 }
 
-static int run_doctor(const struct cmd *cmd, int argc, char **argv)
+int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor_mode *mode)
 {
-	struct doctor_args a = {
-		.from = STRVEC_INIT, .only = STRVEC_INIT, .skip = STRVEC_INIT, .fanout = 16
-	};
+	struct doctor_args a = { .title = cmd->title ? cmd->title : cmd->name,
+				 .from = STRVEC_INIT,
+				 .only = STRVEC_INIT,
+				 .skip = STRVEC_INIT,
+				 .fanout = 16 };
 	struct doctor_cluster c = { 0 };
 	struct check_selection sel = { 0 };
 	struct findings f = { 0 };
@@ -465,7 +490,7 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 	int ret;
 
 	cluster_file_init(&cf);
-	if (parse_doctor(cmd, &a, &sel, argc, argv, &ret) < 0)
+	if (parse_doctor(cmd, mode, &a, &sel, argc, argv, &ret) < 0)
 		goto out;
 	if (load_hosts(&a, &hosts) < 0) {
 		ret = SPARKCTL_EXIT_USAGE;
@@ -475,6 +500,8 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 	ret = collect(&a, &hosts, &c, &rm);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
+	if (mode->prepare)
+		mode->prepare(&c);
 	cluster_size = c.nr_nodes > 1 ? (unsigned)c.nr_nodes : a.nodes;
 	for (size_t i = 0; i < c.nr_nodes; i++)
 		if (c.nodes[i].inspected)
@@ -484,8 +511,8 @@ static int run_doctor(const struct cmd *cmd, int argc, char **argv)
 		c.cluster_file = &cf;
 	if (c.nr_nodes > 1)
 		run_cluster_checks(&sel, &c, &f);
-	/* A live run is what 'sparkctl status' shows as the last doctor. */
-	if (!a.root && !a.from.nr)
+	/* A live run of every check is what 'sparkctl status' shows as the last doctor. */
+	if (!a.root && !a.from.nr && !mode->group)
 		save_report(&c, &f, a.quiet);
 	ret = print_report(&a, &c, &f);
 out:
@@ -499,6 +526,13 @@ out:
 	strvec_clear(&a.only);
 	strvec_clear(&a.skip);
 	return ret;
+}
+
+static int run_doctor(const struct cmd *cmd, int argc, char **argv)
+{
+	const struct doctor_mode every_check = { 0 };
+
+	return doctor_run(cmd, argc, argv, &every_check);
 }
 
 const struct cmd cmd_doctor = {

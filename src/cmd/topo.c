@@ -22,7 +22,8 @@ static const char topo_description[] =
 
 static int run_topo(const struct cmd *cmd, int argc, char **argv)
 {
-	struct inventory_source src = { 0 };
+	/* Over SSH, doctor and storage check read a node through topo: the target is tried. */
+	struct inventory_source src = { .storage_target = true };
 	bool json = false;
 	const struct opt opts[] = {
 		OPT_BOOL(0, "json", &json, "print the inventory as JSON"),

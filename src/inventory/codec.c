@@ -99,6 +99,12 @@ void inv_fields_release(const struct inv_desc *d, void *obj)
 		case INV_INLINE:
 			inv_fields_release(f->desc, p);
 			break;
+		case INV_OPTIONAL:
+			if (*(void **)p) {
+				inv_fields_release(f->desc, *(void **)p);
+				free_and_null(p);
+			}
+			break;
 		case INV_ARRAY:
 		case INV_MAP:
 			/* Two rows may share the array (ipv4, ipv6): the first empties it. */
@@ -218,6 +224,10 @@ static json_t *value_to_json(const struct inv_field *f, const void *obj, const s
 		return jint(f->min);
 	case INV_OBJECT:
 		return object_to_json(f->desc, p, s);
+	case INV_OPTIONAL:
+		if (!*(const void *const *)p)
+			return json_null();
+		return object_to_json(f->desc, *(const void *const *)p, s);
 	case INV_ARRAY:
 		return array_to_json(f, obj, s);
 	case INV_MAP:
@@ -437,6 +447,22 @@ static int object_from_json(struct reader *rd, const struct inv_field *f, const 
 	return r;
 }
 
+/* A missing or null value leaves the pointer NULL; an object is read into a new struct. */
+static int optional_from_json(struct reader *rd, const struct inv_field *f, const char *key,
+			      const json_t *v, void *p)
+{
+	void *obj;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return bad(rd, key, "expected an object or null");
+	obj = xcalloc(1, f->desc->size);
+	inv_fields_init(f->desc, obj);
+	*(void **)p = obj;
+	return object_from_json(rd, f, key, v, obj);
+}
+
 static void *push_element(const struct inv_field *f, void *obj)
 {
 	void *elem = array_push(elements(f, obj), count(f, obj), f->desc->size);
@@ -545,6 +571,8 @@ static int value_from_json(struct reader *rd, const struct inv_field *f, const c
 		return read_strvec(rd, key, v, p);
 	case INV_OBJECT:
 		return object_from_json(rd, f, key, v, p);
+	case INV_OPTIONAL:
+		return optional_from_json(rd, f, key, v, p);
 	case INV_ARRAY:
 		return array_from_json(rd, f, key, v, obj);
 	case INV_MAP:

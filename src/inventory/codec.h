@@ -50,6 +50,7 @@ enum inv_type {
 	INV_DERIVED_INT,    /* derive.num(); negative is null */
 	INV_DERIVED_TRI,    /* derive.tri() */
 	INV_DERIVED_BOOL,   /* derive.flag() */
+	INV_OPTIONAL, /* an object or null: a pointer at offset to desc's struct; NULL is null */
 };
 
 /* Row flags. */

@@ -207,6 +207,52 @@ struct inv_system {
 	int64_t cma_total;
 };
 
+struct storage_conf; /* storage/storage_conf.h */
+
+/* An NVMe over Fabrics controller (/sys/class/nvme/nvmeX, transport not "pcie"). */
+struct inv_nvme_ctrl {
+	char *name;	  /* "nvme1" */
+	char *transport;  /* "tcp", "rdma", "loop", "fc" */
+	char *traddr;	  /* of address: the target's address */
+	int64_t trsvcid;  /* of address: the target's port */
+	char *src_addr;	  /* of address: the local address the connection leaves from */
+	char *host_iface; /* of address: the interface it was bound to (-f), NULL when not */
+	char *state;	  /* "live", "connecting", "resetting", "deleting", ... */
+	char *subsysnqn;  /* the subsystem's NQN */
+	struct strvec namespaces; /* the block devices of its namespaces: "nvme1n1", sorted */
+};
+
+/* The planned mount point as /proc/self/mounts has it. */
+struct inv_storage_mount {
+	int mounted;   /* tri-state: something is mounted there */
+	char *device;  /* what: "/dev/nvme1n1" */
+	char *fs;      /* "ext4" */
+	char *access;  /* "rw" or "ro", from the options */
+	char *options; /* as listed */
+};
+
+/* The planned mount point's line in /etc/fstab. */
+struct inv_storage_fstab {
+	int present;   /* tri-state: a line mounts something there */
+	char *spec;    /* its first field: "UUID=..." */
+	char *fs;      /* its third */
+	char *options; /* its fourth */
+};
+
+/* The shared volume over NVMe/TCP (docs/storage.md). */
+struct inv_storage {
+	struct storage_conf *conf;	   /* /etc/sparkctl/storage.json; NULL when absent or bad */
+	char *conf_error;		   /* why it could not be used; NULL when read or absent */
+	char *hostnqn;			   /* /etc/nvme/hostnqn, first line */
+	struct inv_nvme_ctrl *controllers; /* the fabric controllers, by name */
+	size_t nr_controllers;
+	char *uuid_device; /* /dev/disk/by-uuid/UUID (the planned UUID) resolved: "/dev/nvme1n1" */
+	struct inv_storage_mount mount;
+	struct inv_storage_fstab fstab;
+	int target_reachable; /* tri-state: TCP connect to the target (live probes only) */
+	char *target_error;   /* why not */
+};
+
 /* Something the probe could not read or understand, with where and why. */
 struct inv_problem {
 	char *path;
@@ -225,6 +271,7 @@ struct inventory {
 	struct inv_pci *pci;
 	size_t nr_pci;
 	struct inv_gpu_info gpu;
+	struct inv_storage *storage; /* NULL: no volume planned and no fabric controller */
 	struct inv_problem *problems;
 	size_t nr_problems;
 };

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 
 #include "inventory/codec.h"
+#include "storage/storage_conf.h"
 
 /*
  * offsetof(S, m), refused at compile time unless S's member m has type T.
@@ -42,6 +43,8 @@
 /* A nested object of desc d: at member m, or (HERE) on the same struct. */
 #define OBJECT(k, m, d, ...)   ROW(k, INV_OBJECT, offsetof(S, m), .desc = &d, __VA_ARGS__)
 #define OBJECT_HERE(k, d, ...) ROW(k, INV_OBJECT, 0, .desc = &d, __VA_ARGS__)
+/* A nested object or null: member m points to it. */
+#define OPTIONAL(k, m, d, ...) ROW(k, INV_OPTIONAL, offsetof(S, m), .desc = &d, __VA_ARGS__)
 #define INLINE(m, d)	       ROW(NULL, INV_INLINE, offsetof(S, m), .desc = &d, .doc = NULL)
 /* Arrays and maps of member m, counted by member nr_m. */
 #define ARRAY(k, m, d, ...)                                                                        \
@@ -400,6 +403,117 @@ static const struct inv_field gpu_info_fields[] = {
 static DESC(gpu_info_desc, "gpu", S, gpu_info_fields, NULL);
 #undef S
 
+/* ---- storage ---------------------------------------------------------------- */
+
+static const struct inv_enum_name storage_fs_names[] = {
+	{ STORAGE_FS_EXT4, "ext4" },
+	{ STORAGE_FS_XFS, "xfs" },
+	{ 0, NULL },
+};
+
+static const struct inv_enum_name storage_access_names[] = {
+	{ STORAGE_ACCESS_RO, "ro" },
+	{ STORAGE_ACCESS_RW, "rw" },
+	{ 0, NULL },
+};
+
+#define S struct storage_node
+static const struct inv_field storage_node_fields[] = {
+	STRING("name", name, .doc = "a node of the plan"),
+	ENUM("access", access, storage_access_names,
+	     .doc = "`\"rw\"` (the one writer) or `\"ro\"`"),
+};
+static DESC(storage_node_desc, NULL, S, storage_node_fields, NULL);
+#undef S
+
+#define S struct storage_conf
+static const struct inv_field storage_target_fields[] = {
+	STRING("address", target_address, .doc = "the target's address"),
+	UINT("port", target_port, 1, 65535, "expected a port number (1-65535)",
+	     .doc = "its port (4420)"),
+};
+static DESC(storage_target_desc, NULL, S, storage_target_fields, NULL);
+
+static const struct inv_field storage_conf_fields[] = {
+	OBJECT_HERE("target", storage_target_desc, .doc = "the NVMe/TCP target"),
+	STRING("nqn", nqn, .doc = "the subsystem's NQN"),
+	STRING("mount", mount, .doc = "where the volume is mounted"),
+	ENUM("fs", fs, storage_fs_names, .doc = "its file system"),
+	STRING("uuid", uuid, .doc = "the file system's UUID"),
+	STRING("interface", interface,
+	       .doc = "the interface the connection leaves by (null: the route decides)"),
+	STRING("unit", unit, .doc = "the systemd unit that connects the volume at boot"),
+	STRING("node", node, .doc = "this node's name in the plan"),
+	ARRAY("nodes", nodes, storage_node_desc, .doc = "every node of the plan"),
+};
+static DESC(storage_conf_desc, NULL, S, storage_conf_fields, NULL);
+#undef S
+
+#define S struct inv_nvme_ctrl
+static const struct inv_field nvme_ctrl_fields[] = {
+	STRING("name", name, .doc = "`nvmeX` of `/sys/class/nvme/nvmeX`"),
+	STRING("transport", transport, .doc = "`transport`: \"tcp\", \"rdma\", \"loop\""),
+	STRING("traddr", traddr, .doc = "`address`'s `traddr=`: the target's address"),
+	INT("trsvcid", trsvcid, .doc = "`address`'s `trsvcid=`: the target's port"),
+	STRING("src_addr", src_addr,
+	       .doc = "`address`'s `src_addr=`: the local address the connection leaves from"),
+	STRING("host_iface", host_iface,
+	       .doc = "`address`'s `host_iface=`: the interface it was bound to, if any"),
+	STRING("state", state, .doc = "`state`: \"live\", \"connecting\", \"resetting\", ..."),
+	STRING("subsysnqn", subsysnqn, .doc = "`subsysnqn`: the subsystem's NQN"),
+	STRVEC("namespaces", namespaces,
+	       .doc = "the block devices of its namespaces (`nvme1n1`; `nvme1c1n1` counts as "
+		      "`nvme1n1`, the multipath head)"),
+};
+static DESC(nvme_ctrl_desc, NULL, S, nvme_ctrl_fields, NULL);
+#undef S
+
+#define S struct inv_storage_mount
+static const struct inv_field storage_mount_fields[] = {
+	TRI("mounted", mounted,
+	    .doc = "something is mounted at the planned mount point (null: nothing planned)"),
+	STRING("device", device, .doc = "what is mounted there (`/dev/nvme1n1`)"),
+	STRING("fs", fs, .doc = "its file system type"),
+	STRING("access", access, .doc = "`\"rw\"` or `\"ro\"`, from its options"),
+	STRING("options", options, .doc = "its options as listed"),
+};
+static DESC(storage_mount_desc, NULL, S, storage_mount_fields, NULL);
+#undef S
+
+#define S struct inv_storage_fstab
+static const struct inv_field storage_fstab_fields[] = {
+	TRI("present", present,
+	    .doc = "a line mounts something at the planned mount point (null: nothing planned)"),
+	STRING("spec", spec, .doc = "its first field (`UUID=...`)"),
+	STRING("fs", fs, .doc = "its third field"),
+	STRING("options", options, .doc = "its fourth field"),
+};
+static DESC(storage_fstab_desc, NULL, S, storage_fstab_fields, NULL);
+#undef S
+
+#define S struct inv_storage
+static const struct inv_field storage_fields[] = {
+	OPTIONAL("conf", conf, storage_conf_desc,
+		 .doc = "`/etc/sparkctl/storage.json`, the volume this node is meant to have "
+			"(null: absent or unusable)"),
+	STRING("conf_error", conf_error, .doc = "why `storage.json` could not be used"),
+	STRING("hostnqn", hostnqn, .doc = "`/etc/nvme/hostnqn`, the node's host NQN"),
+	ARRAY("controllers", controllers, nvme_ctrl_desc,
+	      .doc = "the NVMe over Fabrics controllers (`/sys/class/nvme/*` not on PCIe)"),
+	STRING("uuid_device", uuid_device,
+	       .doc = "the device the planned UUID's link `/dev/disk/by-uuid/UUID` points to"),
+	OBJECT("mount", mount, storage_mount_desc,
+	       .doc = "the planned mount point in `/proc/self/mounts`"),
+	OBJECT("fstab", fstab, storage_fstab_desc,
+	       .doc = "the planned mount point's line in `/etc/fstab`"),
+	TRI("target_reachable", target_reachable,
+	    .doc = "a TCP connection to the planned target opened within 2 s (a live probe of "
+		   "`topo` or `doctor`; null otherwise and on trees)"),
+	STRING("target_error", target_error, .doc = "why it did not"),
+};
+static DESC(storage_desc, "storage", S, storage_fields, NULL);
+#undef S
+
 /* ---- the documents ----------------------------------------------------------- */
 
 #define S struct inv_problem
@@ -423,6 +537,9 @@ static const struct inv_field inventory_fields[] = {
 	ARRAY("pci_functions", pci, pci_desc,
 	      .doc = "the PCI functions of every RDMA device and PCI netdev, below"),
 	OBJECT("gpu", gpu, gpu_info_desc, .doc = "NVML and CUDA driver facts, below"),
+	OPTIONAL("storage", storage, storage_desc,
+		 .doc = "the shared NVMe/TCP volume, below; null when none is planned and no "
+			"fabric controller exists"),
 	ARRAY("problems", problems, problem_desc, .doc = "what could not be read, and why"),
 };
 DESC(inv_schema_inventory, "inventory", S, inventory_fields, NULL);

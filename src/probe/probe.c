@@ -3,6 +3,7 @@
 #include "lib/parse.h"
 #include "lib/xalloc.h"
 #include "probe/probe.h"
+#include "probe/nvme.h"
 #include "probe/probe_internal.h"
 #include "version.h"
 
@@ -104,6 +105,7 @@ int probe_inventory(const struct probe_options *opts, struct inventory *inv, str
 	struct probe_ctx ctx = { .root = &root,
 				 .inv = inv,
 				 .no_nvidia_libraries = opts->no_nvidia_libraries,
+				 .storage_target = opts->storage_target,
 				 .rd = { .root = &root, .fail = record_failure } };
 	int r = rootfs_open(&root, opts->root);
 
@@ -132,6 +134,7 @@ int probe_inventory(const struct probe_options *opts, struct inventory *inv, str
 		probe_addresses_captured(&ctx);
 	probe_rdma(&ctx);
 	probe_pci(&ctx);
+	probe_storage(&ctx);
 
 	rootfs_close(&root);
 	return 0;

@@ -32,6 +32,13 @@ struct probe_options {
 	struct rootfs_recorder *recorder; /* record every file read (capture), or NULL */
 	/* Leave NVML, CUDA and NCCL alone: for a caller that queries the GPUs itself. */
 	bool no_nvidia_libraries;
+	/*
+	 * Live hosts only: try a TCP connection to the planned storage target
+	 * (storage.target_reachable in the inventory; up to 2 s).  For topo and
+	 * doctor, which report on the node; the commands that only use the
+	 * inventory (env, launch, status) do not wait on the network.
+	 */
+	bool storage_target;
 };
 
 /*

@@ -14,6 +14,7 @@ struct probe_ctx {
 	const struct rootfs *root;
 	struct inventory *inv;
 	bool no_nvidia_libraries; /* probe_options' */
+	bool storage_target;	  /* probe_options' */
 	struct host_reader rd;	  /* the shared readers', failures recorded as problems */
 };
 

@@ -66,6 +66,8 @@ static const char *type_name(const struct inv_field *f)
 		return "array of string";
 	case INV_OBJECT:
 		return "object";
+	case INV_OPTIONAL:
+		return "object/null";
 	case INV_ARRAY:
 		return "array";
 	case INV_DERIVED_STRING:
@@ -138,7 +140,8 @@ static int write_row(const struct inv_field *f, const struct inv_field *prev, co
 	}
 	strbuf_addf(out, "%s |\n", f->doc);
 	/* The fields of nested objects and entries follow, unless they have their own table. */
-	if ((f->type == INV_OBJECT || f->type == INV_ARRAY) && !f->desc->table) {
+	if ((f->type == INV_OBJECT || f->type == INV_OPTIONAL || f->type == INV_ARRAY) &&
+	    !f->desc->table) {
 		if (f->type == INV_ARRAY)
 			strbuf_addstr(&key, "[]");
 		r = write_rows(f->desc, key.buf, out);

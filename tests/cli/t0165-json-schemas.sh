@@ -40,6 +40,12 @@ for f in $fixtures; do
   "$SPARKCTL" doctor --root "tests/fixtures/$f" --json > "$TMP/doctor-$f.json" || true
 done
 "$SPARKCTL" doctor --json > "$TMP/doctor-live.json" || true
+# storage check is doctor's report of the storage checks: the same schema.
+tests/fixtures/storage-tree.sh tests/fixtures/spark-1cable "$TMP/storage-tree" spark-01 rw
+"$SPARKCTL" storage check --root "$TMP/storage-tree" --json > "$TMP/doctor-storage-check.json" || true
+"$SPARKCTL" doctor --root "$TMP/storage-tree" --json > "$TMP/doctor-storage-tree.json" || true
+"$SPARKCTL" topo --root "$TMP/storage-tree" --json > "$TMP/inventory-storage-tree.json"
+json_valid inventory "$TMP/inventory-storage-tree.json"
 json_valid doctor "$TMP"/doctor-*.json
 expect 0 "$SPARKCTL" doctor --list --json
 cp "$TMP/out" "$TMP/checks.json"

@@ -16,6 +16,7 @@ ORDER = {"PASS": 0, "SKIP": 0, "WARN": 1, "FAIL": 2}
 
 
 def inventory(fixture, cache={}):
+    """A fresh copy of the fixture's inventory (a mutation changes only its own)."""
     if fixture not in cache:
         out = subprocess.run([SPARKCTL, "topo", "--root", os.path.join(SRCDIR, "tests/fixtures", fixture),
                               "--json"], check=True, capture_output=True, text=True).stdout
@@ -45,7 +46,38 @@ def helpers(d):
     def conf(path, key, value):
         d["system"]["nccl_conf"].append({"file": path, "key": key, "value": value})
 
-    return dict(d=d, dev=dev, port=port, net=net, pci=pci, gpu=gpu, setenv=setenv, conf=conf)
+    def storage():
+        """A shared volume as planned, connected and mounted read-write on spark-01; returns it."""
+        if not d.get("storage"):
+            d["system"]["modules"]["nvme_tcp"] = "loaded"
+            d["storage"] = {
+                "conf": {"target": {"address": "192.168.177.1", "port": 4420}, "nqn": STORAGE_NQN,
+                         "mount": "/mnt/shared", "fs": "ext4", "uuid": STORAGE_UUID,
+                         "interface": "enp1s0f1np1", "unit": "sparkctl-nvme-mnt-shared.service",
+                         "node": "spark-01",
+                         "nodes": [{"name": "spark-01", "access": "rw"}, {"name": "spark-02", "access": "ro"}]},
+                "conf_error": None,
+                "hostnqn": "nqn.2014-08.org.nvmexpress:uuid:5e1f2d1c-0000-4000-8000-000000000001",
+                "controllers": [{"name": "nvme1", "transport": "tcp", "traddr": "192.168.177.1", "trsvcid": 4420,
+                                 "src_addr": "192.168.177.11", "host_iface": None, "state": "live",
+                                 "subsysnqn": STORAGE_NQN, "namespaces": ["nvme1n1"]}],
+                "uuid_device": "/dev/nvme1n1",
+                "mount": {"mounted": True, "device": "/dev/nvme1n1", "fs": "ext4", "access": "rw",
+                          "options": "rw,noatime"},
+                "fstab": {"present": True, "spec": "UUID=" + STORAGE_UUID, "fs": "ext4",
+                          "options": "_netdev,nofail,noatime,x-systemd.requires=sparkctl-nvme-mnt-shared.service"},
+                "target_reachable": None, "target_error": None}
+        return d["storage"]
+
+    def ctrl(i=0):
+        return storage()["controllers"][i]
+
+    return dict(d=d, dev=dev, port=port, net=net, pci=pci, gpu=gpu, setenv=setenv, conf=conf,
+                storage=storage, ctrl=ctrl)
+
+
+STORAGE_NQN = "nqn.2026-01.org.example:shared"
+STORAGE_UUID = "0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11"
 
 
 def main():
@@ -64,18 +96,24 @@ def main():
             if "@nodes=" in fixture:
                 fixture, nodes = fixture.split("@nodes=")
                 extra = ["--nodes", nodes]
+            every = False
             if "@copies=" in fixture:
                 fixture, copies = fixture.split("@copies=")
                 copies = int(copies)
-            d = inventory(fixture)
-            if mutation.strip() != "-":
-                exec(mutation, helpers(d))
+            if "@same=" in fixture:
+                fixture, copies = fixture.split("@same=")
+                copies = int(copies)
+                every = True
             # @copies=N: N nodes, the first N-1 the fixture as it is, the last one mutated.
+            # @same=N: N nodes, each mutated (the mutation sees its index as i).
             froms = []
             for i in range(copies):
+                d = inventory(fixture)
+                if mutation.strip() != "-" and (every or i == copies - 1):
+                    exec(mutation, dict(helpers(d), i=i))
                 path = os.path.join(tmp, f"node{i}.json")
                 with open(path, "w") as out:
-                    json.dump(d if i == copies - 1 else inventory(fixture), out)
+                    json.dump(d, out)
                 froms += ["--from", path]
             r = subprocess.run([SPARKCTL, "doctor"] + froms + ["--only", check, "--json"] + extra,
                                capture_output=True, text=True)

@@ -1,7 +1,8 @@
 /*
  * fuzz-parsers - the pure parsers of lib/host_text.h, parse_bdf(),
  * host_list_parse() (-H lists, Slurm's hostlists), storage_conf_parse()
- * (/etc/sparkctl/storage.json) and storage_unit_name().
+ * (/etc/sparkctl/storage.json), storage_unit_name() and probe/nvme.h's
+ * (sysfs NVMe addresses and namespaces, mount tables and fstab, hostnqn).
  *
  * The first byte selects the parser (modulo their number), the rest is
  * the text.  Besides memory errors and leaks, each parser's documented
@@ -18,6 +19,7 @@
 #include "inventory/inventory.h"
 #include "lib/host_text.h"
 #include "lib/json.h"
+#include "probe/nvme.h"
 #include "remote/hosts.h"
 #include "storage/storage_conf.h"
 
@@ -39,6 +41,10 @@ enum parser {
 	P_HOST_LIST,
 	P_STORAGE_CONF,
 	P_STORAGE_UNIT_NAME,
+	P_NVME_ADDRESS,
+	P_NVME_NAMESPACE,
+	P_MOUNT_TABLE,
+	P_NVME_HOSTNQN,
 	NR_PARSERS
 };
 
@@ -258,6 +264,69 @@ static void storage_unit(const char *s)
 	strbuf_release(&name);
 }
 
+/* Every value found is one without a separator; a refused address leaves nothing. */
+static void nvme_address(const char *s)
+{
+	struct nvme_address a;
+
+	if (nvme_address_parse(s, &a) < 0) {
+		FUZZ_CHECK(!a.traddr && !a.trsvcid && !a.src_addr && !a.host_traddr &&
+			   !a.host_iface);
+		return;
+	}
+	FUZZ_CHECK(!a.traddr || !strpbrk(a.traddr, ",\n"));
+	FUZZ_CHECK(!a.src_addr || !strpbrk(a.src_addr, ",\n"));
+	nvme_address_release(&a);
+}
+
+/* A namespace's device is the entry without its "c<controller>", and parses as itself. */
+static void nvme_namespace(const char *s)
+{
+	struct strbuf dev = STRBUF_INIT, again = STRBUF_INIT;
+
+	if (nvme_namespace_device(s, &dev) == 0) {
+		FUZZ_CHECK(dev.len <= strlen(s) && !strncmp(dev.buf, "nvme", 4));
+		FUZZ_CHECK(nvme_namespace_device(dev.buf, &again) == 0 &&
+			   streq(again.buf, dev.buf));
+	}
+	strbuf_release(&dev);
+	strbuf_release(&again);
+}
+
+/* The first line is the mount point to find; the rest the table. */
+static void mount_table(const char *s)
+{
+	const char *nl = strchr(s, '\n');
+	struct mount_line m;
+	char *dir;
+
+	if (!nl)
+		return;
+	dir = fuzz_strndup((const uint8_t *)s, (size_t)(nl - s));
+	if (mount_table_find(nl + 1, strlen(nl + 1), dir, &m) == 1) {
+		FUZZ_CHECK(m.spec && m.dir && m.fs && m.options && streq(m.dir, dir));
+		(void)mount_has_option(m.options, "nofail");
+	} else {
+		FUZZ_CHECK(!m.spec && !m.dir);
+	}
+	mount_line_release(&m);
+	free(dir);
+}
+
+static void nvme_hostnqn(const char *s)
+{
+	struct strbuf nqn = STRBUF_INIT, path = STRBUF_INIT;
+
+	if (nvme_hostnqn_parse(s, strlen(s), &nqn) == 0)
+		FUZZ_CHECK(nqn.len && !strchr(nqn.buf, '\n') &&
+			   !isspace((unsigned char)nqn.buf[0]));
+	/* The by-uuid link of the same text resolves to an absolute path without "..". */
+	by_uuid_target_path(s, &path);
+	FUZZ_CHECK(path.buf[0] == '/' && !strstr(path.buf, "/../") && !strstr(path.buf, "//"));
+	strbuf_release(&nqn);
+	strbuf_release(&path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
@@ -313,6 +382,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case P_STORAGE_UNIT_NAME:
 		storage_unit(s);
+	case P_NVME_ADDRESS:
+		nvme_address(s);
+		break;
+	case P_NVME_NAMESPACE:
+		nvme_namespace(s);
+		break;
+	case P_MOUNT_TABLE:
+		mount_table(s);
+		break;
+	case P_NVME_HOSTNQN:
+		nvme_hostnqn(s);
 		break;
 	case NR_PARSERS:
 		break;
