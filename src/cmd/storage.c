@@ -21,6 +21,7 @@ static const char *const storage_usage[] = {
 };
 
 static const struct cmd *const storage_verbs[] = {
+	&cmd_storage_bench,
 	NULL,
 };
 
