@@ -74,7 +74,12 @@ static int read_controller(const struct rootfs *root, const char *rel, struct bl
 		goto out;
 	}
 	bp->transport = strbuf_detach(&value, NULL);
-	bp->controller = component(rel, 0);
+	/* sys/block/DISK/device is a link: the controller is what it names. */
+	if (rootfs_readlink(root, rel, &value) >= 0)
+		bp->controller = component(value.buf, 0);
+	else
+		bp->controller = component(rel, 0);
+	strbuf_reset(&value);
 	if (rootfs_read_valuef(root, &value, "%s/address", rel) >= 0) {
 		bp->src_addr = address_field(value.buf, "src_addr");
 		bp->traddr = address_field(value.buf, "traddr");
@@ -103,6 +108,7 @@ static int read_nvme_disk(const struct rootfs *root, struct block_path *bp)
 		goto out;
 	}
 	strvec_sort(&names);
+	r = 0;
 	for (size_t i = 0; i < names.nr && r == 0; i++) {
 		const char *n = names.v[i];
 		if (strncmp(n, "nvme", 4) || !n[4] || strspn(n + 4, "0123456789") != strlen(n + 4))

@@ -1,6 +1,7 @@
 /*
- * fuzz-parsers - the pure parsers of lib/host_text.h, parse_bdf() and
- * host_list_parse() (-H lists, Slurm's hostlists).
+ * fuzz-parsers - the pure parsers of lib/host_text.h, parse_bdf(),
+ * host_list_parse() (-H lists, Slurm's hostlists) and fio's JSON report
+ * (storage/fio.h).
  *
  * The first byte selects the parser (modulo their number), the rest is
  * the text.  Besides memory errors and leaks, each parser's documented
@@ -16,6 +17,7 @@
 #include "inventory/inventory.h"
 #include "lib/host_text.h"
 #include "remote/hosts.h"
+#include "storage/fio.h"
 
 /* Selectors: the seed corpus prepends these values, keep them stable. */
 enum parser {
@@ -33,6 +35,7 @@ enum parser {
 	P_DEFAULT_ROUTES,
 	P_BDF,
 	P_HOST_LIST,
+	P_FIO_REPORT,
 	NR_PARSERS
 };
 
@@ -205,6 +208,27 @@ static void host_list(const char *s)
 	strbuf_release(&err);
 }
 
+/* fio's JSON report (storage bench): figures never negative, a refusal says why. */
+static void fio_report(const char *s)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct fio_result r;
+
+	for (int writes = 0; writes < 2; writes++) {
+		fio_result_init(&r);
+		if (fio_result_parse(s, strlen(s), writes, &r, &err) == 0) {
+			FUZZ_CHECK(r.bw_bytes >= 0 && r.iops >= 0 && r.error >= 0 &&
+				   r.error < 4096);
+			FUZZ_CHECK(r.clat_p99_us >= 0 || r.clat_p99_us == -1);
+		} else {
+			FUZZ_CHECK(err.len > 0);
+		}
+		fio_result_release(&r);
+		strbuf_reset(&err);
+	}
+	strbuf_release(&err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
@@ -254,6 +278,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case P_HOST_LIST:
 		host_list(s);
+		break;
+	case P_FIO_REPORT:
+		fio_report(s);
 		break;
 	case NR_PARSERS:
 		break;
