@@ -35,7 +35,7 @@
 #include "view/progress.h"
 
 #define STORAGE_BENCH_SCHEMA_VERSION 1
-/* The default size: at most 1 GiB, at most half of what is free beyond the margin. */
+/* The default size: at most 1 GiB, and half of what is free beyond the margin. */
 #define DEFAULT_SIZE_MAX	     ((uint64_t)1 << 30)
 #define FREE_MARGIN_BYTES	     ((uint64_t)64 << 20)
 #define DEFAULT_RUNTIME_S	     10
@@ -285,23 +285,29 @@ static void inspect_device(struct bench *b, struct bench_path *bp, dev_t dev)
 static int size_for(const struct bench *b, struct bench_path *bp, struct strbuf *err)
 {
 	struct statvfs vfs;
-	uint64_t free_bytes, room;
+	uint64_t free_bytes, margin, room;
 
 	if (statvfs(bp->path, &vfs) < 0) {
-		strbuf_addf(err, "%s: %s", bp->path, strerror(errno));
-		return -errno;
+		int e = errno;
+		strbuf_addf(err, "%s: %s", bp->path, strerror(e));
+		return -e;
 	}
 	free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-	room = free_bytes > FREE_MARGIN_BYTES ? free_bytes - FREE_MARGIN_BYTES : 0;
+	/* Left free for everyone else: 5% of the filesystem, at most FREE_MARGIN_BYTES. */
+	margin = (uint64_t)vfs.f_blocks * vfs.f_frsize / 20;
+	margin = margin > FREE_MARGIN_BYTES ? FREE_MARGIN_BYTES : margin;
+	room = free_bytes > margin ? free_bytes - margin : 0;
 	bp->size = b->size ? b->size
 			   : (room / 2 > DEFAULT_SIZE_MAX ? DEFAULT_SIZE_MAX
 							  : room / 2 / (1 << 20) * (1 << 20));
 	if (!bp->size || bp->size > room) {
-		strbuf_addf(err,
-			    "%s: a test file of %" PRIu64 " bytes does not fit: %" PRIu64
-			    " bytes free, %" PRIu64 " kept free",
-			    bp->path, b->size ? b->size : (uint64_t)1 << 20, free_bytes,
-			    (uint64_t)FREE_MARGIN_BYTES);
+		if (b->size)
+			strbuf_addf(err, "%s: a test file of %" PRIu64 " bytes does not fit",
+				    bp->path, b->size);
+		else
+			strbuf_addf(err, "%s: no room for a test file", bp->path);
+		strbuf_addf(err, ": %" PRIu64 " bytes free, %" PRIu64 " of them kept free",
+			    free_bytes, margin);
 		return -ENOSPC;
 	}
 	return 0;
@@ -312,11 +318,14 @@ static int prepare_path(struct bench *b, struct bench_path *bp, struct strbuf *e
 {
 	struct stat st;
 
-	if (stat(bp->path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (stat(bp->path, &st) < 0) {
+		int e = errno;
 		strbuf_addf(err, "%s: %s", bp->path,
-			    errno == ENOENT || errno == ENOTDIR ? "no such directory"
-			    : S_ISDIR(st.st_mode)		? strerror(errno)
-								: "not a directory");
+			    e == ENOENT || e == ENOTDIR ? "no such directory" : strerror(e));
+		return -ENOTDIR;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		strbuf_addf(err, "%s: not a directory", bp->path);
 		return -ENOTDIR;
 	}
 	inspect_device(b, bp, st.st_dev);

@@ -23,7 +23,7 @@ assert top["properties"]["schema_version"]["const"] >= 1, "schema_version"
 assert top["additionalProperties"] is False, "additionalProperties"
 PY
 done
-for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top discover cluster cluster-path; do
+for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top discover cluster cluster-path storage-bench; do
   [ -f "docs/schemas/$name.schema.json" ] || fail "no docs/schemas/$name.schema.json"
 done
 
@@ -122,6 +122,13 @@ json_valid cluster "$TMP/cluster.json" "$TMP/cluster-show.json"
 SPARKCTL_CLUSTER=none "$SPARKCTL" cluster path --json > "$TMP/cluster-path-none.json"
 json_valid cluster-path "$TMP/cluster-path.json" "$TMP/cluster-path-none.json"
 
+# ---- storage bench: fio on a directory of the test's (tests/cli/t0840 covers the rest)
+if command -v fio > /dev/null; then
+  mkdir "$TMP/storage"
+  "$SPARKCTL" storage bench "$TMP/storage" --size 1M --runtime 1 --json > "$TMP/storage-bench.json"
+  json_valid storage-bench "$TMP/storage-bench.json"
+fi
+
 # ---- no real in any output has more digits than it was measured with
 for f in "$TMP"/*.json "$TMP"/job-*/summary.json; do
   ! grep -qE '[0-9]\.[0-9]{16,}' "$f" || fail "$f has an unrounded real: $(grep -oE '[0-9]+\.[0-9]{16,}' "$f" | head -1)"
@@ -150,3 +157,7 @@ drift doctor "$TMP/doctor-spark-ofed.json" 'd["findings"][0]["status"]="BAD"' "a
 drift launch-summary "$TMP/job-ok/summary.json" 'd["seconds"]=d.pop("duration_seconds")' "the old key seconds"
 drift doctor-list "$TMP/checks.json" 'd["checks"][0]["scope"]="node"; d["checks"][0]["extra"]=1' "an unknown key in a check"
 drift cluster "$TMP/cluster.json" 'd["nodes"][0]["id"]="0123"' "a node id that is not 32 hex digits"
+if [ -f "$TMP/storage-bench.json" ]; then
+  drift storage-bench "$TMP/storage-bench.json" \
+    'p=d["paths"][0]; p["read_mbps"]=p.pop("read_gbytes_per_second")' "a bandwidth key without its unit"
+fi
