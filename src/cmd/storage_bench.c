@@ -652,7 +652,8 @@ static void emit_head(struct emitter *e, const json_t *doc)
 					    "runtime_seconds" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		emit_value(e, keys[i], json_incref(json_object_get(doc, keys[i])), NULL);
+		if (json_object_get(doc, keys[i]))
+			emit_value(e, keys[i], json_incref(json_object_get(doc, keys[i])), NULL);
 }
 
 static void emit_local_report(struct emitter *e, const json_t *doc)
