@@ -259,7 +259,7 @@ static void inspect_device(struct bench *b, struct bench_path *bp, dev_t dev)
 	bp->protocol = "other";
 	bp->speed_mbps = bp->mtu = -1;
 	block_path_init(&blk);
-	if (rootfs_open(&root, "/") < 0)
+	if (rootfs_open(&root, rootfs_root_path(NULL)) < 0)
 		return;
 	if (block_path_read(&root, dev, &blk) > 0) {
 		bp->device = blk.disk ? xstrdup(blk.disk) : NULL;

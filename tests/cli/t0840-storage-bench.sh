@@ -92,6 +92,60 @@ for sig in TERM INT; do
   leftovers "$dir"
 done
 
+# ---- the protocol and the verdict, from a host tree (SPARKCTL_ROOT) whose sysfs
+# puts the test's directory on an NVMe/TCP disk, and its plan
+root=$TMP/root
+ctl=$root/sys/devices/virtual/nvme-fabrics/ctl/nvme1
+mkdir -p "$ctl/nvme1n1" "$root/sys/dev/block" "$root/sys/block" "$root/sys/class/net/eth9" \
+  "$root/sys/class/net/lo" "$root/etc/sparkctl"
+echo tcp > "$ctl/transport"
+echo traddr=198.18.1.1,trsvcid=4420,src_addr=127.0.0.1 > "$ctl/address"
+ln -s ../../nvme1 "$ctl/nvme1n1/device"
+ln -s ../../devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1 "$root/sys/dev/block/$(stat -c '%Hd:%Ld' "$dir")"
+ln -s ../devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1 "$root/sys/block/nvme1n1"
+# eth9, the plan's interface: a line rate no disk reaches half of (low, exit 4).
+echo 400000000 > "$root/sys/class/net/eth9/speed"
+echo 9000 > "$root/sys/class/net/eth9/mtu"
+# lo, which holds src_addr: 10 Mb/s, which every disk passes.
+echo 10 > "$root/sys/class/net/lo/speed"
+echo 1500 > "$root/sys/class/net/lo/mtu"
+# The plan, its unit named as systemd-escape --path names it.
+/usr/bin/python3 - "$dir" "$root/etc/sparkctl/storage.json" << 'PY'
+import json, sys
+mount = sys.argv[1]
+esc = "".join(c if c.isalnum() or c in ":_." else "-" if c == "/" else "\\x%02x" % ord(c)
+              for c in mount.strip("/"))
+json.dump({"schema_version": 1, "target": {"address": "198.18.1.1", "port": 4420},
+           "nqn": "nqn.2026-01.org.example:shared", "mount": mount, "fs": "ext4",
+           "uuid": "0b8e4b7c-5a36-4c43-9d2c-6f1f3b3c2a10", "interface": "eth9",
+           "unit": "sparkctl-nvme-" + esc + ".service", "node": "spark1",
+           "nodes": [{"name": "spark1", "access": "rw"}]}, open(sys.argv[2], "w"))
+PY
+# No PATH: the plan's mount, judged against eth9.
+expect 4 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench --size 2M --runtime 1 --profiles seq-read --json
+cp "$TMP/out" "$TMP/low.json"
+json_valid storage-bench "$TMP/low.json"
+[ "$(json_get "$TMP/low.json" '[d["paths"][0][k] for k in ("path", "protocol", "device", "interface", "line_rate_gbps", "mtu", "verdict")]')" = \
+  "['$dir', 'nvme-tcp', 'nvme1n1', 'eth9', 400000.0, 9000, 'low']" ] || fail "the planned path: $(cat "$TMP/low.json")"
+# 400000 Gb/s at MTU 9000: 50000 GB/s of line, less the headers.
+[ "$(json_get "$TMP/low.json" 'd["paths"][0]["ceiling_gbytes_per_second"]')" = 49559.414 ] || fail "the ceiling"
+leftovers "$dir"
+# PATH given: the interface is the one that holds src_addr (lo), and the verdict ok.
+expect 0 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench "$dir" --size 2M --runtime 1 --profiles seq-read
+grep -E "^${dir//./\\.} +nvme-tcp .* ok: [0-9]+% of 0\.00 GB/s \(lo, 0 Gb/s, MTU 1500\)$" "$TMP/out" > /dev/null ||
+  { cat "$TMP/out" >&2; fail "the verdict against lo"; }
+# A local path beside it (/dev/shm, another filesystem: no disk): its own row,
+# protocol other, no line rate.
+if [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$dir")" ]; then
+  expect 0 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench "$dir" --local /dev/shm --size 2M \
+    --runtime 1 --profiles seq-write --json
+  [ "$(json_get "$TMP/out" '[(p["role"], p["protocol"], p["verdict"]) for p in d["paths"]]')" = \
+    "[('shared', 'nvme-tcp', 'ok'), ('local', 'other', 'no line rate known')]" ] ||
+    fail "the --local row: $(cat "$TMP/out")"
+  leftovers /dev/shm
+fi
+leftovers "$dir"
+
 # ---- fio missing: exit 3, nothing created
 mkdir "$TMP/nofio"
 expect 3 env PATH="$TMP/nofio" "$SPARKCTL" storage bench "$dir" --size 1M --runtime 1
