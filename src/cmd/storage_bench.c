@@ -390,7 +390,7 @@ static int run_profile(struct bench *b, struct bench_path *bp, size_t i, const c
 {
 	const struct fio_profile *p = b->profiles[i];
 	struct strvec args = STRVEC_INIT;
-	struct strbuf out = STRBUF_INIT, fio_err = STRBUF_INIT;
+	struct strbuf out = STRBUF_INIT, fio_err = STRBUF_INIT, why = STRBUF_INIT;
 	struct fio_result *res = &bp->results[i];
 	int r;
 
@@ -406,9 +406,9 @@ static int run_profile(struct bench *b, struct bench_path *bp, size_t i, const c
 		strbuf_add(err, fio_err.buf, fio_err.len);
 		goto out;
 	}
-	if (fio_result_parse(out.buf, out.len, p->writes, res, &fio_err) < 0 || res->error ||
-	    r != 0) {
-		fio_failure(bp, p, res->error, fio_err.buf, err);
+	if (fio_result_parse(out.buf, out.len, p->writes, res, &why) < 0 || res->error || r != 0) {
+		/* fio's own first line of error says more than the missing report. */
+		fio_failure(bp, p, res->error, fio_err.len ? fio_err.buf : why.buf, err);
 		r = res->error == ENOSPC ? -ENOSPC : -EIO;
 		goto out;
 	}
@@ -419,6 +419,7 @@ out:
 	strvec_clear(&args);
 	strbuf_release(&out);
 	strbuf_release(&fio_err);
+	strbuf_release(&why);
 	return r;
 }
 
@@ -1116,6 +1117,43 @@ static int check_args(const struct bench_args *a, int n, struct bench *b)
 	return SPARKCTL_EXIT_OK;
 }
 
+/* The command once its options are parsed (argv[1..n] the paths): an exit status. */
+static int bench_run(const struct bench_args *a, int n, char **argv)
+{
+	struct bench b = { 0 };
+	struct storage_conf conf;
+	struct host_list hosts = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	int ret;
+
+	storage_conf_init(&conf);
+	if ((ret = check_args(a, n, &b)) != SPARKCTL_EXIT_OK)
+		goto out;
+	b.progress = !a->json && !a->quiet;
+	if (a->hosts || a->hostfile || a->cluster) {
+		if (host_list_from_options(a->hosts, a->hostfile, a->cluster, NULL, &hosts, &err) <
+		    0) {
+			ret = cmd_usage_error("storage bench", "%s", err.buf);
+			goto out;
+		}
+		ret = bench_nodes(&b, a, &hosts, argv + 1, (size_t)n);
+		goto out;
+	}
+	for (int i = 1; i <= n; i++)
+		add_path(&b, argv[i], "shared");
+	if (!n && (ret = planned_path(&b, &conf)) != SPARKCTL_EXIT_OK)
+		goto out;
+	if (a->local)
+		add_path(&b, a->local, "local");
+	ret = bench_here(&b, a);
+out:
+	bench_release(&b);
+	storage_conf_release(&conf);
+	host_list_release(&hosts);
+	strbuf_release(&err);
+	return ret;
+}
+
 static int run_storage_bench(const struct cmd *cmd, int argc, char **argv)
 {
 	struct bench_args a = { .runtime = DEFAULT_RUNTIME_S };
@@ -1143,40 +1181,11 @@ static int run_storage_bench(const struct cmd *cmd, int argc, char **argv)
 		OPT_HELP(),
 		OPT_END(),
 	};
-	struct bench b = { 0 };
-	struct storage_conf conf;
-	struct host_list hosts = { 0 };
-	struct strbuf err = STRBUF_INIT;
-	int n = cmd_parse(cmd, opts, argc, argv), ret;
+	int n = cmd_parse(cmd, opts, argc, argv);
 
-	storage_conf_init(&conf);
 	if (n < 0)
 		return cmd_parse_exit(n);
-	if ((ret = check_args(&a, n, &b)) != SPARKCTL_EXIT_OK)
-		goto out;
-	b.progress = !a.json && !a.quiet;
-	if (a.hosts || a.hostfile || a.cluster) {
-		if (host_list_from_options(a.hosts, a.hostfile, a.cluster, NULL, &hosts, &err) <
-		    0) {
-			ret = cmd_usage_error("storage bench", "%s", err.buf);
-			goto out;
-		}
-		ret = bench_nodes(&b, &a, &hosts, argv + 1, (size_t)n);
-		goto out;
-	}
-	for (int i = 1; i <= n; i++)
-		add_path(&b, argv[i], "shared");
-	if (!n && (ret = planned_path(&b, &conf)) != SPARKCTL_EXIT_OK)
-		goto out;
-	if (a.local)
-		add_path(&b, a.local, "local");
-	ret = bench_here(&b, &a);
-out:
-	bench_release(&b);
-	storage_conf_release(&conf);
-	host_list_release(&hosts);
-	strbuf_release(&err);
-	return ret;
+	return bench_run(&a, n, argv);
 }
 
 const struct cmd cmd_storage_bench = {
