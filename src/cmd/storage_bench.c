@@ -100,6 +100,7 @@ struct bench {
 	/* the run of one fio */
 	struct loop loop;
 	bool loop_ready;
+	struct loop_timer progress_timer; /* draws view/progress.h's line while fio runs */
 	int signal; /* the first of SIGINT, SIGTERM, SIGHUP received, 0 none */
 };
 
@@ -666,8 +667,10 @@ static void emit_local_report(struct emitter *e, const json_t *doc)
 
 /* doc as JSON on stdout (json), in output (a file), or as text on stdout. */
 static int print_document(const json_t *doc, void (*fn)(struct emitter *, const json_t *),
-			  bool json, const char *output)
+			  const struct bench_args *a)
 {
+	bool json = a->json;
+	const char *output = a->output;
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	struct emitter e;
 	int r = 0;
@@ -684,10 +687,15 @@ static int print_document(const json_t *doc, void (*fn)(struct emitter *, const 
 			cmd_error("storage bench", "%s", err.buf);
 	}
 	if (!json && r == 0) {
+		/* -q: the table without its notes. */
+		json_t *shown = json_copy((json_t *)doc);
+		if (a->quiet)
+			json_object_del(shown, "notes");
 		emit_init(&e, EMIT_TEXT, &out, cmd_use_color());
-		fn(&e, doc);
+		fn(&e, shown);
 		emit_release(&e);
 		fputs(out.buf, stdout);
+		json_decref(shown);
 	}
 	strbuf_release(&out);
 	strbuf_release(&err);
@@ -734,6 +742,7 @@ static int watch_signals(struct bench *b)
 	sigaddset(&mask, SIGHUP);
 	loop_init(&b->loop);
 	b->loop_ready = true;
+	progress_timer_arm(&b->loop, &b->progress_timer);
 	return loop_watch_signals(&b->loop, &mask, on_signal, NULL);
 }
 
@@ -760,12 +769,13 @@ static int bench_here(struct bench *b, const struct bench_args *a)
 		goto out;
 	}
 	free(fio);
+	progress_begin(b->progress, "storage bench: starting fio");
 	if ((r = watch_signals(b)) < 0) {
+		progress_end();
 		cmd_error("storage bench", "cannot watch for signals: %s", strerror(-r));
 		ret = SPARKCTL_EXIT_ERROR;
 		goto out;
 	}
-	progress_begin(b->progress, "storage bench: starting fio");
 	for (size_t i = 0; i < b->nr_paths && r == 0; i++)
 		r = measure_path(b, &b->paths[i], &err);
 	progress_end();
@@ -786,7 +796,7 @@ static int bench_here(struct bench *b, const struct bench_args *a)
 				break;
 			}
 		doc = local_document(b);
-		if (print_document(doc, emit_local_report, a->json, a->output) < 0)
+		if (print_document(doc, emit_local_report, a) < 0)
 			ret = SPARKCTL_EXIT_ERROR;
 		for (size_t i = 0; i < b->nr_paths && ret == SPARKCTL_EXIT_OK; i++)
 			if (b->paths[i].verdict == FIO_VERDICT_LOW)
@@ -1050,7 +1060,7 @@ static int bench_nodes(const struct bench *b, const struct bench_args *a,
 		jset(doc, "concurrent", c);
 		ret = worse(ret, all.worst);
 	}
-	if (print_document(doc, emit_nodes_report, a->json, a->output) < 0)
+	if (print_document(doc, emit_nodes_report, a) < 0)
 		ret = worse(ret, SPARKCTL_EXIT_ERROR);
 	json_decref(doc);
 	strvec_clear(&args);
@@ -1177,7 +1187,8 @@ static int run_storage_bench(const struct cmd *cmd, int argc, char **argv)
 			   "~/.local/bin/sparkctl)"),
 		OPT_BOOL(0, "json", &a.json, "print the report as JSON, not as text"),
 		OPT_STRING('o', "output", &a.output, "FILE", "write the report as JSON to FILE"),
-		OPT_BOOL('q', "quiet", &a.quiet, "no progress line"),
+		OPT_BOOL('q', "quiet", &a.quiet,
+			 "only errors and the table: no progress, no notes"),
 		OPT_HELP(),
 		OPT_END(),
 	};

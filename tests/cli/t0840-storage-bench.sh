@@ -52,7 +52,13 @@ contains "$TMP/out" "PROTOCOL"
 contains "$TMP/out" "GB/s"
 contains "$TMP/out" "no line rate known"
 no_trailing_blanks "$TMP/out"
+contains "$TMP/out" "note: reads run on a file fio lays out"
 json_valid storage-bench "$TMP/o.json"
+# -q: the table alone.
+expect 0 "$SPARKCTL" storage bench "$dir" --size 2M --runtime 1 --profiles seq-read -q
+contains "$TMP/out" "PROTOCOL"
+lacks "$TMP/out" "note:"
+[ ! -s "$TMP/err" ] || fail "-q printed on stderr: $(cat "$TMP/err")"
 [ "$(json_get "$TMP/o.json" 'd["paths"][0]["read_gbytes_per_second"]')" = None ] || fail "no seq-read was run"
 leftovers "$dir"
 
