@@ -74,7 +74,7 @@ static int read_controller(const struct rootfs *root, const char *rel, struct bl
 		goto out;
 	}
 	bp->transport = strbuf_detach(&value, NULL);
-	/* sys/block/DISK/device is a link: the controller is what it names. */
+	/* sys/class/block/DISK/device is a link: the controller is what it names. */
 	if (rootfs_readlink(root, rel, &value) >= 0)
 		bp->controller = component(value.buf, 0);
 	else
@@ -97,7 +97,7 @@ static int read_nvme_disk(const struct rootfs *root, struct block_path *bp)
 	struct strvec names = STRVEC_INIT;
 	int r;
 
-	strbuf_addf(&rel, "sys/block/%s/device", bp->disk);
+	strbuf_addf(&rel, "sys/class/block/%s/device", bp->disk);
 	r = read_controller(root, rel.buf, bp);
 	if (r != 0)
 		goto out;
@@ -114,7 +114,7 @@ static int read_nvme_disk(const struct rootfs *root, struct block_path *bp)
 		if (strncmp(n, "nvme", 4) || !n[4] || strspn(n + 4, "0123456789") != strlen(n + 4))
 			continue;
 		strbuf_reset(&rel);
-		strbuf_addf(&rel, "sys/block/%s/device/%s", bp->disk, n);
+		strbuf_addf(&rel, "sys/class/block/%s/device/%s", bp->disk, n);
 		r = read_controller(root, rel.buf, bp);
 	}
 out:
@@ -140,13 +140,17 @@ int block_path_read(const struct rootfs *root, dev_t dev, struct block_path *bp)
 		r = 0;
 		goto out;
 	}
-	r = 1;
-	if (!strncmp(bp->disk, "nvme", 4))
-		r = read_nvme_disk(root, bp);
+	r = starts_with(bp->disk, "nvme") ? read_nvme_disk(root, bp) : 1;
 out:
 	strbuf_release(&rel);
 	strbuf_release(&link);
 	return r;
+}
+
+int block_path_read_disk(const struct rootfs *root, const char *disk, struct block_path *bp)
+{
+	bp->disk = xstrdup(disk);
+	return starts_with(disk, "nvme") ? read_nvme_disk(root, bp) : 1;
 }
 
 void block_path_netdev_rate(const struct rootfs *root, const char *name, int64_t *speed_mbps,

@@ -7,7 +7,7 @@
  *
  * From sysfs below a root: sys/dev/block/MAJ:MIN (the filesystem's
  * st_dev) names the disk or partition; a partition's disk is its parent
- * directory; sys/block/DISK/device is the NVMe controller (nvmeX, with
+ * directory; sys/class/block/DISK/device is the NVMe controller (nvmeX, with
  * transport and address), or with native multipath the subsystem
  * (nvme-subsysN), whose nvmeX entries are its controllers.
  */
@@ -35,6 +35,8 @@ void block_path_release(struct block_path *bp);
  * found, 0 when dev is no block device there (bp->disk NULL), -errno.
  */
 int block_path_read(const struct rootfs *root, dev_t dev, struct block_path *bp);
+/* The same for the disk named disk ("nvme0n1"): 1, or -errno. */
+int block_path_read_disk(const struct rootfs *root, const char *disk, struct block_path *bp);
 
 /*
  * The line rate (Mb/s, -1 unknown: a link down, a virtual device) and

@@ -102,13 +102,13 @@ done
 # puts the test's directory on an NVMe/TCP disk, and its plan
 root=$TMP/root
 ctl=$root/sys/devices/virtual/nvme-fabrics/ctl/nvme1
-mkdir -p "$ctl/nvme1n1" "$root/sys/dev/block" "$root/sys/block" "$root/sys/class/net/eth9" \
+mkdir -p "$ctl/nvme1n1" "$root/sys/dev/block" "$root/sys/class/block" "$root/sys/class/net/eth9" \
   "$root/sys/class/net/lo" "$root/etc/sparkctl"
 echo tcp > "$ctl/transport"
 echo traddr=198.18.1.1,trsvcid=4420,src_addr=127.0.0.1 > "$ctl/address"
 ln -s ../../nvme1 "$ctl/nvme1n1/device"
 ln -s ../../devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1 "$root/sys/dev/block/$(stat -c '%Hd:%Ld' "$dir")"
-ln -s ../devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1 "$root/sys/block/nvme1n1"
+ln -s ../../devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1 "$root/sys/class/block/nvme1n1"
 # eth9, the plan's interface: a line rate no disk reaches half of (low, exit 4).
 echo 400000000 > "$root/sys/class/net/eth9/speed"
 echo 9000 > "$root/sys/class/net/eth9/mtu"

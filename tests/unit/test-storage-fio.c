@@ -217,6 +217,58 @@ static void test_ceiling_and_verdict(void **state)
 	assert_string_equal(fio_verdict_name(FIO_VERDICT_UNKNOWN), "no line rate known");
 }
 
+/*
+ * fio's reports from the storage test VM (tests/fixtures/storage/README):
+ * fio 3.33 on ext4 over NVMe/TCP on 127.0.0.1, under QEMU TCG.
+ */
+static void test_vm_reports(void **state)
+{
+	(void)state;
+	struct fio_result r;
+
+	parse_fixture(FIXTURE("fio-seq-read.json"), false, &r);
+	assert_string_equal(r.version, "fio-3.33");
+	assert_int_equal(r.error, 0);
+	assert_true(near(r.bw_bytes, 39670553));
+	assert_int_equal(r.io_bytes, 84934656);
+	assert_int_equal(r.runtime_ms, 2141);
+	fio_result_release(&r);
+
+	parse_fixture(FIXTURE("fio-seq-write.json"), true, &r);
+	assert_true(near(r.bw_bytes, 105498478));
+	assert_true(near(r.iops, 100.611189));
+	fio_result_release(&r);
+
+	parse_fixture(FIXTURE("fio-rand4k-qd128.json"), false, &r);
+	assert_true(near(r.iops, 666.832918));
+	assert_true(near(r.clat_p99_us, 299892.736));
+	fio_result_release(&r);
+
+	parse_fixture(FIXTURE("fio-lat-qd1.json"), false, &r);
+	assert_true(near(r.clat_p50_us, 18.304));
+	assert_true(near(r.clat_p99_us, 2441.216));
+	assert_true(near(r.clat_mean_us, 87.773288716));
+	fio_result_release(&r);
+}
+
+/* The VM's host tree: the namespace below its subsystem, the controller over TCP. */
+static void test_vm_tree(void **state)
+{
+	(void)state;
+	struct rootfs root;
+	struct block_path bp;
+
+	assert_int_equal(rootfs_open(&root, FIXTURES_DIR "/storage/root"), 0);
+	block_path_init(&bp);
+	assert_int_equal(block_path_read_disk(&root, "nvme0n1", &bp), 1);
+	assert_string_equal(bp.controller, "nvme0");
+	assert_string_equal(bp.transport, "tcp");
+	assert_string_equal(bp.src_addr, "127.0.0.1");
+	assert_string_equal(bp.traddr, "127.0.0.1");
+	block_path_release(&bp);
+	rootfs_close(&root);
+}
+
 /* ---- block_path on trees shaped as the kernel's sysfs ---- */
 
 static char tree[] = "/tmp/sparkctl-test-block-XXXXXX";
@@ -228,7 +280,7 @@ static int make_tree(void **state)
 
 	assert_non_null(mkdtemp(tree));
 	cmd = xasprintf(
-		"cd '%s' && mkdir -p sys/dev/block sys/block "
+		"cd '%s' && mkdir -p sys/dev/block sys/class/block "
 		/* NVMe/TCP without native multipath: the disk's device is the controller */
 		"sys/devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1 "
 		/* local PCIe NVMe, multipath: the disk below its subsystem, a partition */
@@ -250,9 +302,11 @@ static int make_tree(void **state)
 		"sys/dev/block/259:3 && "
 		"ln -s ../../devices/pci0000:00/0000:00:02.0/virtio1/block/vda sys/dev/block/254:0 "
 		"&& "
-		"ln -s ../devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1 sys/block/nvme1n1 && "
+		"ln -s ../../devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1 "
+		"sys/class/block/nvme1n1 && "
 		"ln -s ../../nvme1 sys/devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1/device && "
-		"ln -s ../devices/virtual/nvme-subsystem/nvme-subsys0/nvme0n1 sys/block/nvme0n1 && "
+		"ln -s ../../devices/virtual/nvme-subsystem/nvme-subsys0/nvme0n1 "
+		"sys/class/block/nvme0n1 && "
 		"ln -s ../../nvme-subsys0 "
 		"sys/devices/virtual/nvme-subsystem/nvme-subsys0/nvme0n1/device && "
 		"mkdir -p sys/class/net/eth9 && echo 100000 > sys/class/net/eth9/speed && "
@@ -344,6 +398,8 @@ int main(void)
 		cmocka_unit_test(test_profiles),
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_ceiling_and_verdict),
+		cmocka_unit_test(test_vm_reports),
+		cmocka_unit_test(test_vm_tree),
 		cmocka_unit_test_setup_teardown(test_block_path, make_tree, drop_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
