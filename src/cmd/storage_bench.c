@@ -94,7 +94,8 @@ struct bench {
 	struct bench_path paths[MAX_PATHS];
 	size_t nr_paths;
 	char *fio_version;
-	const char *iface_conf; /* storage.json's interface */
+	const char *plan_mount; /* storage.json's mount, NULL without a plan */
+	const char *iface_conf; /* and its interface */
 	struct strvec notes;
 	bool progress;
 	/* the run of one fio */
@@ -251,6 +252,15 @@ static const char *protocol_of(const char *transport)
 	return "other";
 }
 
+/* Whether a and b name the same directory. */
+static bool same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 /* The device under bp's filesystem, its protocol and, for NVMe/TCP, its network. */
 static void inspect_device(struct bench *b, struct bench_path *bp, dev_t dev)
 {
@@ -267,7 +277,7 @@ static void inspect_device(struct bench *b, struct bench_path *bp, dev_t dev)
 		bp->protocol = protocol_of(blk.transport);
 	}
 	if (streq(bp->protocol, "nvme-tcp")) {
-		if (b->iface_conf && streq(bp->role, "shared"))
+		if (b->iface_conf && streq(bp->role, "shared") && same_dir(bp->path, b->plan_mount))
 			bp->iface = xstrdup(b->iface_conf);
 		else if (blk.src_addr)
 			bp->iface = block_path_netdev_of_address(blk.src_addr);
@@ -1071,7 +1081,7 @@ static int bench_nodes(const struct bench *b, const struct bench_args *a,
 /* ---- the command ------------------------------------------------------------------------ */
 
 /* The planned mount when no PATH is given (and the interface it takes): an exit status. */
-static int planned_path(struct bench *b, struct storage_conf *conf)
+static int planned_path(struct bench *b, struct storage_conf *conf, bool given)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct rootfs root;
@@ -1081,7 +1091,12 @@ static int planned_path(struct bench *b, struct storage_conf *conf)
 		r = storage_conf_load(&root, conf, &err);
 		rootfs_close(&root);
 	}
-	if (r == -ENOENT) {
+	if (given) {
+		/* PATHs given: the plan only names the interface of its mount, if it is one. */
+		b->plan_mount = r == 0 ? conf->mount : NULL;
+		b->iface_conf = r == 0 ? conf->interface : NULL;
+		r = SPARKCTL_EXIT_OK;
+	} else if (r == -ENOENT) {
 		r = cmd_usage_error("storage bench", "no PATH given, and no shared storage is "
 						     "planned here (/etc/sparkctl/storage.json)");
 	} else if (r < 0) {
@@ -1089,6 +1104,7 @@ static int planned_path(struct bench *b, struct storage_conf *conf)
 		r = SPARKCTL_EXIT_ERROR;
 	} else {
 		add_path(b, conf->mount, "shared");
+		b->plan_mount = conf->mount;
 		b->iface_conf = conf->interface;
 		r = SPARKCTL_EXIT_OK;
 	}
@@ -1151,7 +1167,7 @@ static int bench_run(const struct bench_args *a, int n, char **argv)
 	}
 	for (int i = 1; i <= n; i++)
 		add_path(&b, argv[i], "shared");
-	if (!n && (ret = planned_path(&b, &conf)) != SPARKCTL_EXIT_OK)
+	if ((ret = planned_path(&b, &conf, n > 0)) != SPARKCTL_EXIT_OK)
 		goto out;
 	if (a->local)
 		add_path(&b, a->local, "local");

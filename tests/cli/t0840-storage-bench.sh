@@ -136,14 +136,21 @@ json_valid storage-bench "$TMP/low.json"
 # 400000 Gb/s at MTU 9000: 50000 GB/s of line, less the headers.
 [ "$(json_get "$TMP/low.json" 'd["paths"][0]["ceiling_gbytes_per_second"]')" = 49559.414 ] || fail "the ceiling"
 leftovers "$dir"
-# PATH given: the interface is the one that holds src_addr (lo), and the verdict ok.
-expect 0 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench "$dir" --size 2M --runtime 1 --profiles seq-read
-grep -E "^${dir//./\\.} +nvme-tcp .* ok: [0-9]+% of 0\.00 GB/s \(lo, 0 Gb/s, MTU 1500\)$" "$TMP/out" > /dev/null ||
+# The plan's mount given as PATH: the plan's interface still.
+expect 4 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench "$dir/" --size 2M --runtime 1 --profiles seq-read
+grep -E " nvme-tcp .* low: 0% of 49559\.41 GB/s \(eth9, 400000 Gb/s, MTU 9000\)$" "$TMP/out" > /dev/null ||
+  { cat "$TMP/out" >&2; fail "the verdict of the plan's mount against eth9"; }
+# Another directory on that disk: the interface is the one that holds src_addr (lo), and the verdict ok.
+other=$TMP/other
+mkdir "$other"
+expect 0 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench "$other" --size 2M --runtime 1 --profiles seq-read
+grep -E "^${other//./\\.} +nvme-tcp .* ok: [0-9]+% of 0\.00 GB/s \(lo, 0 Gb/s, MTU 1500\)$" "$TMP/out" > /dev/null ||
   { cat "$TMP/out" >&2; fail "the verdict against lo"; }
+leftovers "$other"
 # A local path beside it (/dev/shm, another filesystem: no disk): its own row,
 # protocol other, no line rate.
 if [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$dir")" ]; then
-  expect 0 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench "$dir" --local /dev/shm --size 2M \
+  expect 0 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench "$other" --local /dev/shm --size 2M \
     --runtime 1 --profiles seq-write --json
   [ "$(json_get "$TMP/out" '[(p["role"], p["protocol"], p["verdict"]) for p in d["paths"]]')" = \
     "[('shared', 'nvme-tcp', 'ok'), ('local', 'other', 'no line rate known')]" ] ||
