@@ -23,6 +23,7 @@ static const char *const storage_usage[] = {
 static const struct cmd *const storage_verbs[] = {
 	&cmd_storage_plan,
 	&cmd_storage_check,
+	&cmd_storage_bench,
 	NULL,
 };
 

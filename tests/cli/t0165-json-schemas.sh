@@ -23,7 +23,7 @@ assert top["properties"]["schema_version"]["const"] >= 1, "schema_version"
 assert top["additionalProperties"] is False, "additionalProperties"
 PY
 done
-for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top discover cluster cluster-path storage storage-plan; do
+for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top discover cluster cluster-path storage storage-plan storage-bench; do
   [ -f "docs/schemas/$name.schema.json" ] || fail "no docs/schemas/$name.schema.json"
 done
 
@@ -140,6 +140,12 @@ splan="--target [fd00::1]:4421 --nqn nqn.2026-01.org.example:shared --mount /mnt
   --write --root "$TMP/storage-root" --json > "$TMP/storage-plan-write.json"
 json_valid storage-plan "$TMP"/storage-plan*.json
 json_valid storage "$TMP/storage-root/etc/sparkctl/storage.json"
+# ---- storage bench: fio on a directory of the test's (tests/cli/t0840 covers the rest)
+if command -v fio > /dev/null; then
+  mkdir "$TMP/storage"
+  "$SPARKCTL" storage bench "$TMP/storage" --size 1M --runtime 1 --json > "$TMP/storage-bench.json"
+  json_valid storage-bench "$TMP/storage-bench.json"
+fi
 
 # ---- no real in any output has more digits than it was measured with
 for f in "$TMP"/*.json "$TMP"/job-*/summary.json; do
@@ -172,3 +178,7 @@ drift cluster "$TMP/cluster.json" 'd["nodes"][0]["id"]="0123"' "a node id that i
 drift storage "$TMP/storage-root/etc/sparkctl/storage.json" 'd["nodes"][0]["access"]="write"' "an access other than ro and rw"
 drift storage "$TMP/storage-root/etc/sparkctl/storage.json" 'd["target"]["port"]="4421"' "a port as a string"
 drift storage-plan "$TMP/storage-plan.json" 'd["node"]="spark1"' "the keys of --write among the printed plan's"
+if [ -f "$TMP/storage-bench.json" ]; then
+  drift storage-bench "$TMP/storage-bench.json" \
+    'p=d["paths"][0]; p["read_mbps"]=p.pop("read_gbytes_per_second")' "a bandwidth key without its unit"
+fi

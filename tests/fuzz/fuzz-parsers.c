@@ -1,8 +1,9 @@
 /*
  * fuzz-parsers - the pure parsers of lib/host_text.h, parse_bdf(),
  * host_list_parse() (-H lists, Slurm's hostlists), storage_conf_parse()
- * (/etc/sparkctl/storage.json), storage_unit_name() and probe/nvme.h's
- * (sysfs NVMe addresses and namespaces, mount tables and fstab, hostnqn).
+ * (/etc/sparkctl/storage.json), storage_unit_name(), probe/nvme.h's
+ * (sysfs NVMe addresses and namespaces, mount tables and fstab, hostnqn)
+ * and fio's JSON report (storage/fio.h).
  *
  * The first byte selects the parser (modulo their number), the rest is
  * the text.  Besides memory errors and leaks, each parser's documented
@@ -22,6 +23,7 @@
 #include "probe/nvme.h"
 #include "remote/hosts.h"
 #include "storage/storage_conf.h"
+#include "storage/fio.h"
 
 /* Selectors: the seed corpus prepends these values, keep them stable. */
 enum parser {
@@ -45,6 +47,7 @@ enum parser {
 	P_NVME_NAMESPACE,
 	P_MOUNT_TABLE,
 	P_NVME_HOSTNQN,
+	P_FIO_REPORT,
 	NR_PARSERS
 };
 
@@ -327,6 +330,27 @@ static void nvme_hostnqn(const char *s)
 	strbuf_release(&path);
 }
 
+/* fio's JSON report (storage bench): figures never negative, a refusal says why. */
+static void fio_report(const char *s)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct fio_result r;
+
+	for (int writes = 0; writes < 2; writes++) {
+		fio_result_init(&r);
+		if (fio_result_parse(s, strlen(s), writes, &r, &err) == 0) {
+			FUZZ_CHECK(r.bw_bytes >= 0 && r.iops >= 0 && r.error >= 0 &&
+				   r.error < 4096);
+			FUZZ_CHECK(r.clat_p99_us >= 0 || r.clat_p99_us == -1);
+		} else {
+			FUZZ_CHECK(err.len > 0);
+		}
+		fio_result_release(&r);
+		strbuf_reset(&err);
+	}
+	strbuf_release(&err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
@@ -382,6 +406,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case P_STORAGE_UNIT_NAME:
 		storage_unit(s);
+		break;
 	case P_NVME_ADDRESS:
 		nvme_address(s);
 		break;
@@ -393,6 +418,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case P_NVME_HOSTNQN:
 		nvme_hostnqn(s);
+		break;
+	case P_FIO_REPORT:
+		fio_report(s);
 		break;
 	case NR_PARSERS:
 		break;
