@@ -90,6 +90,9 @@ ctrl_of() {
   return 1
 }
 
+# no_ctrl NQN: no controller is connected to subsystem NQN.
+no_ctrl() { ! ctrl_of "$1" > /dev/null; }
+
 # ctrl_live NQN: a controller of subsystem NQN is "live".
 ctrl_live() {
   _c=$(ctrl_of "$1") || return 1
