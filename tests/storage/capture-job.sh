@@ -1,8 +1,10 @@
 # tests/storage/capture-job.sh - runs inside the storage VM (busybox sh) for
+# shellcheck shell=sh
 # tests/storage/capture-fixtures.sh: one target, one host, what nvme-cli,
 # fio, sysfs, configfs and /proc say at each step, into /out/fixtures (a
 # copy of tests/fixtures/storage/).  Every command's exit status is kept
 # next to its output (NAME.rc), for the commands that may fail.
+# shellcheck source=tests/storage/raw.sh
 . /job/raw.sh
 set -u
 
@@ -89,11 +91,12 @@ done
 ls -l /sys/class/nvme/ /sys/class/nvme-subsystem/ /sys/class/block/ > "$F/sysfs-class-links.txt"
 
 # --- a filesystem on it, mounted by UUID
-cap mkfs.txt mkfs.ext4 -q -F "$DEV"
+# A fixed UUID: a new capture changes no fixture that names it.
+cap mkfs.txt mkfs.ext4 -q -F -U 3662c823-09f4-454a-a3a9-dee9ef3f9909 "$DEV"
 UUID=$(by_uuid "$DEV")
 cap blkid.txt blkid "$DEV"
 mkdir -p /mnt/shared
-mount -t ext4 -o noatime "/dev/disk/by-uuid/$UUID" /mnt/shared || die "mount"
+mount_uuid "$UUID" /mnt/shared
 cat /proc/mounts > "$F/proc-mounts.txt"
 mkdir -p "$ROOT/proc" "$ROOT/dev/disk/by-uuid"
 cp /proc/mounts "$ROOT/proc/mounts"
@@ -161,4 +164,4 @@ raw_target_down "$NQN"
 find "$CONFIGFS" | sort > "$F/nvmet-configfs-find-removed.txt"
 cap connect-no-target.txt nvme connect -t tcp -a 127.0.0.1 -s 4420 -n "$NQN"
 cap versions.txt sh -c 'uname -r; nvme version; fio --version'
-say done
+say "done"

@@ -1,13 +1,17 @@
 # tests/storage/cycle-raw.sh - the storage cycle inside the VM (busybox sh)
+# shellcheck shell=sh
 # with nvme-cli and configfs alone, no sparkctl: what t0800-storage-vm.sh
 # runs while sparkctl has no storage verbs.  It proves the rig: a target,
 # a connection that is live, a file system made, mounted by UUID, written,
 # and read back after a disconnect and a new connection, fio's JSON, and
 # everything undone.  Files for the test to check are left in /out.
+# shellcheck source=tests/storage/raw.sh
 . /job/raw.sh
 set -u
 NQN=nqn.2026-11.io.sparkctl:cycle
 
+# The build under test runs here (its libraries came along, a sanitizer's too).
+sparkctl --version > /out/version || die "sparkctl does not run in the VM"
 say "target: null_blk, nvmet on 127.0.0.1:4420"
 raw_null_blk nullb0 64
 raw_target_up "$NQN" /dev/nullb0 127.0.0.1 4420
@@ -26,7 +30,7 @@ mkfs.ext4 -q -F "$DEV" || die "mkfs.ext4 $DEV"
 UUID=$(by_uuid "$DEV")
 echo "$UUID" > /out/uuid
 mkdir -p /mnt/shared
-mount -t ext4 -o noatime "/dev/disk/by-uuid/$UUID" /mnt/shared || die "mount UUID=$UUID"
+mount_uuid "$UUID" /mnt/shared
 grep " /mnt/shared ext4 " /proc/mounts > /out/mounts || die "/mnt/shared is not in /proc/mounts"
 dd if=/dev/urandom of=/mnt/shared/data bs=1M count=4 2> /dev/null || die "write /mnt/shared/data"
 sha256sum < /mnt/shared/data > /out/data-written.sha256
@@ -44,7 +48,7 @@ wait_for 30 "a live controller" ctrl_live "$NQN"
 wait_for 30 "the namespace's device" ns_dev "$NQN"
 UUID2=$(by_uuid "$(ns_dev "$NQN")")
 [ "$UUID2" = "$UUID" ] || die "the file system's UUID changed: $UUID, then $UUID2"
-mount -t ext4 -o noatime "/dev/disk/by-uuid/$UUID" /mnt/shared || die "mount UUID=$UUID (again)"
+mount_uuid "$UUID" /mnt/shared
 sha256sum < /mnt/shared/data > /out/data-read.sha256
 umount /mnt/shared || die "umount (again)"
 nvme disconnect -n "$NQN" > /dev/null || die "nvme disconnect (again)"

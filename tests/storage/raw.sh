@@ -1,4 +1,5 @@
 # tests/storage/raw.sh - sourced inside the storage VM (busybox sh): an
+# shellcheck shell=sh
 # NVMe/TCP target and host made with nvme-cli and configfs directly, the
 # way an administrator would without sparkctl.  The raw cycle of
 # t0800-storage-vm.sh and tests/storage/capture-fixtures.sh use it; the
@@ -119,4 +120,13 @@ by_uuid() {
   mkdir -p /dev/disk/by-uuid
   ln -sf "../../${1##*/}" "/dev/disk/by-uuid/$_u"
   echo "$_u"
+}
+
+# mount_uuid UUID DIR: mount the ext4 file system UUID on DIR (noatime), as
+# mount(8) does for "UUID=..." in fstab: it resolves /dev/disk/by-uuid/UUID
+# and hands the kernel the device itself, so /proc/mounts names /dev/nvmeXnY
+# (busybox's mount would pass the link's path on, which a node never shows).
+mount_uuid() {
+  _dev=$(readlink -f "/dev/disk/by-uuid/$1") || die "no /dev/disk/by-uuid/$1"
+  mount -t ext4 -o noatime "$_dev" "$2" || die "mount UUID=$1 ($_dev) on $2"
 }

@@ -62,6 +62,9 @@ def statuses(check):
     """The status of each finding of CHECK (doctor style: check/id, status)."""
     return [str(x.get("status")).upper() for x in walk(d)
             if check in (x.get("check"), x.get("id")) and "status" in x]
+def statuses_all():
+    """The status of every finding."""
+    return [str(x.get("status")).upper() for x in walk(d) if "check" in x and "status" in x]
 ok = eval(expr)
 if not ok:
     print(json.dumps(d, indent=1)[:4000], file=sys.stderr)
@@ -71,6 +74,7 @@ PY
 PYTHONBIN=/usr/bin/python3
 
 # What both cycles show.
+[ "$(cat "$VM_OUT/version")" = "$("$SPARKCTL" --version)" ] || fail "the VM ran another sparkctl than $SPARKCTL"
 [ "$(cat "$VM_OUT/data-written.sha256")" = "$(cat "$VM_OUT/data-read.sha256")" ] \
   || fail "the data read back after a new connection differs from what was written"
 grep -q '^[0-9a-f]\{64\}' "$VM_OUT/data-read.sha256" || fail "no checksum of the data read back"
@@ -91,6 +95,32 @@ if [ $cycle = raw ]; then
     "d['jobs'][0]['error'] == 0 and d['jobs'][0]['read']['io_bytes'] > 0 and d['jobs'][0]['read']['bw_bytes'] > 0"
   contains "$VM_OUT/disconnect.txt" "NQN:$NQN_RAW disconnected 1 controller(s)"
 else
-  . "$SRCDIR/tests/storage/cycle-checks.sh"
+  nqn=nqn.2026-11.io.sparkctl:cycle
+  # No sanitizer spoke, whatever the exit statuses were.
+  if grep -l 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:' "$VM_OUT"/*.err; then
+    fail "a sanitizer reported in the VM"
+  fi
+  # Each JSON output against its schema, where the project has one.
+  for pair in connect:storage-connect bench:storage-bench check:doctor check-iface:doctor \
+    check-nofail:doctor; do
+    [ -f "$SRCDIR/docs/schemas/${pair#*:}.schema.json" ] || continue
+    "$PYTHONBIN" "$SRCDIR/tests/validate-json.py" "${pair#*:}" "$VM_OUT/${pair%%:*}.out" \
+      || fail "storage ${pair%%:*} --json does not follow docs/schemas/${pair#*:}.schema.json"
+  done
+  json_check "$VM_OUT/connect.out" \
+    "d['schema_version'] >= 1 and d['nqn'] == '$nqn' and [(c['state'], c['transport'], c['src_addr']) for c in d['controllers']] == [('live', 'tcp', '127.0.0.1')]"
+  grep -q "^UUID=$uuid /mnt/shared ext4 _netdev,nofail,noatime,x-systemd.requires=sparkctl-nvme-mnt-shared.service 0 0\$" \
+    "$VM_OUT/fstab" || { cat "$VM_OUT/fstab" >&2; fail "plan --write wrote no fstab line for UUID=$uuid"; }
+  # All pass: path live, on the route's interface, mounted, nofail there.
+  json_check "$VM_OUT/check.out" \
+    "'FAIL' not in statuses_all() and all(statuses(c) == ['PASS'] for c in ('storage.conf', 'storage.module', 'storage.hostnqn', 'storage.path_live', 'storage.mounted', 'storage.nofail'))"
+  # The path leaves from 127.0.0.1 (lo), not dummy0 as planned.
+  json_check "$VM_OUT/check-iface.out" \
+    "'FAIL' in statuses('storage.path_iface') and statuses('storage.path_live') == ['PASS'] and statuses('storage.nofail') == ['PASS']"
+  json_check "$VM_OUT/check-nofail.out" \
+    "statuses('storage.nofail') == ['FAIL'] and 'FAIL' not in statuses('storage.path_iface') and statuses('storage.path_live') == ['PASS']"
+  json_check "$VM_OUT/check-restored.out" "'FAIL' not in statuses_all()"
+  json_check "$VM_OUT/bench.out" \
+    "d['schema_version'] >= 1 and [p['path'] for p in d['paths']] == ['/mnt/shared'] and d['paths'][0]['read_gbytes_per_second'] > 0 and d['paths'][0]['write_gbytes_per_second'] > 0"
 fi
 note "one VM cycle ($cycle; boot, cycle, power-off) took ${VM_SECONDS}s"

@@ -1,4 +1,5 @@
 # tests/storage/vm.sh - a small Linux VM in which the NVMe/TCP tests run a
+# shellcheck shell=bash
 # real target and a real host: sourced after tests/lib.sh.
 #
 #   . "$SRCDIR/tests/lib.sh"
