@@ -71,6 +71,8 @@ extern const struct cmd cmd_topo, cmd_capture, cmd_env, cmd_netplan, cmd_doctor,
 	cmd_bench, cmd_bench_nccl, cmd_bench_link, cmd_exporter, cmd_top, cmd_status, cmd_help,
 	cmd_version, cmd_agent, cmd_deploy, cmd_discover, cmd_publish, cmd_cluster, cmd_join,
 	cmd_storage;
+/* sparkctl storage's verbs (cmd/storage_VERB.c). */
+extern const struct cmd cmd_storage_target, cmd_storage_connect, cmd_storage_disconnect;
 /* sparkctl cluster's actions (cmd/cluster.c). */
 extern const struct cmd cmd_cluster_show, cmd_cluster_add, cmd_cluster_remove, cmd_cluster_path;
 /* sparkctl agent status: this node's answer to status (cmd/status.c). */

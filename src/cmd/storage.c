@@ -21,6 +21,9 @@ static const char *const storage_usage[] = {
 };
 
 static const struct cmd *const storage_verbs[] = {
+	&cmd_storage_target,
+	&cmd_storage_connect,
+	&cmd_storage_disconnect,
 	NULL,
 };
 
