@@ -85,4 +85,32 @@ int storage_conf_load(const struct rootfs *root, struct storage_conf *conf, stru
 /* This node's entry of conf->nodes (conf->node), or NULL. */
 const struct storage_node *storage_conf_this_node(const struct storage_conf *conf);
 
+/*
+ * An NVMe Qualified Name as the NVMe base specification allows it:
+ * starts with "nqn.", at most NVME_NQN_MAX bytes, printable ASCII
+ * without spaces (it is one word on nvme-cli's command line and in configfs).
+ */
+#define NVME_NQN_MAX 223
+bool nvme_nqn_valid(const char *nqn);
+/*
+ * The systemd unit that connects the volume mounted at mount:
+ * "sparkctl-nvme-" + the path escaped as 'systemd-escape --path' does
+ * (slashes at both ends dropped, repeated ones merged, "/" -> "-", a
+ * leading "." and every byte outside [A-Za-z0-9:_.] -> \xNN; "/" alone
+ * is "-") + ".service": /mnt/shared -> sparkctl-nvme-mnt-shared.service.
+ * -EINVAL (out unchanged) for a path that is not absolute or has a "."
+ * or ".." component, as systemd refuses those.
+ */
+int storage_unit_name(const char *mount, struct strbuf *out);
+/* A filesystem UUID as blkid prints it: 8-4-4-4-12 hex digits. */
+bool storage_uuid_valid(const char *uuid);
+/*
+ * A mount point the plan can name: absolute, not "/", without "." or ".."
+ * components, empty components or a trailing slash, and without control
+ * characters (fstab escapes spaces and backslashes; a newline it cannot hold).
+ */
+bool storage_mount_valid(const char *mount);
+/* A network interface name the kernel accepts: 1-15 bytes, no '/', ':' or whitespace. */
+bool storage_iface_valid(const char *iface);
+
 #endif
