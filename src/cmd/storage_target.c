@@ -99,7 +99,7 @@ static int plan(const struct cmd *cmd, const struct target_args *a, const struct
 	int r, ret;
 
 	nvmet_state_init(&st);
-	if (!a->remove && !nvmet_nqn_valid(a->nqn)) {
+	if (!a->remove && !nvme_nqn_valid(a->nqn)) {
 		ret = cmd_usage_error(cmd_title(cmd), "--nqn: not an NQN (nqn.YYYY-MM.domain:name, "
 						      "at most 223 bytes)");
 		goto out;

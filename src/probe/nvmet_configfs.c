@@ -46,7 +46,7 @@ static int list_names(const struct rootfs *root, const char *rel, bool dirs_only
 {
 	int r = dirs_only ? rootfs_list_dirs(root, rel, names) : rootfs_list(root, rel, names);
 
-	if (r >= 0 || rootfs_absent(-r))
+	if (r >= 0 || rootfs_absent(r))
 		return 0;
 	strbuf_addf(err, "cannot list /%s: %s", rel, strerror(-r));
 	return r;

@@ -15,6 +15,7 @@
 #include "proc/run.h"
 #include "remote/ssh.h"
 #include "storage/nvmet.h"
+#include "storage/storage_conf.h"
 
 /* The most an NQN may hold (NVMe base specification, NVMF_NQN_SIZE - 1). */
 #define NQN_MAX		    223
@@ -48,15 +49,6 @@ static void push(struct nvmet_ops *ops, enum nvmet_op_kind kind, char *path, con
 	op->path = path;
 	op->value = xstrdup_or_null(value);
 	op->undo = xstrdup_or_null(undo);
-}
-
-bool nvmet_nqn_valid(const char *nqn)
-{
-	size_t len = strlen(nqn);
-
-	/* Until storage_conf.c's nvme_nqn_valid(): the same rule. */
-	return starts_with(nqn, "nqn.") && len > 4 && len <= NQN_MAX && !strchr(nqn, '/') &&
-	       str_is_printable(nqn, len, 0) && !strpbrk(nqn, " \t");
 }
 
 static int port_number(const char *s, unsigned *port)
@@ -181,7 +173,7 @@ static int check_request(const struct nvmet_request *req, const struct nvmet_sta
 	const struct nvmet_port_state *p;
 	unsigned char bin[16];
 
-	if (!nvmet_nqn_valid(req->nqn)) {
+	if (!nvme_nqn_valid(req->nqn)) {
 		strbuf_addstr(err,
 			      "not an NQN (nqn.YYYY-MM.reverse.domain:name, at most 223 bytes): ");
 		strbuf_addstr_printable(err, req->nqn);
@@ -194,7 +186,7 @@ static int check_request(const struct nvmet_request *req, const struct nvmet_sta
 		return -EINVAL;
 	}
 	for (size_t i = 0; req->allow_hosts && i < req->allow_hosts->nr; i++) {
-		if (nvmet_nqn_valid(req->allow_hosts->v[i]))
+		if (nvme_nqn_valid(req->allow_hosts->v[i]))
 			continue;
 		strbuf_addstr(err, "--allow-host: not a host NQN: ");
 		strbuf_addstr_printable(err, req->allow_hosts->v[i]);

@@ -65,8 +65,6 @@ struct nvmet_ops {
 void nvmet_ops_init(struct nvmet_ops *ops);
 void nvmet_ops_release(struct nvmet_ops *ops);
 
-/* Whether nqn is an NVMe Qualified Name ("nqn." and at most 223 bytes). */
-bool nvmet_nqn_valid(const char *nqn);
 /*
  * "ADDR", "ADDR:PORT", "[V6]:PORT" or a bare IPv6 literal: the address
  * (allocated) and the port (default_port when none).  -EINVAL with a
