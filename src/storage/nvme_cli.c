@@ -206,7 +206,7 @@ void nvme_discovery_nqns(const struct nvme_discovery_log *log, struct strbuf *ou
 		const struct nvme_discovery_record *r = &log->records[i];
 		bool again = false;
 
-		if (!streq(r->subtype, NVME_SUBTYPE_NVM))
+		if (!streq(r->subtype, NVME_SUBTYPE_NVM) || !*r->subnqn)
 			continue;
 		for (size_t j = 0; j < i; j++)
 			again |= streq(log->records[j].subtype, NVME_SUBTYPE_NVM) &&
