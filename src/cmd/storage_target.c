@@ -99,9 +99,9 @@ static int plan(const struct cmd *cmd, const struct target_args *a, const struct
 	int r, ret;
 
 	nvmet_state_init(&st);
-	if (!a->remove && !nvme_nqn_valid(a->nqn)) {
+	if (!nvmet_nqn_usable(a->nqn)) {
 		ret = cmd_usage_error(cmd_title(cmd), "--nqn: not an NQN (nqn.YYYY-MM.domain:name, "
-						      "at most 223 bytes)");
+						      "at most 223 bytes, no '/')");
 		goto out;
 	}
 	r = probe_nvmet_state(root, a->nqn, &st, &err);
@@ -143,9 +143,7 @@ static int apply(const struct cmd *cmd, const struct target_args *a, const struc
 		cmd_error(cmd_title(cmd), "%s", err.buf);
 		ret = exit_of(r);
 	} else if (a->remove && !ops->nr) {
-		fputs("no subsystem ", stdout);
-		fputs(a->nqn, stdout);
-		fputs(": nothing to remove\n", stdout);
+		printf("no subsystem %s: nothing to remove\n", a->nqn);
 	} else if (a->remove) {
 		printf("removed subsystem %s (%zu operations)\n", a->nqn, ops->nr);
 	} else {

@@ -51,6 +51,12 @@ static void push(struct nvmet_ops *ops, enum nvmet_op_kind kind, char *path, con
 	op->undo = xstrdup_or_null(undo);
 }
 
+bool nvmet_nqn_usable(const char *nqn)
+{
+	/* Valid, and one configfs directory name: no '/'. */
+	return nvme_nqn_valid(nqn) && !strchr(nqn, '/');
+}
+
 static int port_number(const char *s, unsigned *port)
 {
 	uint32_t v;
@@ -173,9 +179,9 @@ static int check_request(const struct nvmet_request *req, const struct nvmet_sta
 	const struct nvmet_port_state *p;
 	unsigned char bin[16];
 
-	if (!nvme_nqn_valid(req->nqn)) {
-		strbuf_addstr(err,
-			      "not an NQN (nqn.YYYY-MM.reverse.domain:name, at most 223 bytes): ");
+	if (!nvmet_nqn_usable(req->nqn)) {
+		strbuf_addstr(err, "not an NQN (nqn.YYYY-MM.reverse.domain:name, at most 223 "
+				   "bytes, no '/'): ");
 		strbuf_addstr_printable(err, req->nqn);
 		return -EINVAL;
 	}
@@ -186,7 +192,7 @@ static int check_request(const struct nvmet_request *req, const struct nvmet_sta
 		return -EINVAL;
 	}
 	for (size_t i = 0; req->allow_hosts && i < req->allow_hosts->nr; i++) {
-		if (nvme_nqn_valid(req->allow_hosts->v[i]))
+		if (nvmet_nqn_usable(req->allow_hosts->v[i]))
 			continue;
 		strbuf_addstr(err, "--allow-host: not a host NQN: ");
 		strbuf_addstr_printable(err, req->allow_hosts->v[i]);

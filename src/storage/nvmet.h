@@ -65,6 +65,8 @@ struct nvmet_ops {
 void nvmet_ops_init(struct nvmet_ops *ops);
 void nvmet_ops_release(struct nvmet_ops *ops);
 
+/* nvme_nqn_valid() (storage_conf.h), and usable as a configfs name (no '/'). */
+bool nvmet_nqn_usable(const char *nqn);
 /*
  * "ADDR", "ADDR:PORT", "[V6]:PORT" or a bare IPv6 literal: the address
  * (allocated) and the port (default_port when none).  -EINVAL with a

@@ -124,3 +124,6 @@ expect 2 "$SPARKCTL" storage target --nqn $NQN --null-blk 12Q --listen 198.18.0.
 expect 2 "$SPARKCTL" storage target --nqn $NQN --device /dev/x --listen 198.18.0.1:99999 --root "$R"
 expect 2 "$SPARKCTL" storage target --nqn $NQN --device /dev/x --listen example.org --root "$R"
 contains "$TMP/err" "not an IPv4 or IPv6 address"
+# An NQN with '/' would not be one configfs name: refused, even to remove.
+expect 2 "$SPARKCTL" storage target --nqn nqn.a/../../hosts --remove --root "$R"
+contains "$TMP/err" "not an NQN"
