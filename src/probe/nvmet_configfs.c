@@ -137,6 +137,7 @@ int probe_nvmet_state(const struct rootfs *root, const char *nqn, struct nvmet_s
 
 	st->nvmet_present = rootfs_exists(root, NVMET_CONFIGFS_DIR);
 	st->nullb_present = rootfs_exists(root, NULLB_CONFIGFS_DIR);
+	st->nvmet_tcp_loaded = rootfs_exists(root, NVMET_TCP_MODULE_DIR);
 	r = read_ports(root, st, err);
 	if (r == 0)
 		r = read_subsystems(root, nqn, st, err);

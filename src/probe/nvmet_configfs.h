@@ -21,8 +21,10 @@
 #include "lib/strvec.h"
 
 /* Relative to the root; present once the nvmet (null_blk) module is loaded. */
-#define NVMET_CONFIGFS_DIR "sys/kernel/config/nvmet"
-#define NULLB_CONFIGFS_DIR "sys/kernel/config/nullb"
+#define NVMET_CONFIGFS_DIR   "sys/kernel/config/nvmet"
+#define NULLB_CONFIGFS_DIR   "sys/kernel/config/nullb"
+/* Present once nvmet-tcp is loaded (nvmet alone makes NVMET_CONFIGFS_DIR). */
+#define NVMET_TCP_MODULE_DIR "sys/module/nvmet_tcp"
 
 struct nvmet_port_state {
 	char *id;			 /* the directory's name */
@@ -36,8 +38,9 @@ struct nvmet_namespace_state {
 };
 
 struct nvmet_state {
-	bool nvmet_present; /* NVMET_CONFIGFS_DIR exists */
-	bool nullb_present; /* NULLB_CONFIGFS_DIR exists */
+	bool nvmet_present;    /* NVMET_CONFIGFS_DIR exists */
+	bool nvmet_tcp_loaded; /* NVMET_TCP_MODULE_DIR exists */
+	bool nullb_present;    /* NULLB_CONFIGFS_DIR exists */
 	struct nvmet_port_state *ports;
 	size_t nr_ports;
 	struct strvec subsystems; /* every subsystem's NQN */

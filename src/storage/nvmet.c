@@ -313,8 +313,9 @@ int nvmet_plan_create(const struct nvmet_request *req, const struct nvmet_state 
 		r = -EEXIST;
 		goto out;
 	}
-	if (!st->nvmet_present)
-		push(ops, NVMET_OP_MODPROBE, xstrdup(NVMET_CONFIGFS_DIR), "-a nvmet nvmet-tcp",
+	/* nvmet-tcp too: the kernel's own request for it needs a modprobe it can run. */
+	if (!st->nvmet_present || !st->nvmet_tcp_loaded)
+		push(ops, NVMET_OP_MODPROBE, xstrdup(NVMET_TCP_MODULE_DIR), "-a nvmet nvmet-tcp",
 		     NULL);
 	if (!req->device && !st->nullb_present)
 		/* nr_devices=0: no nullb0 of the module's own beside ours. */

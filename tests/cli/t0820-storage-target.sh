@@ -14,7 +14,8 @@ NQN=nqn.2026-01.org.example:shared
 HOST=nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555
 R=$TMP/root
 CFS=$R/sys/kernel/config
-mkdir -p "$CFS/nvmet/subsystems" "$CFS/nvmet/ports" "$CFS/nvmet/hosts" "$CFS/nullb" "$R/dev"
+mkdir -p "$CFS/nvmet/subsystems" "$CFS/nvmet/ports" "$CFS/nvmet/hosts" "$CFS/nullb" "$R/dev" \
+  "$R/sys/module/nvmet_tcp"
 : > "$R/dev/nvme0n1"
 listing() { (cd "$R" && find . | LC_ALL=C sort) > "$1"; }
 listing "$TMP/empty"
@@ -102,8 +103,8 @@ expect 0 "$SPARKCTL" storage target --root "$R" --nqn $NQN --remove
 [ ! -e "$CFS/nvmet/subsystems/$NQN" ] || fail "subsystem left behind"
 [ -e "$R/dev/nvme0n1" ] || fail "the exported device was touched"
 
-# Without nvmet in configfs, --apply loads the modules; no modprobe is exit 3.
-rm -r "$CFS/nvmet"
+# Without nvmet-tcp loaded, --apply loads the modules; no modprobe is exit 3.
+rm -r "$R/sys/module/nvmet_tcp"
 mkdir "$TMP/bin"
 expect 3 env PATH="$TMP/bin" "$SPARKCTL" storage target --root "$R" --nqn $NQN \
   --device /dev/nvme0n1 --listen 198.18.0.1 --apply
@@ -127,3 +128,15 @@ contains "$TMP/err" "not an IPv4 or IPv6 address"
 # An NQN with '/' would not be one configfs name: refused, even to remove.
 expect 2 "$SPARKCTL" storage target --nqn nqn.a/../../hosts --remove --root "$R"
 contains "$TMP/err" "not an NQN"
+
+# A modprobe that loads them (here: makes what the kernel would show) lets
+# --apply go on; it was asked for both modules at once.
+cat > "$TMP/bin/modprobe" << EOF2
+#!/bin/sh
+echo "\$*" >> "$TMP/modprobe.args"
+/bin/mkdir -p "$R/sys/module/nvmet_tcp"
+EOF2
+expect 0 env PATH="$TMP/bin" "$SPARKCTL" storage target --root "$R" --nqn $NQN \
+  --device /dev/nvme0n1 --listen 198.18.0.1 --apply
+[ "$(cat "$TMP/modprobe.args")" = "-a nvmet nvmet-tcp" ] || fail "modprobe $(cat "$TMP/modprobe.args")"
+[ -d "$CFS/nvmet/subsystems/$NQN/namespaces/1" ] || fail "not made after modprobe"

@@ -48,7 +48,7 @@ static void plan_device(void **state)
 
 	(void)state;
 	nvmet_state_init(&st);
-	st.nvmet_present = true;
+	st.nvmet_present = st.nvmet_tcp_loaded = true;
 	nvmet_ops_init(&ops);
 	assert_int_equal(nvmet_plan_create(&req, &st, &ops, &err), 0);
 	ops_lines(&ops, &lines);
@@ -121,7 +121,7 @@ static void plan_null_blk_modules_hosts(void **state)
 	nvmet_ops_release(&ops);
 	/* A host some subsystem already has is not made again. */
 	strvec_push(&st.hosts, HOST);
-	st.nvmet_present = st.nullb_present = true;
+	st.nvmet_present = st.nullb_present = st.nvmet_tcp_loaded = true;
 	assert_int_equal(nvmet_plan_create(&req, &st, &ops, &err), 0);
 	assert_int_equal(ops.v[0].kind, NVMET_OP_MKDIR);
 	for (size_t i = 0; i < ops.nr; i++)
