@@ -18,6 +18,7 @@
 #include "lib/json.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
+#include "probe/nvmet_configfs.h"
 #include "proc/run.h"
 #include "remote/hosts.h"
 #include "remote/session.h"
@@ -44,6 +45,7 @@ struct connect_args {
 /* What one connect or disconnect works with, resolved. */
 struct volume {
 	const char *title;
+	const char *root; /* --root: where the plan and the loaded modules are seen */
 	char *traddr, *nqn, *iface;
 	unsigned port;
 	char port_s[8];
@@ -143,6 +145,7 @@ static int resolve(const char *title, const struct connect_args *a, bool need_ta
 	storage_conf_init(&conf);
 	memset(v, 0, sizeof(*v));
 	v->title = title;
+	v->root = a->root;
 	v->timeout_s = CONNECT_DEFAULT_TIMEOUT_S;
 	if (a->timeout) {
 		uint32_t s;
@@ -194,6 +197,33 @@ out:
 	return ret;
 }
 
+/*
+ * nvme-tcp loaded (nvme discover needs /dev/nvme-fabrics), best effort:
+ * when modprobe cannot, what it said goes into why, for the message of a
+ * discover that then fails.
+ */
+static void load_nvme_tcp(const struct volume *v, struct strbuf *why)
+{
+	struct rootfs root = { .dirfd = -1 };
+	struct run_job job;
+
+	if (rootfs_open(&root, rootfs_root_path(v->root)) < 0)
+		return;
+	if (rootfs_exists(&root, NVME_TCP_MODULE_DIR))
+		goto out;
+	run_job_init(&job);
+	strvec_pushl(&job.argv, "modprobe", "nvme-tcp", NULL);
+	if (run_jobs(&job, 1, 1, remaining_ms(v), NVME_OUTPUT_MAX) == 0 && job.status != 0) {
+		char *said = job.spawn_error ? xstrdup(strerror(-job.spawn_error))
+					     : remote_first_line(job.err.buf);
+		strbuf_addf(why, "; nvme-tcp is not loaded (modprobe nvme-tcp: %s)", said);
+		free(said);
+	}
+	run_job_release(&job);
+out:
+	rootfs_close(&root);
+}
+
 /* The target answers and offers the NQN (nvme discover). */
 static int discover(const struct volume *v)
 {
@@ -201,7 +231,7 @@ static int discover(const struct volume *v)
 			       v->port_s,  "-o", "json", NULL, NULL,	  NULL };
 	struct nvme_discovery_log log;
 	struct run_job job;
-	struct strbuf err = STRBUF_INIT, nqns = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, nqns = STRBUF_INIT, module = STRBUF_INIT;
 	int ret;
 
 	if (v->iface) {
@@ -209,11 +239,12 @@ static int discover(const struct volume *v)
 		args[10] = v->iface;
 	}
 	nvme_discovery_log_init(&log);
+	load_nvme_tcp(v, &module);
 	ret = run_nvme(v, args, &job);
 	if (ret == SPARKCTL_EXIT_OK && job.status != 0) {
 		char *said = nvme_said(&job);
-		cmd_error(v->title, "no NVMe/TCP target answers at %s:%u (nvme discover: %s)",
-			  v->traddr, v->port, said);
+		cmd_error(v->title, "no NVMe/TCP target answers at %s:%u (nvme discover: %s)%s",
+			  v->traddr, v->port, said, module.buf);
 		free(said);
 		ret = SPARKCTL_EXIT_UNAVAILABLE;
 	} else if (ret == SPARKCTL_EXIT_OK &&
@@ -229,6 +260,7 @@ static int discover(const struct volume *v)
 	nvme_discovery_log_release(&log);
 	strbuf_release(&err);
 	strbuf_release(&nqns);
+	strbuf_release(&module);
 	run_job_release(&job);
 	return ret;
 }

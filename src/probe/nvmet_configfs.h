@@ -25,6 +25,8 @@
 #define NULLB_CONFIGFS_DIR   "sys/kernel/config/nullb"
 /* Present once nvmet-tcp is loaded (nvmet alone makes NVMET_CONFIGFS_DIR). */
 #define NVMET_TCP_MODULE_DIR "sys/module/nvmet_tcp"
+/* The initiator's side: present once nvme-tcp is loaded (storage connect). */
+#define NVME_TCP_MODULE_DIR  "sys/module/nvme_tcp"
 
 struct nvmet_port_state {
 	char *id;			 /* the directory's name */

@@ -11,6 +11,16 @@ NQN=nqn.2026-01.org.example:shared
 export NVME_STANDIN_DIR=$TMP/nvme
 mkdir -p "$NVME_STANDIN_DIR" "$TMP/bin" "$TMP/empty"
 ln -s "$SRCDIR/tests/cli/nvme-standin.py" "$TMP/bin/nvme"
+# modprobe too: the host's must not load nvme-tcp here.  It records its
+# arguments and answers as $NVME_STANDIN_DIR/modprobe-fails says.
+cat > "$TMP/bin/modprobe" << 'EOF2'
+#!/bin/sh
+echo "$*" >> "$NVME_STANDIN_DIR/modprobe"
+[ ! -e "$NVME_STANDIN_DIR/modprobe-fails" ] && exit 0
+echo "modprobe: FATAL: Module nvme-tcp not found in directory /lib/modules/6.1.0" >&2
+exit 1
+EOF2
+chmod +x "$TMP/bin/modprobe"
 P=$TMP/bin:$PATH
 calls() { cat "$NVME_STANDIN_DIR/argv" 2> /dev/null || :; }
 reset() { rm -f "$NVME_STANDIN_DIR"/*; }
@@ -109,8 +119,22 @@ EOF2
 expect 0 env PATH="$P" "$SPARKCTL" storage connect --root "$R"
 calls | grep -qx "connect -t tcp -n $NQN -a 198.18.0.1 -s 4421 -l 600 -c 10 -f veth-s1" ||
   fail "not the plan's connect: $(calls)"
+# nvme-tcp was not loaded below that root: modprobe was asked for it.
+[ "$(cat "$NVME_STANDIN_DIR/modprobe")" = nvme-tcp ] || fail "no modprobe nvme-tcp"
 expect 0 env PATH="$P" "$SPARKCTL" storage disconnect --root "$R"
 contains "$TMP/out" "disconnected 1 controller"
+# Loaded already: no modprobe.
+reset
+mkdir -p "$R/sys/module/nvme_tcp"
+expect 0 env PATH="$P" "$SPARKCTL" storage connect --root "$R"
+[ ! -e "$NVME_STANDIN_DIR/modprobe" ] || fail "modprobe with nvme-tcp loaded"
+# A discover that fails where nvme-tcp cannot be loaded says why.
+reset
+rmdir "$R/sys/module/nvme_tcp"
+echo down > "$NVME_STANDIN_DIR/target"
+touch "$NVME_STANDIN_DIR/modprobe-fails"
+expect 3 env PATH="$P" "$SPARKCTL" storage connect --root "$R"
+contains "$TMP/err" "nvme-tcp is not loaded (modprobe nvme-tcp: modprobe: FATAL: Module nvme-tcp not found"
 # Without a plan and without options: a usage error that says what to give.
 expect 2 env PATH="$P" "$SPARKCTL" storage connect --root "$TMP/empty"
 contains "$TMP/err" "give --nqn and --target"
