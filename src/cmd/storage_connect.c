@@ -110,15 +110,21 @@ static char *nvme_said(const struct run_job *job)
 	return line;
 }
 
-/* The subsystems this node has connected now (nvme list-subsys -o json). */
-static int list_subsys(const struct volume *v, struct nvme_subsys_list *l)
+/*
+ * The subsystems this node has connected now (nvme list-subsys -o json).
+ * tolerant: a list-subsys that fails is an empty list (nvme-cli fails to
+ * scan where no NVMe driver is loaded yet: nothing is connected then).
+ */
+static int list_subsys(const struct volume *v, struct nvme_subsys_list *l, bool tolerant)
 {
 	static const char *const args[] = { "list-subsys", "-o", "json", NULL };
 	struct run_job job;
 	struct strbuf err = STRBUF_INIT;
 	int ret = run_nvme(v, args, &job);
 
-	if (ret == SPARKCTL_EXIT_OK && job.status != 0) {
+	if (ret == SPARKCTL_EXIT_OK && job.status != 0 && tolerant) {
+		/* an empty list */
+	} else if (ret == SPARKCTL_EXIT_OK && job.status != 0) {
 		char *said = nvme_said(&job);
 		cmd_error(v->title, "nvme list-subsys failed: %s", said);
 		free(said);
@@ -225,13 +231,13 @@ out:
 }
 
 /* The target answers and offers the NQN (nvme discover). */
-static int discover(const struct volume *v)
+static int discover(const struct volume *v, const char *module_why)
 {
 	const char *args[] = { "discover", "-t", "tcp",	 "-a", v->traddr, "-s",
 			       v->port_s,  "-o", "json", NULL, NULL,	  NULL };
 	struct nvme_discovery_log log;
 	struct run_job job;
-	struct strbuf err = STRBUF_INIT, nqns = STRBUF_INIT, module = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, nqns = STRBUF_INIT;
 	int ret;
 
 	if (v->iface) {
@@ -239,12 +245,11 @@ static int discover(const struct volume *v)
 		args[10] = v->iface;
 	}
 	nvme_discovery_log_init(&log);
-	load_nvme_tcp(v, &module);
 	ret = run_nvme(v, args, &job);
 	if (ret == SPARKCTL_EXIT_OK && job.status != 0) {
 		char *said = nvme_said(&job);
 		cmd_error(v->title, "no NVMe/TCP target answers at %s:%u (nvme discover: %s)%s",
-			  v->traddr, v->port, said, module.buf);
+			  v->traddr, v->port, said, module_why);
 		free(said);
 		ret = SPARKCTL_EXIT_UNAVAILABLE;
 	} else if (ret == SPARKCTL_EXIT_OK &&
@@ -260,7 +265,6 @@ static int discover(const struct volume *v)
 	nvme_discovery_log_release(&log);
 	strbuf_release(&err);
 	strbuf_release(&nqns);
-	strbuf_release(&module);
 	run_job_release(&job);
 	return ret;
 }
@@ -276,7 +280,7 @@ static void undo_connect(const struct volume *v, const struct nvme_subsystem *be
 	/* The deadline has passed: the cleanup gets time of its own. */
 	grace.deadline_ms = monotonic_ms() + 10000;
 	nvme_subsys_list_init(&now);
-	if (list_subsys(&grace, &now) == SPARKCTL_EXIT_OK &&
+	if (list_subsys(&grace, &now, false) == SPARKCTL_EXIT_OK &&
 	    (s = nvme_subsys_find(&now, v->nqn)) != NULL) {
 		for (size_t i = 0; i < s->nr_paths; i++) {
 			const char *name = s->paths[i].name;
@@ -308,7 +312,7 @@ static int wait_live(const struct volume *v, const struct nvme_subsystem *before
 		     struct nvme_subsys_list *l)
 {
 	for (;;) {
-		int ret = list_subsys(v, l);
+		int ret = list_subsys(v, l, false);
 
 		if (ret != SPARKCTL_EXIT_OK)
 			return ret;
@@ -402,11 +406,13 @@ static int connect_here(const struct volume *v, bool json)
 {
 	struct nvme_subsys_list before, after;
 	const struct nvme_subsystem *had;
+	struct strbuf module_why = STRBUF_INIT;
 	int ret;
 
 	nvme_subsys_list_init(&before);
 	nvme_subsys_list_init(&after);
-	ret = list_subsys(v, &before);
+	load_nvme_tcp(v, &module_why);
+	ret = list_subsys(v, &before, true);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
 	had = nvme_subsys_find(&before, v->nqn);
@@ -414,7 +420,7 @@ static int connect_here(const struct volume *v, bool json)
 		emit_connection(v, &before, true, json);
 		goto out;
 	}
-	ret = discover(v);
+	ret = discover(v, module_why.buf);
 	if (ret == SPARKCTL_EXIT_OK)
 		ret = nvme_connect(v, had);
 	if (ret == SPARKCTL_EXIT_OK)
@@ -424,6 +430,7 @@ static int connect_here(const struct volume *v, bool json)
 out:
 	nvme_subsys_list_release(&before);
 	nvme_subsys_list_release(&after);
+	strbuf_release(&module_why);
 	return ret;
 }
 
@@ -437,7 +444,7 @@ static int disconnect_here(const struct volume *v)
 
 	nvme_subsys_list_init(&l);
 	run_job_init(&job);
-	ret = list_subsys(v, &l);
+	ret = list_subsys(v, &l, true);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
 	s = nvme_subsys_find(&l, v->nqn);

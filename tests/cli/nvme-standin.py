@@ -13,6 +13,8 @@
 #   offers        the NQN the target offers (default: the fixture's)
 #   connect       "live" (default), "connecting" (never live), "fail", "hang"
 #   connected     made by connect, removed by disconnect: the path's state
+#   no-driver     list-subsys fails while nothing is connected, as nvme-cli
+#                 does where no NVMe driver is loaded yet
 import os, sys, time
 
 FIX = os.path.join(os.environ["SRCDIR"], "tests", "fixtures", "nvme-cli")
@@ -71,6 +73,9 @@ elif verb == "connect":
         f.write("%s %s %s %s\n" % (mode, opt("-n"), opt("-a"), opt("-s")))
 elif verb == "list-subsys":
     c = get("connected", "")
+    if not c and os.path.exists(os.path.join(state, "no-driver")):
+        print("Failed to scan topology: No such file or directory", file=sys.stderr)
+        sys.exit(1)
     if not c:
         sys.exit(0)  # nvme-cli prints nothing without subsystems
     st, nqn, addr, port = c.split()

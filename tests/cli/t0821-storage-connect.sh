@@ -59,6 +59,14 @@ contains "$TMP/out" "$NQN: disconnected 1 controller"
 expect 0 env PATH="$P" "$SPARKCTL" storage disconnect --nqn $NQN
 contains "$TMP/out" "$NQN: not connected"
 
+# Where no NVMe driver is loaded yet, list-subsys fails: nothing is connected.
+touch "$NVME_STANDIN_DIR/no-driver"
+expect 0 env PATH="$P" "$SPARKCTL" storage disconnect --nqn $NQN
+contains "$TMP/out" "$NQN: not connected"
+expect 0 env PATH="$P" "$SPARKCTL" storage connect --target 127.0.0.1 --nqn $NQN
+contains "$TMP/out" "$NQN: connected (127.0.0.1:4420)"
+expect 0 env PATH="$P" "$SPARKCTL" storage disconnect --nqn $NQN
+
 # The target does not answer: exit 3, nothing connected.
 reset
 echo down > "$NVME_STANDIN_DIR/target"
