@@ -132,6 +132,36 @@ out:
 	return ret;
 }
 
+/* The value the operations write into the attribute called name (the last one), or "?". */
+static const char *written(const struct nvmet_ops *ops, const char *name)
+{
+	const char *v = "?";
+
+	for (size_t i = 0; i < ops->nr; i++) {
+		const char *slash = strrchr(ops->v[i].path, '/');
+
+		if (ops->v[i].kind == NVMET_OP_WRITE && slash && streq(slash + 1, name))
+			v = ops->v[i].value;
+	}
+	return v;
+}
+
+static void say_made(const char *nqn, const struct nvmet_ops *ops)
+{
+	const char *port = "?";
+	for (size_t i = 0; i < ops->nr; i++)
+		if (ops->v[i].kind == NVMET_OP_MKDIR &&
+		    starts_with(ops->v[i].path, NVMET_CONFIGFS_DIR "/ports/"))
+			port = ops->v[i].path + strlen(NVMET_CONFIGFS_DIR "/ports/");
+	const char *addr = written(ops, "addr_traddr");
+	bool v6 = strchr(addr, ':') != NULL;
+
+	printf("made subsystem %s: namespace " NVMET_NSID " on %s, listening on %s %s%s%s:%s "
+	       "(nvmet port %s)\n",
+	       nqn, written(ops, "device_path"), written(ops, "addr_trtype"), v6 ? "[" : "", addr,
+	       v6 ? "]" : "", written(ops, "addr_trsvcid"), port);
+}
+
 static int apply(const struct cmd *cmd, const struct target_args *a, const struct rootfs *root,
 		 const struct nvmet_ops *ops)
 {
@@ -147,7 +177,7 @@ static int apply(const struct cmd *cmd, const struct target_args *a, const struc
 	} else if (a->remove) {
 		printf("removed subsystem %s (%zu operations)\n", a->nqn, ops->nr);
 	} else {
-		printf("made subsystem %s (%zu operations)\n", a->nqn, ops->nr);
+		say_made(a->nqn, ops);
 	}
 	strbuf_release(&err);
 	return ret;

@@ -30,9 +30,9 @@ same "$TMP/empty" "$TMP/now"
 # --apply makes exactly that, in place.
 expect 0 "$SPARKCTL" storage target --root "$R" --nqn $NQN --null-blk 64M \
   --listen 198.18.0.1:4420 --allow-host $HOST --apply
-contains "$TMP/out" "made subsystem $NQN"
-S=$CFS/nvmet/subsystems/$NQN
 NB=$(sed -n 's|^mkdir .*/nullb/\([^/]*\).$|\1|p' "$GOLDEN/storage-target-print.txt")
+contains "$TMP/out" "made subsystem $NQN: namespace 1 on /dev/$NB, listening on tcp 198.18.0.1:4420 (nvmet port 1)"
+S=$CFS/nvmet/subsystems/$NQN
 [ -n "$NB" ] || fail "no null_blk device in the printed operations"
 [ "$(cat "$CFS/nullb/$NB/memory_backed")" = 1 ] || fail "null_blk not memory backed"
 [ "$(cat "$CFS/nullb/$NB/size")" = 64 ] || fail "null_blk size not 64 MiB"
@@ -98,6 +98,7 @@ contains "$TMP/out" "nothing to remove"
 expect 0 "$SPARKCTL" storage target --root "$R" --nqn $NQN --device /dev/nvme0n1 \
   --listen '[fd00::1]:4420' --apply
 [ "$(cat "$CFS/nvmet/ports/1/addr_adrfam")" = ipv6 ] || fail "adrfam of an IPv6 address"
+contains "$TMP/out" "listening on tcp [fd00::1]:4420 (nvmet port 1)"
 rm "$CFS/nvmet/ports/1/subsystems/$NQN"
 expect 0 "$SPARKCTL" storage target --root "$R" --nqn $NQN --remove
 [ ! -e "$CFS/nvmet/subsystems/$NQN" ] || fail "subsystem left behind"
