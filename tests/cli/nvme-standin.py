@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # A stand-in for nvme-cli's nvme, for the tests of 'sparkctl storage
 # connect|disconnect': a real program on PATH that records its argv and
-# replays what nvme-cli 2.3 prints (tests/fixtures/nvme-cli/), keeping the
+# replays what nvme-cli 2.3 printed in the VM (tests/fixtures/storage/), keeping the
 # connection's state in a directory.  It stands in for the kernel and the
 # target as well, so it shows what sparkctl asks and how it takes the
 # answers, not that a volume connects: the real nvme-cli, nvme-tcp and
@@ -17,8 +17,8 @@
 #                 does where no NVMe driver is loaded yet
 import os, sys, time
 
-FIX = os.path.join(os.environ["SRCDIR"], "tests", "fixtures", "nvme-cli")
-NQN = "nqn.2026-01.org.example:shared"
+FIX = os.path.join(os.environ["SRCDIR"], "tests", "fixtures", "storage")
+NQN = "nqn.2026-11.io.sparkctl:shared"
 state = os.environ["NVME_STANDIN_DIR"]
 
 
@@ -54,8 +54,8 @@ if verb == "discover":
     if mode == "hang":
         hang()
     if mode == "down":
-        print("Failed to write to /dev/nvme-fabrics: Connection refused", file=sys.stderr)
-        sys.exit(1)
+        sys.stderr.write(open(os.path.join(FIX, "discover-refused.txt.err")).read())
+        sys.exit(int(open(os.path.join(FIX, "discover-refused.txt.rc")).read()))
     text = open(os.path.join(FIX, "discover.json")).read()
     text = text.replace(NQN, get("offers", NQN)).replace("127.0.0.1", opt("-a"))
     sys.stdout.write(text.replace('"4420"', '"%s"' % opt("-s", "4420")))
@@ -66,8 +66,7 @@ elif verb == "connect":
             f.write("connecting %s %s %s\n" % (opt("-n"), opt("-a"), opt("-s")))
         hang()
     if mode == "fail":
-        print("could not add new controller: failed to write to nvme-fabrics device",
-              file=sys.stderr)
+        sys.stderr.write(open(os.path.join(FIX, "connect-no-target.txt.err")).read())
         sys.exit(1)
     with open(os.path.join(state, "connected"), "w") as f:
         f.write("%s %s %s %s\n" % (mode, opt("-n"), opt("-a"), opt("-s")))

@@ -33,7 +33,7 @@ mkdir -p "$NVME_STANDIN_DIR" "$TMP/nvme-bin"
 ln -s "$SRCDIR/tests/cli/nvme-standin.py" "$TMP/nvme-bin/nvme"
 printf '#!/bin/sh\n' > "$TMP/nvme-bin/modprobe"
 chmod +x "$TMP/nvme-bin/modprobe"
-PATH="$TMP/nvme-bin:$PATH" "$SPARKCTL" storage connect --target 127.0.0.1 --nqn nqn.2026-01.org.example:shared --json > "$TMP/storage-connect.json"
+PATH="$TMP/nvme-bin:$PATH" "$SPARKCTL" storage connect --target 127.0.0.1 --nqn nqn.2026-11.io.sparkctl:shared --json > "$TMP/storage-connect.json"
 json_valid storage-connect "$TMP/storage-connect.json"
 
 # ---- topo: the inventory, from trees, from the live host, from a version 1 inventory

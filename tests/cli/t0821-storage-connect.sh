@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # storage connect | disconnect through nvme-cli, against a stand-in nvme
 # (tests/cli/nvme-standin.py): a real program on PATH that records how it is
-# called and replays nvme-cli 2.3's output.  It stands in for nvme-cli, the
+# called and replays nvme-cli 2.3's output as captured in the VM
+# (tests/fixtures/storage/).  It stands in for nvme-cli, the
 # kernel and the target, so this shows what sparkctl asks and how it takes
 # the answers; the real nvme-cli connects a real volume in the VM test
 # (tests/storage/).
 . "$SRCDIR/tests/lib.sh"
 
-NQN=nqn.2026-01.org.example:shared
+NQN=nqn.2026-11.io.sparkctl:shared
 export NVME_STANDIN_DIR=$TMP/nvme
 mkdir -p "$NVME_STANDIN_DIR" "$TMP/bin" "$TMP/empty"
 ln -s "$SRCDIR/tests/cli/nvme-standin.py" "$TMP/bin/nvme"
@@ -71,7 +72,7 @@ expect 0 env PATH="$P" "$SPARKCTL" storage disconnect --nqn $NQN
 reset
 echo down > "$NVME_STANDIN_DIR/target"
 expect 3 env PATH="$P" "$SPARKCTL" storage connect --target 198.18.0.9 --nqn $NQN
-contains "$TMP/err" "no NVMe/TCP target answers at 198.18.0.9:4420"
+contains "$TMP/err" "no NVMe/TCP target answers at 198.18.0.9:4420 (nvme discover: Failed to write to /dev/nvme-fabrics: Connection refused)"
 
 calls | grep -q '^connect' && fail "connected to a target that is down"
 
@@ -111,7 +112,7 @@ gc=$(cat "$NVME_STANDIN_DIR/grandchild")
 reset
 echo fail > "$NVME_STANDIN_DIR/connect"
 expect 3 env PATH="$P" "$SPARKCTL" storage connect --target 127.0.0.1 --nqn $NQN
-contains "$TMP/err" "nvme connect to 127.0.0.1:4420 failed: could not add new controller"
+contains "$TMP/err" "nvme connect to 127.0.0.1:4420 failed: Failed to write to /dev/nvme-fabrics: Connection refused"
 
 # Defaults from the plan this node keeps: target, port, NQN and interface.
 reset

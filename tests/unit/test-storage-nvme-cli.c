@@ -1,18 +1,21 @@
-/* Unit tests of storage/nvme_cli.c on nvme-cli 2.3's output (tests/fixtures/nvme-cli/). */
+/*
+ * Unit tests of storage/nvme_cli.c on nvme-cli 2.3's output as captured in the
+ * VM (tests/fixtures/storage/), and an older form (tests/fixtures/nvme-cli/).
+ */
 #include "sparkctl.h"
 
 #include "test_util.h"
 
 #include "storage/nvme_cli.h"
 
-#define NQN "nqn.2026-01.org.example:shared"
+#define NQN "nqn.2026-11.io.sparkctl:shared"
 
 static void fixture(const char *name, struct strbuf *text)
 {
 	struct strbuf path = STRBUF_INIT;
 
 	strbuf_reset(text);
-	strbuf_addf(&path, "%s/nvme-cli/%s", FIXTURES_DIR, name);
+	strbuf_addf(&path, "%s/%s", FIXTURES_DIR, name);
 	assert_int_equal(strbuf_read_path(text, path.buf, 1 << 20), 0);
 	strbuf_release(&path);
 }
@@ -41,13 +44,13 @@ static void discover_json_and_text(void **state)
 
 	(void)state;
 	nvme_discovery_log_init(&log);
-	fixture("discover.json", &text);
+	fixture("storage/discover.json", &text);
 	assert_int_equal(nvme_discover_parse_json(text.buf, text.len, &log, &err), 0);
 	check_log(&log);
 	nvme_discovery_nqns(&log, &nqns);
 	assert_string_equal(nqns.buf, NQN);
 	nvme_discovery_log_release(&log);
-	fixture("discover.txt", &text);
+	fixture("storage/discover.txt", &text);
 	assert_int_equal(nvme_discover_parse_text(text.buf, text.len, &log, &err), 0);
 	check_log(&log);
 	nvme_discovery_log_release(&log);
@@ -83,10 +86,10 @@ static void list_subsys_forms(void **state)
 
 	(void)state;
 	nvme_subsys_list_init(&l);
-	fixture("list-subsys.json", &text);
+	fixture("storage/list-subsys.json", &text);
 	assert_int_equal(nvme_list_subsys_parse(text.buf, text.len, &l, &err), 0);
 	assert_string_equal(l.hostnqn,
-			    "nqn.2014-08.org.nvmexpress:uuid:7f5d1e26-3a8c-4d4b-9c55-1f2e0b8a6d31");
+			    "nqn.2014-08.org.nvmexpress:uuid:5f1c2a9e-7d40-4b8e-9a51-0c3d6e2f8a17");
 	s = nvme_subsys_find(&l, NQN);
 	assert_non_null(s);
 	assert_string_equal(s->name, "nvme-subsys0");
@@ -103,7 +106,7 @@ static void list_subsys_forms(void **state)
 	assert_null(nvme_subsys_find(&l, "nqn.2026-01.org.example:other"));
 	nvme_subsys_list_release(&l);
 	/* Earlier versions: one object, the Paths in an entry after their subsystem. */
-	fixture("list-subsys-1.json", &text);
+	fixture("nvme-cli/list-subsys-1.json", &text);
 	assert_int_equal(nvme_list_subsys_parse(text.buf, text.len, &l, &err), 0);
 	assert_int_equal(l.nr, 1);
 	assert_string_equal(l.hostnqn, "");
@@ -114,7 +117,29 @@ static void list_subsys_forms(void **state)
 	assert_int_equal(nvme_subsys_count_paths(s, "127.0.0.1", "4420", true), 0);
 	assert_int_equal(nvme_subsys_count_paths(s, "127.0.0.1", "4420", false), 1);
 	nvme_subsys_list_release(&l);
-	/* Nothing connected: nvme-cli prints nothing. */
+	/* Two paths to two ports; a path bound to a source address; the form with ANAState. */
+	fixture("storage/wrong-iface-list-subsys-two-paths.json", &text);
+	assert_int_equal(nvme_list_subsys_parse(text.buf, text.len, &l, &err), 0);
+	s = nvme_subsys_find(&l, NQN);
+	assert_int_equal(s->nr_paths, 2);
+	assert_int_equal(nvme_subsys_count_paths(s, "198.18.0.2", "4420", true), 1);
+	assert_int_equal(nvme_subsys_count_paths(s, NULL, NULL, true), 2);
+	nvme_subsys_list_release(&l);
+	fixture("storage/wrong-iface-list-subsys-host-traddr.json", &text);
+	assert_int_equal(nvme_list_subsys_parse(text.buf, text.len, &l, &err), 0);
+	assert_string_equal(l.v[0].paths[0].addr.host_traddr, "198.18.0.2");
+	assert_string_equal(l.v[0].paths[0].addr.src_addr, "198.18.0.2");
+	nvme_subsys_list_release(&l);
+	fixture("storage/list-subsys-ns.json", &text);
+	assert_int_equal(nvme_list_subsys_parse(text.buf, text.len, &l, &err), 0);
+	assert_int_equal(
+		nvme_subsys_count_paths(nvme_subsys_find(&l, NQN), "127.0.0.1", "4420", true), 1);
+	nvme_subsys_list_release(&l);
+	/* Nothing connected: an empty array (2.3), or nothing at all. */
+	fixture("storage/list-subsys-none.json", &text);
+	assert_int_equal(nvme_list_subsys_parse(text.buf, text.len, &l, &err), 0);
+	assert_int_equal(l.nr, 0);
+	nvme_subsys_list_release(&l);
 	assert_int_equal(nvme_list_subsys_parse("\n", 1, &l, &err), 0);
 	assert_int_equal(l.nr, 0);
 	nvme_subsys_list_release(&l);
