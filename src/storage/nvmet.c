@@ -8,8 +8,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
 #include "proc/run.h"
@@ -237,6 +239,7 @@ static void push_null_blk(struct nvmet_ops *ops, const char *name, uint64_t mib)
 	push(ops, NVMET_OP_WRITE, xasprintf("%s/%s/memory_backed", NULLB_CONFIGFS_DIR, name), "1",
 	     NULL);
 	push(ops, NVMET_OP_WRITE, xasprintf("%s/%s/power", NULLB_CONFIGFS_DIR, name), "1", "0");
+	push(ops, NVMET_OP_WAIT_DEVICE, xasprintf("dev/%s", name), NULL, NULL);
 }
 
 static void push_subsystem(struct nvmet_ops *ops, const struct nvmet_request *req,
@@ -422,6 +425,11 @@ void nvmet_ops_print(const struct nvmet_ops *ops, struct strbuf *out)
 			strbuf_addstr(out, "rm ");
 			shell_quote(out, path.buf);
 			break;
+		case NVMET_OP_WAIT_DEVICE:
+			strbuf_addstr(out, "until [ -b ");
+			shell_quote(out, path.buf);
+			strbuf_addstr(out, " ]; do sleep 0.1; done");
+			break;
 		}
 		strbuf_addch(out, '\n');
 		strbuf_release(&path);
@@ -574,6 +582,19 @@ out:
 	return r;
 }
 
+/* The device the kernel makes: devtmpfs may show it a moment after the write that made it. */
+static int wait_device(const struct rootfs *root, const char *rel)
+{
+	uint64_t deadline = monotonic_ms() + NVMET_DEVICE_WAIT_MS;
+
+	while (!rootfs_exists(root, rel)) {
+		if (monotonic_ms() >= deadline)
+			return -ETIMEDOUT;
+		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000000L }, NULL);
+	}
+	return 0;
+}
+
 static int perform(const struct rootfs *root, const struct nvmet_op *op, struct strbuf *err)
 {
 	switch (op->kind) {
@@ -587,6 +608,8 @@ static int perform(const struct rootfs *root, const struct nvmet_op *op, struct 
 	case NVMET_OP_SYMLINK:
 	case NVMET_OP_UNLINK:
 		return make_entry(root, op);
+	case NVMET_OP_WAIT_DEVICE:
+		return wait_device(root, op->path);
 	}
 	return -EINVAL;
 }
@@ -613,6 +636,7 @@ static const char *op_verb(enum nvmet_op_kind kind)
 		[NVMET_OP_MODPROBE] = "load modules", [NVMET_OP_MKDIR] = "mkdir",
 		[NVMET_OP_WRITE] = "write",	      [NVMET_OP_SYMLINK] = "link",
 		[NVMET_OP_RMDIR] = "rmdir",	      [NVMET_OP_UNLINK] = "unlink",
+		[NVMET_OP_WAIT_DEVICE] = "wait for",
 	};
 	return verbs[kind];
 }
@@ -634,7 +658,11 @@ int nvmet_ops_apply(const struct rootfs *root, const struct nvmet_ops *ops, bool
 			r = 0; /* gone already */
 			continue;
 		}
-		if (err->len == mark) {
+		if (err->len == mark && op->kind == NVMET_OP_WAIT_DEVICE) {
+			strbuf_addf(err,
+				    "/%s did not appear within %d s (is devtmpfs mounted on /dev?)",
+				    op->path, NVMET_DEVICE_WAIT_MS / 1000);
+		} else if (err->len == mark) {
 			strbuf_addf(err, "%s /%s", op_verb(op->kind), op->path);
 			if (op->kind == NVMET_OP_WRITE)
 				strbuf_addf(err, " = %s", op->value);

@@ -8,7 +8,8 @@
  *
  * The operations, in order (paths below the root; see probe/nvmet_configfs.h):
  *   modprobe nvmet nvmet-tcp [null_blk nr_devices=0]  (only if they are not loaded)
- *   null_blk:   mkdir nullb/NAME, size (MiB), blocksize, memory_backed=1, power=1
+ *   null_blk:   mkdir nullb/NAME, size (MiB), blocksize, memory_backed=1, power=1;
+ *               wait for /dev/NAME
  *   subsystem:  mkdir subsystems/NQN, attr_allow_any_host; per --allow-host:
  *               mkdir hosts/H, ln -s hosts/H subsystems/NQN/allowed_hosts/H
  *   namespace:  mkdir subsystems/NQN/namespaces/1, device_path, enable=1
@@ -26,10 +27,12 @@
 #include "lib/strvec.h"
 #include "probe/nvmet_configfs.h"
 
+/* How long a device made through configfs may take to appear in /dev. */
+#define NVMET_DEVICE_WAIT_MS 10000
 /* The namespace every target exports. */
-#define NVMET_NSID	   "1"
+#define NVMET_NSID	     "1"
 /* Prefix of the null_blk devices sparkctl makes (and alone tears down). */
-#define NVMET_NULLB_PREFIX "sparkctl_"
+#define NVMET_NULLB_PREFIX   "sparkctl_"
 
 struct nvmet_request {
 	const char *nqn;
@@ -48,6 +51,8 @@ enum nvmet_op_kind {
 	NVMET_OP_SYMLINK, /* path -> value (the target as the host names it) */
 	NVMET_OP_RMDIR,
 	NVMET_OP_UNLINK,
+	/* path: a device node the kernel makes (devtmpfs), waited for (no udev needed) */
+	NVMET_OP_WAIT_DEVICE,
 };
 
 struct nvmet_op {
@@ -108,7 +113,8 @@ void nvmet_ops_print(const struct nvmet_ops *ops, struct strbuf *out);
  * create: on a failure, what was done is undone in reverse order, and
  * -errno is returned with a message in err naming the operation.
  * Otherwise (a teardown): what is already gone is passed over, and a
- * failure stops there.  A MODPROBE that cannot run or fails is -ENODEV.
+ * failure stops there.  A MODPROBE that cannot run or fails is -ENODEV; a
+ * device not there within NVMET_DEVICE_WAIT_MS is -ETIMEDOUT.
  * done (may be NULL): how many operations were performed.
  */
 int nvmet_ops_apply(const struct rootfs *root, const struct nvmet_ops *ops, bool create,

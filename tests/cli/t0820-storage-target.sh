@@ -18,6 +18,17 @@ mkdir -p "$CFS/nvmet/subsystems" "$CFS/nvmet/ports" "$CFS/nvmet/hosts" "$CFS/nul
   "$R/sys/module/nvmet_tcp"
 : > "$R/dev/nvme0n1"
 listing() { (cd "$R" && find . | LC_ALL=C sort) > "$1"; }
+# The null_blk device made for an NQN, as --print names it.
+nullb_of() {
+  "$SPARKCTL" storage target --root "$R" --nqn "$1" --null-blk 1M --listen 198.18.0.1 |
+    sed -n 's|^mkdir .*/nullb/\([^/]*\).$|\1|p'
+}
+NB=$(nullb_of $NQN)
+NB3=$(nullb_of $NQN.3)
+[ -n "$NB" ] && [ -n "$NB3" ] || fail "no null_blk device in the printed operations"
+# What devtmpfs shows once they are powered on, which --apply waits for.
+: > "$R/dev/$NB"
+: > "$R/dev/$NB3"
 listing "$TMP/empty"
 
 # --print (the default) shows the operations as shell commands and makes nothing.
@@ -30,10 +41,8 @@ same "$TMP/empty" "$TMP/now"
 # --apply makes exactly that, in place.
 expect 0 "$SPARKCTL" storage target --root "$R" --nqn $NQN --null-blk 64M \
   --listen 198.18.0.1:4420 --allow-host $HOST --apply
-NB=$(sed -n 's|^mkdir .*/nullb/\([^/]*\).$|\1|p' "$GOLDEN/storage-target-print.txt")
 contains "$TMP/out" "made subsystem $NQN: namespace 1 on /dev/$NB, listening on tcp 198.18.0.1:4420 (nvmet port 1)"
 S=$CFS/nvmet/subsystems/$NQN
-[ -n "$NB" ] || fail "no null_blk device in the printed operations"
 [ "$(cat "$CFS/nullb/$NB/memory_backed")" = 1 ] || fail "null_blk not memory backed"
 [ "$(cat "$CFS/nullb/$NB/size")" = 64 ] || fail "null_blk size not 64 MiB"
 [ "$(cat "$CFS/nullb/$NB/power")" = 1 ] || fail "null_blk not powered"

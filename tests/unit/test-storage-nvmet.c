@@ -13,8 +13,8 @@
 /* The operations as lines "KIND path [value]", for comparing whole plans. */
 static void ops_lines(const struct nvmet_ops *ops, struct strbuf *out)
 {
-	static const char *const kinds[] = { "modprobe", "mkdir", "write",
-					     "symlink",	 "rmdir", "unlink" };
+	static const char *const kinds[] = { "modprobe", "mkdir",  "write", "symlink",
+					     "rmdir",	 "unlink", "wait" };
 
 	strbuf_reset(out);
 	for (size_t i = 0; i < ops->nr; i++)
@@ -108,16 +108,21 @@ static void plan_null_blk_modules_hosts(void **state)
 	strbuf_addf(&want, "sys/kernel/config/nullb/%s/power", name.buf);
 	assert_string_equal(ops.v[6].path, want.buf);
 	assert_string_equal(ops.v[6].undo, "0");
+	/* The device is waited for before a namespace opens it. */
+	strbuf_reset(&want);
+	strbuf_addf(&want, "dev/%s", name.buf);
+	assert_int_equal(ops.v[7].kind, NVMET_OP_WAIT_DEVICE);
+	assert_string_equal(ops.v[7].path, want.buf);
 	/* Only the listed host, and the next free port, of the IPv6 family. */
-	assert_string_equal(ops.v[8].value, "0");
-	assert_string_equal(ops.v[9].path, CFS "/hosts/" HOST);
-	assert_int_equal(ops.v[10].kind, NVMET_OP_SYMLINK);
-	assert_string_equal(ops.v[10].value, "/" CFS "/hosts/" HOST);
+	assert_string_equal(ops.v[9].value, "0");
+	assert_string_equal(ops.v[10].path, CFS "/hosts/" HOST);
+	assert_int_equal(ops.v[11].kind, NVMET_OP_SYMLINK);
+	assert_string_equal(ops.v[11].value, "/" CFS "/hosts/" HOST);
 	strbuf_reset(&want);
 	strbuf_addf(&want, "/dev/%s", name.buf);
-	assert_string_equal(ops.v[12].value, want.buf);
-	assert_string_equal(ops.v[14].path, CFS "/ports/3");
-	assert_string_equal(ops.v[16].value, "ipv6");
+	assert_string_equal(ops.v[13].value, want.buf);
+	assert_string_equal(ops.v[15].path, CFS "/ports/3");
+	assert_string_equal(ops.v[17].value, "ipv6");
 	nvmet_ops_release(&ops);
 	/* A host some subsystem already has is not made again. */
 	strvec_push(&st.hosts, HOST);
