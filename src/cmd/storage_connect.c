@@ -11,6 +11,8 @@
  */
 #include "sparkctl.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <time.h>
 
 #include "cmd/cmd.h"
@@ -139,6 +141,32 @@ static int list_subsys(const struct volume *v, struct nvme_subsys_list *l, bool 
 	return ret;
 }
 
+/*
+ * nvme-cli takes an IP address (traddr), and list-subsys shows one: a
+ * name is resolved first, to its first address.
+ */
+static int resolve_name(char **addr)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	unsigned char bin[16];
+	char text[INET6_ADDRSTRLEN];
+	const void *a;
+
+	if (inet_pton(AF_INET, *addr, bin) == 1 || inet_pton(AF_INET6, *addr, bin) == 1)
+		return 0;
+	if (getaddrinfo(*addr, NULL, &hints, &res) != 0 || !res)
+		return -ENOENT;
+	a = res->ai_family == AF_INET6
+		    ? (const void *)&((const struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr
+		    : (const void *)&((const struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
+	if (inet_ntop(res->ai_family, a, text, sizeof(text))) {
+		free(*addr);
+		*addr = xstrdup(text);
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
 /* Options first, then the plan; a usage error when something is still missing. */
 static int resolve(const char *title, const struct connect_args *a, bool need_target,
 		   struct volume *v)
@@ -182,6 +210,13 @@ static int resolve(const char *title, const struct connect_args *a, bool need_ta
 	} else if (conf.target_address) {
 		v->traddr = xstrdup(conf.target_address);
 		v->port = conf.target_port ? conf.target_port : STORAGE_DEFAULT_PORT;
+	}
+	if (v->traddr && resolve_name(&v->traddr) < 0) {
+		ret = cmd_usage_error(title,
+				      "--target: '%s' is neither an IP address nor a name "
+				      "that resolves",
+				      v->traddr);
+		goto out;
 	}
 	snprintf(v->port_s, sizeof(v->port_s), "%u", v->port);
 	v->nqn = xstrdup_or_null(a->nqn ? a->nqn : conf.nqn);
@@ -377,9 +412,7 @@ static void emit_connection(const struct volume *v, const struct nvme_subsys_lis
 	for (size_t i = 0; s && i < s->nr_paths; i++) {
 		const struct nvme_path *p = &s->paths[i];
 
-		if (!streq(p->transport, "tcp") || !p->addr.traddr ||
-		    !streq(p->addr.traddr, v->traddr) || !p->addr.trsvcid ||
-		    !streq(p->addr.trsvcid, v->port_s))
+		if (!nvme_path_to(p, v->traddr, v->port_s))
 			continue;
 		emit_object_open(&e, NULL);
 		emit_str(&e, "name", "  %s", p->name);

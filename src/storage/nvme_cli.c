@@ -3,6 +3,7 @@
  */
 #include "sparkctl.h"
 
+#include <arpa/inet.h>
 #include <jansson.h>
 
 #include "lib/json.h"
@@ -434,6 +435,26 @@ const struct nvme_subsystem *nvme_subsys_find(const struct nvme_subsys_list *l, 
 	return NULL;
 }
 
+/* The same address, as text or, for IP literals, as written differently ("fd00::1", "fd00:0::1").
+ */
+static bool same_address(const char *a, const char *b)
+{
+	unsigned char x[16], y[16];
+
+	if (streq(a, b))
+		return true;
+	if (inet_pton(AF_INET6, a, x) == 1 && inet_pton(AF_INET6, b, y) == 1)
+		return !memcmp(x, y, sizeof(x));
+	return false;
+}
+
+bool nvme_path_to(const struct nvme_path *p, const char *traddr, const char *trsvcid)
+{
+	return streq(p->transport, "tcp") &&
+	       (!traddr || (p->addr.traddr && same_address(p->addr.traddr, traddr))) &&
+	       (!trsvcid || (p->addr.trsvcid && streq(p->addr.trsvcid, trsvcid)));
+}
+
 size_t nvme_subsys_count_paths(const struct nvme_subsystem *s, const char *traddr,
 			       const char *trsvcid, bool live)
 {
@@ -442,13 +463,8 @@ size_t nvme_subsys_count_paths(const struct nvme_subsystem *s, const char *tradd
 	for (size_t i = 0; s && i < s->nr_paths; i++) {
 		const struct nvme_path *p = &s->paths[i];
 
-		if (!streq(p->transport, "tcp") || (live && !streq(p->state, "live")))
-			continue;
-		if (traddr && (!p->addr.traddr || !streq(p->addr.traddr, traddr)))
-			continue;
-		if (trsvcid && (!p->addr.trsvcid || !streq(p->addr.trsvcid, trsvcid)))
-			continue;
-		n++;
+		if (nvme_path_to(p, traddr, trsvcid) && (!live || streq(p->state, "live")))
+			n++;
 	}
 	return n;
 }

@@ -84,7 +84,12 @@ int nvme_list_subsys_parse(const char *text, size_t len, struct nvme_subsys_list
 			   struct strbuf *err);
 /* The subsystem of l called nqn, or NULL. */
 const struct nvme_subsystem *nvme_subsys_find(const struct nvme_subsys_list *l, const char *nqn);
-/* The paths of s over tcp to traddr:trsvcid (trsvcid NULL: any); live: only those "live". */
+/* Whether p goes over tcp to traddr:trsvcid (either NULL: any). */
+bool nvme_path_to(const struct nvme_path *p, const char *traddr, const char *trsvcid);
+/*
+ * The paths of s over tcp to traddr:trsvcid (either NULL: any; IPv6
+ * addresses compared as addresses); live: only those "live".
+ */
 size_t nvme_subsys_count_paths(const struct nvme_subsystem *s, const char *traddr,
 			       const char *trsvcid, bool live);
 

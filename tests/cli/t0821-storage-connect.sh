@@ -158,3 +158,7 @@ contains "$TMP/out" "localhost: $NQN: disconnected 1 controller"
 expect 3 env PATH="$P" "$SPARKCTL" storage connect -H localhost --target 127.0.0.1 --nqn $NQN
 contains "$TMP/out" "localhost: failed:"
 contains "$TMP/out" "no NVMe/TCP target answers at 127.0.0.1:4420"
+
+# A target that is neither an address nor a name that resolves (RFC 2606).
+expect 2 env PATH="$P" "$SPARKCTL" storage connect --target nosuch.invalid --nqn $NQN
+contains "$TMP/err" "'nosuch.invalid' is neither an IP address nor a name that resolves"

@@ -124,6 +124,7 @@ static void list_subsys_forms(void **state)
 	assert_int_equal(s->nr_paths, 2);
 	assert_int_equal(nvme_subsys_count_paths(s, "198.18.0.2", "4420", true), 1);
 	assert_int_equal(nvme_subsys_count_paths(s, NULL, NULL, true), 2);
+	assert_int_equal(nvme_subsys_count_paths(s, "198.18.0.02", "4420", true), 0);
 	nvme_subsys_list_release(&l);
 	fixture("storage/wrong-iface-list-subsys-host-traddr.json", &text);
 	assert_int_equal(nvme_list_subsys_parse(text.buf, text.len, &l, &err), 0);
