@@ -607,6 +607,10 @@ static int run_verb(const struct cmd *cmd, int argc, char **argv, bool connect)
 	r = cmd_parse(cmd, connect ? connect_opts : disconnect_opts, argc, argv);
 	if (r < 0)
 		return cmd_parse_exit(r);
+	if ((a.hosts || a.hostfile || a.cluster) && a.json)
+		return cmd_usage_error(cmd_title(cmd),
+				       "--json is this node's connection; with -H, "
+				       "--hostfile or --cluster each node says a line");
 	if (a.hosts || a.hostfile || a.cluster)
 		return on_nodes(cmd, &a);
 	ret = resolve(cmd_title(cmd), &a, connect, &v);

@@ -667,6 +667,11 @@ int nvmet_ops_apply(const struct rootfs *root, const struct nvmet_ops *ops, bool
 			if (op->kind == NVMET_OP_WRITE)
 				strbuf_addf(err, " = %s", op->value);
 			strbuf_addf(err, ": %s", strerror(-r));
+			/* The link starts the listener: the port may be another program's. */
+			if (r == -EADDRINUSE)
+				strbuf_addstr(
+					err,
+					" (another program listens on that address and port?)");
 		}
 		break;
 	}

@@ -162,3 +162,5 @@ contains "$TMP/out" "no NVMe/TCP target answers at 127.0.0.1:4420"
 # A target that is neither an address nor a name that resolves (RFC 2606).
 expect 2 env PATH="$P" "$SPARKCTL" storage connect --target nosuch.invalid --nqn $NQN
 contains "$TMP/err" "'nosuch.invalid' is neither an IP address nor a name that resolves"
+expect 2 env PATH="$P" "$SPARKCTL" storage connect -H localhost --json --target 127.0.0.1 --nqn $NQN
+contains "$TMP/err" "--json is this node's connection"
