@@ -318,8 +318,7 @@ int nvmet_plan_create(const struct nvmet_request *req, const struct nvmet_state 
 	}
 	/* nvmet-tcp too: the kernel's own request for it needs a modprobe it can run. */
 	if (!st->nvmet_present || !st->nvmet_tcp_loaded)
-		push(ops, NVMET_OP_MODPROBE, xstrdup(NVMET_TCP_MODULE_DIR), "-a nvmet nvmet-tcp",
-		     NULL);
+		push(ops, NVMET_OP_MODPROBE, xstrdup(NVMET_TCP_MODULE_DIR), "nvmet-tcp", NULL);
 	if (!req->device && !st->nullb_present)
 		/* nr_devices=0: no nullb0 of the module's own beside ours. */
 		push(ops, NVMET_OP_MODPROBE, xstrdup(NULLB_CONFIGFS_DIR), "null_blk nr_devices=0",
@@ -546,14 +545,12 @@ static int make_entry(const struct rootfs *root, const struct nvmet_op *op)
 	return r;
 }
 
-static int modprobe(const struct rootfs *root, const struct nvmet_op *op, struct strbuf *err)
+static int run_modprobe(const struct rootfs *root, const struct nvmet_op *op, struct strbuf *err)
 {
 	struct run_job job;
 	char *words = xstrdup(op->value), *save = NULL;
-	int r = 0;
+	int r;
 
-	if (rootfs_exists(root, op->path))
-		goto out;
 	run_job_init(&job);
 	strvec_push(&job.argv, "modprobe");
 	for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
@@ -572,13 +569,27 @@ static int modprobe(const struct rootfs *root, const struct nvmet_op *op, struct
 		}
 		r = -ENODEV;
 	} else if (r == 0 && !rootfs_exists(root, op->path)) {
-		strbuf_addf(err, "modprobe %s: /%s is still missing (is configfs mounted?)",
-			    op->value, op->path);
+		strbuf_addf(err, "modprobe %s: /%s is still missing", op->value, op->path);
 		r = -ENODEV;
 	}
 	run_job_release(&job);
-out:
 	free(words);
+	return r;
+}
+
+static int modprobe(const struct rootfs *root, const struct nvmet_op *op, struct strbuf *err)
+{
+	int r = rootfs_exists(root, op->path) ? 0 : run_modprobe(root, op, err);
+
+	/* Loaded, but nvmet's configfs directory shows only where configfs is mounted. */
+	if (r == 0 && streq(op->path, NVMET_TCP_MODULE_DIR) &&
+	    !rootfs_exists(root, NVMET_CONFIGFS_DIR)) {
+		strbuf_addf(err,
+			    "no /%s: configfs is not mounted (mount -t configfs none "
+			    "/sys/kernel/config)",
+			    NVMET_CONFIGFS_DIR);
+		r = -ENODEV;
+	}
 	return r;
 }
 

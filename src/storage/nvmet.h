@@ -7,7 +7,7 @@
  * target down (--remove).
  *
  * The operations, in order (paths below the root; see probe/nvmet_configfs.h):
- *   modprobe nvmet nvmet-tcp [null_blk nr_devices=0]  (only if they are not loaded)
+ *   modprobe nvmet-tcp (and nvmet with it) [null_blk nr_devices=0]  (unless loaded)
  *   null_blk:   mkdir nullb/NAME, size (MiB), blocksize, memory_backed=1, power=1;
  *               wait for /dev/NAME
  *   subsystem:  mkdir subsystems/NQN, attr_allow_any_host; per --allow-host:

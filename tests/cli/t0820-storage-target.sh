@@ -118,7 +118,7 @@ rm -r "$R/sys/module/nvmet_tcp"
 mkdir "$TMP/bin"
 expect 3 env PATH="$TMP/bin" "$SPARKCTL" storage target --root "$R" --nqn $NQN \
   --device /dev/nvme0n1 --listen 198.18.0.1 --apply
-contains "$TMP/err" "modprobe -a nvmet nvmet-tcp: modprobe cannot run"
+contains "$TMP/err" "modprobe nvmet-tcp: modprobe cannot run"
 # A modprobe that fails says what it said.
 printf '#!/bin/sh\necho "modprobe: FATAL: Module nvmet not found." >&2\nexit 1\n' > "$TMP/bin/modprobe"
 chmod +x "$TMP/bin/modprobe"
@@ -139,8 +139,17 @@ contains "$TMP/err" "not an IPv4 or IPv6 address"
 expect 2 "$SPARKCTL" storage target --nqn nqn.a/../../hosts --remove --root "$R"
 contains "$TMP/err" "not an NQN"
 
+# Loaded, but no nvmet directory: configfs is not mounted.
+mv "$CFS/nvmet" "$TMP/nvmet-aside"
+/bin/mkdir -p "$R/sys/module/nvmet_tcp"
+expect 3 "$SPARKCTL" storage target --root "$R" --nqn $NQN --device /dev/nvme0n1 \
+  --listen 198.18.0.1 --apply
+contains "$TMP/err" "no /sys/kernel/config/nvmet: configfs is not mounted"
+mv "$TMP/nvmet-aside" "$CFS/nvmet"
+rmdir "$R/sys/module/nvmet_tcp"
+
 # A modprobe that loads them (here: makes what the kernel would show) lets
-# --apply go on; it was asked for both modules at once.
+# --apply go on; nvmet comes with nvmet-tcp.
 cat > "$TMP/bin/modprobe" << EOF2
 #!/bin/sh
 echo "\$*" >> "$TMP/modprobe.args"
@@ -148,5 +157,5 @@ echo "\$*" >> "$TMP/modprobe.args"
 EOF2
 expect 0 env PATH="$TMP/bin" "$SPARKCTL" storage target --root "$R" --nqn $NQN \
   --device /dev/nvme0n1 --listen 198.18.0.1 --apply
-[ "$(cat "$TMP/modprobe.args")" = "-a nvmet nvmet-tcp" ] || fail "modprobe $(cat "$TMP/modprobe.args")"
+[ "$(cat "$TMP/modprobe.args")" = nvmet-tcp ] || fail "modprobe $(cat "$TMP/modprobe.args")"
 [ -d "$CFS/nvmet/subsystems/$NQN/namespaces/1" ] || fail "not made after modprobe"

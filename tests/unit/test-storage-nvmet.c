@@ -99,7 +99,7 @@ static void plan_null_blk_modules_hosts(void **state)
 	assert_true(name.len < 32); /* a disk name */
 	/* Modules first (configfs lacks both), then the memory-backed device before its use. */
 	assert_int_equal(ops.v[0].kind, NVMET_OP_MODPROBE);
-	assert_string_equal(ops.v[0].value, "-a nvmet nvmet-tcp");
+	assert_string_equal(ops.v[0].value, "nvmet-tcp");
 	assert_string_equal(ops.v[1].value, "null_blk nr_devices=0");
 	strbuf_addf(&want, "sys/kernel/config/nullb/%s/memory_backed", name.buf);
 	assert_string_equal(ops.v[5].path, want.buf);
