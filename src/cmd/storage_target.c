@@ -256,9 +256,9 @@ const struct cmd cmd_storage_target = {
 		"Plans the configfs operations that make an nvmet subsystem NQN with namespace 1\n"
 		"on --device, or on a memory-backed null_blk device made for it (--null-blk), and\n"
 		"a TCP port listening on --listen.  --print (the default) shows them as shell\n"
-		"commands; --apply performs them in order, loading nvmet and nvmet-tcp (and\n"
-		"null_blk) with modprobe when configfs lacks them, and undoes what it made when\n"
-		"an operation fails.  --remove tears the subsystem down: its port links, its\n"
+		"commands; --apply performs them in order, loading nvmet-tcp (and null_blk) with\n"
+		"modprobe when they are not loaded, and undoes what it made when an operation\n"
+		"fails.  --remove tears the subsystem down: its port links, its\n"
 		"namespaces, the subsystem, the ports and hosts no other subsystem uses, and the\n"
 		"null_blk device made for it; what is gone already is passed over.",
 	.exit_status =

@@ -20,6 +20,8 @@
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 
+/* Where configfs is mounted, relative to the root. */
+#define CONFIGFS_MOUNT_DIR   "sys/kernel/config"
 /* Relative to the root; present once the nvmet (null_blk) module is loaded. */
 #define NVMET_CONFIGFS_DIR   "sys/kernel/config/nvmet"
 #define NULLB_CONFIGFS_DIR   "sys/kernel/config/nullb"

@@ -584,10 +584,8 @@ static int modprobe(const struct rootfs *root, const struct nvmet_op *op, struct
 	/* Loaded, but nvmet's configfs directory shows only where configfs is mounted. */
 	if (r == 0 && streq(op->path, NVMET_TCP_MODULE_DIR) &&
 	    !rootfs_exists(root, NVMET_CONFIGFS_DIR)) {
-		strbuf_addf(err,
-			    "no /%s: configfs is not mounted (mount -t configfs none "
-			    "/sys/kernel/config)",
-			    NVMET_CONFIGFS_DIR);
+		strbuf_addf(err, "no /%s: configfs is not mounted (mount -t configfs none /%s)",
+			    NVMET_CONFIGFS_DIR, CONFIGFS_MOUNT_DIR);
 		r = -ENODEV;
 	}
 	return r;
