@@ -258,9 +258,9 @@ const struct cmd cmd_storage_target = {
 		"a TCP port listening on --listen.  --print (the default) shows them as shell\n"
 		"commands; --apply performs them in order, loading nvmet-tcp (and null_blk) with\n"
 		"modprobe when they are not loaded, and undoes what it made when an operation\n"
-		"fails.  --remove tears the subsystem down: its port links, its\n"
-		"namespaces, the subsystem, the ports and hosts no other subsystem uses, and the\n"
-		"null_blk device made for it; what is gone already is passed over.",
+		"fails.  --remove tears the subsystem down: its port links, its namespaces, the\n"
+		"subsystem, the ports and hosts no other subsystem uses, and the null_blk device\n"
+		"made for it; what is gone already is passed over.",
 	.exit_status =
 		"0 done (or nothing to remove), 1 a configfs operation failed (undone), "
 		"the subsystem or port exists, the address is served already, 2 usage (also: "
