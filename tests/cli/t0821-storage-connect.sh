@@ -164,3 +164,7 @@ expect 2 env PATH="$P" "$SPARKCTL" storage connect --target nosuch.invalid --nqn
 contains "$TMP/err" "'nosuch.invalid' is neither an IP address nor a name that resolves"
 expect 2 env PATH="$P" "$SPARKCTL" storage connect -H localhost --json --target 127.0.0.1 --nqn $NQN
 contains "$TMP/err" "--json is this node's connection"
+# A node that cannot be reached (RFC 2606): its line says so, exit 3.
+expect 3 env PATH="$P" "$SPARKCTL" storage disconnect -H localhost,nosuch.invalid --nqn $NQN
+contains "$TMP/out" "localhost: $NQN: not connected"
+contains "$TMP/out" "nosuch.invalid: failed:"
