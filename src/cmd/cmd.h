@@ -72,7 +72,8 @@ extern const struct cmd cmd_topo, cmd_capture, cmd_env, cmd_netplan, cmd_doctor,
 	cmd_version, cmd_agent, cmd_deploy, cmd_discover, cmd_publish, cmd_cluster, cmd_join,
 	cmd_storage;
 /* sparkctl storage's verbs (cmd/storage_VERB.c). */
-extern const struct cmd cmd_storage_plan, cmd_storage_check, cmd_storage_bench;
+extern const struct cmd cmd_storage_plan, cmd_storage_target, cmd_storage_connect,
+	cmd_storage_disconnect, cmd_storage_check, cmd_storage_bench;
 
 /*
  * doctor's run (cmd/doctor.c), shared with the commands that report one

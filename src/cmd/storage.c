@@ -22,6 +22,9 @@ static const char *const storage_usage[] = {
 
 static const struct cmd *const storage_verbs[] = {
 	&cmd_storage_plan,
+	&cmd_storage_target,
+	&cmd_storage_connect,
+	&cmd_storage_disconnect,
 	&cmd_storage_check,
 	&cmd_storage_bench,
 	NULL,

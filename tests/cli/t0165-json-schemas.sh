@@ -23,9 +23,18 @@ assert top["properties"]["schema_version"]["const"] >= 1, "schema_version"
 assert top["additionalProperties"] is False, "additionalProperties"
 PY
 done
-for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top discover cluster cluster-path storage storage-plan storage-bench; do
+for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top discover cluster cluster-path storage storage-plan storage-bench storage-connect; do
   [ -f "docs/schemas/$name.schema.json" ] || fail "no docs/schemas/$name.schema.json"
 done
+
+# ---- storage connect, on the stand-in nvme of t0821 (tests/cli/nvme-standin.py)
+export NVME_STANDIN_DIR=$TMP/nvme
+mkdir -p "$NVME_STANDIN_DIR" "$TMP/nvme-bin"
+ln -s "$SRCDIR/tests/cli/nvme-standin.py" "$TMP/nvme-bin/nvme"
+printf '#!/bin/sh\n' > "$TMP/nvme-bin/modprobe"
+chmod +x "$TMP/nvme-bin/modprobe"
+PATH="$TMP/nvme-bin:$PATH" "$SPARKCTL" storage connect --target 127.0.0.1 --nqn nqn.2026-11.io.sparkctl:shared --json > "$TMP/storage-connect.json"
+json_valid storage-connect "$TMP/storage-connect.json"
 
 # ---- topo: the inventory, from trees, from the live host, from a version 1 inventory
 for f in $fixtures; do

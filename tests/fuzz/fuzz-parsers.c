@@ -2,8 +2,9 @@
  * fuzz-parsers - the pure parsers of lib/host_text.h, parse_bdf(),
  * host_list_parse() (-H lists, Slurm's hostlists), storage_conf_parse()
  * (/etc/sparkctl/storage.json), storage_unit_name(), probe/nvme.h's
- * (sysfs NVMe addresses and namespaces, mount tables and fstab, hostnqn)
- * and fio's JSON report (storage/fio.h).
+ * (sysfs NVMe addresses and namespaces, mount tables and fstab, hostnqn),
+ * fio's JSON report (storage/fio.h) and what nvme-cli prints
+ * (storage/nvme_cli.h: discover, list-subsys).
  *
  * The first byte selects the parser (modulo their number), the rest is
  * the text.  Besides memory errors and leaks, each parser's documented
@@ -24,6 +25,7 @@
 #include "remote/hosts.h"
 #include "storage/storage_conf.h"
 #include "storage/fio.h"
+#include "storage/nvme_cli.h"
 
 /* Selectors: the seed corpus prepends these values, keep them stable. */
 enum parser {
@@ -48,6 +50,9 @@ enum parser {
 	P_MOUNT_TABLE,
 	P_NVME_HOSTNQN,
 	P_FIO_REPORT,
+	P_NVME_DISCOVER_JSON,
+	P_NVME_DISCOVER_TEXT,
+	P_NVME_LIST_SUBSYS,
 	NR_PARSERS
 };
 
@@ -267,6 +272,51 @@ static void storage_unit(const char *s)
 	strbuf_release(&name);
 }
 
+/* nvme discover's log: every record has its fields; a refused log says why and holds none. */
+static void nvme_discover(const char *s, bool json)
+{
+	struct nvme_discovery_log log;
+	struct strbuf err = STRBUF_INIT, nqns = STRBUF_INIT;
+	int r;
+
+	nvme_discovery_log_init(&log);
+	r = json ? nvme_discover_parse_json(s, strlen(s), &log, &err)
+		 : nvme_discover_parse_text(s, strlen(s), &log, &err);
+	if (r == 0) {
+		for (size_t i = 0; i < log.nr; i++)
+			FUZZ_CHECK(log.records[i].subnqn && log.records[i].traddr &&
+				   log.records[i].trsvcid && log.records[i].subtype);
+		nvme_discovery_nqns(&log, &nqns);
+		FUZZ_CHECK(nqns.len > 0);
+	} else {
+		FUZZ_CHECK(log.nr == 0 && err.len > 0);
+	}
+	nvme_discovery_log_release(&log);
+	strbuf_release(&err);
+	strbuf_release(&nqns);
+}
+
+static void nvme_list_subsys(const char *s)
+{
+	struct nvme_subsys_list l;
+	struct strbuf err = STRBUF_INIT;
+
+	nvme_subsys_list_init(&l);
+	if (nvme_list_subsys_parse(s, strlen(s), &l, &err) == 0) {
+		FUZZ_CHECK(l.hostnqn != NULL);
+		for (size_t i = 0; i < l.nr; i++) {
+			FUZZ_CHECK(nvme_subsys_count_paths(&l.v[i], NULL, NULL, false) <=
+				   l.v[i].nr_paths);
+			for (size_t j = 0; j < l.v[i].nr_paths; j++)
+				FUZZ_CHECK(l.v[i].paths[j].state && l.v[i].paths[j].name);
+		}
+	} else {
+		FUZZ_CHECK(l.nr == 0 && err.len > 0);
+	}
+	nvme_subsys_list_release(&l);
+	strbuf_release(&err);
+}
+
 /* Every value found is one without a separator; a refused address leaves nothing. */
 static void nvme_address(const char *s)
 {
@@ -406,6 +456,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case P_STORAGE_UNIT_NAME:
 		storage_unit(s);
+		break;
+	case P_NVME_DISCOVER_JSON:
+		nvme_discover(s, true);
+		break;
+	case P_NVME_DISCOVER_TEXT:
+		nvme_discover(s, false);
+		break;
+	case P_NVME_LIST_SUBSYS:
+		nvme_list_subsys(s);
 		break;
 	case P_NVME_ADDRESS:
 		nvme_address(s);
