@@ -20,6 +20,7 @@
 #include "lib/json.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
+#include "probe/nvme.h"
 #include "probe/nvmet_configfs.h"
 #include "proc/run.h"
 #include "remote/hosts.h"
@@ -34,6 +35,10 @@
 #define NVME_OUTPUT_MAX		       ((size_t)1024 * 1024)
 /* How often list-subsys is asked whether the new path is live. */
 #define LIVE_POLL_MS		       200
+/* The most a new connection waits for its namespaces' block devices. */
+#define NAMESPACE_WAIT_MS	       5000
+/* The least time left for one more list-subsys while waiting for the path. */
+#define LIVE_POLL_MIN_MS	       1000
 /* A node's own connect is bounded by its timeout; SSH gets this much more. */
 #define REMOTE_SLACK_MS		       30000
 #define NVME_MISSING		       "nvme-cli is not installed (Debian: apt-get install nvme-cli)"
@@ -347,10 +352,18 @@ static int wait_live(const struct volume *v, const struct nvme_subsystem *before
 		     struct nvme_subsys_list *l)
 {
 	for (;;) {
-		int ret = list_subsys(v, l, false);
+		int ret;
 
-		if (ret != SPARKCTL_EXIT_OK)
+		/* A poll so close to the deadline that nvme cannot answer is as not live. */
+		if (remaining_ms(v) < LIVE_POLL_MIN_MS)
+			break;
+		ret = list_subsys(v, l, false);
+		if (ret == SPARKCTL_EXIT_TIMEOUT)
+			break;
+		if (ret != SPARKCTL_EXIT_OK) {
+			undo_connect(v, before);
 			return ret;
+		}
 		if (nvme_subsys_count_paths(nvme_subsys_find(l, v->nqn), v->traddr, v->port_s,
 					    true))
 			return SPARKCTL_EXIT_OK;
@@ -391,11 +404,35 @@ static int nvme_connect(const struct volume *v, const struct nvme_subsystem *bef
 	return ret;
 }
 
+/*
+ * The block devices of controller ctrl's namespaces into devices.  After a
+ * new connection (wait) they are waited for, within the deadline and at most
+ * NAMESPACE_WAIT_MS: the kernel scans the namespaces once the path is live.
+ * Not when the controller's directory is not there to read (nothing to
+ * wait for), nor for a subsystem without namespaces beyond that bound.
+ */
+static void controller_devices(const struct volume *v, const char *ctrl, bool wait,
+			       struct strvec *devices)
+{
+	struct rootfs root = { .dirfd = -1 };
+	uint64_t until = monotonic_ms() + NAMESPACE_WAIT_MS;
+
+	if (until > v->deadline_ms)
+		until = v->deadline_ms;
+	if (rootfs_open(&root, rootfs_root_path(v->root)) < 0)
+		return;
+	while (nvme_controller_devices(&root, ctrl, devices) == 0 && wait &&
+	       monotonic_ms() + LIVE_POLL_MS < until)
+		nanosleep(&(struct timespec){ .tv_nsec = LIVE_POLL_MS * 1000000L }, NULL);
+	rootfs_close(&root);
+}
+
 /* The live paths of nqn to the target, as text or JSON. */
 static void emit_connection(const struct volume *v, const struct nvme_subsys_list *l, bool already,
 			    bool json)
 {
 	const struct nvme_subsystem *s = nvme_subsys_find(l, v->nqn);
+	struct strvec devices = STRVEC_INIT;
 	struct strbuf out = STRBUF_INIT;
 	struct emitter e;
 
@@ -421,6 +458,12 @@ static void emit_connection(const struct volume *v, const struct nvme_subsys_lis
 		emit_str(&e, "address", NULL, p->addr.traddr);
 		emit_str(&e, "src_addr", " from %s", p->addr.src_addr);
 		emit_str(&e, "interface", p->addr.host_iface ? " on %s" : NULL, p->addr.host_iface);
+		controller_devices(v, p->name, !already, &devices);
+		emit_array_open(&e, "devices");
+		for (size_t j = 0; j < devices.nr; j++)
+			emit_str(&e, NULL, j ? ", %s" : ", namespace %s", devices.v[j]);
+		emit_close(&e);
+		strvec_clear(&devices);
 		emit_text(&e, "\n");
 		emit_close(&e);
 	}

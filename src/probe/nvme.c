@@ -279,6 +279,32 @@ static void probe_controller(struct probe_ctx *ctx, struct inv_storage *st, cons
 	strbuf_release(&path);
 }
 
+int nvme_controller_devices(const struct rootfs *root, const char *ctrl, struct strvec *devices)
+{
+	struct strvec entries = STRVEC_INIT;
+	struct strbuf path = STRBUF_INIT, dev = STRBUF_INIT;
+	int r;
+
+	strbuf_addf(&path, NVME_CLASS "/%s", ctrl);
+	if ((r = rootfs_list(root, path.buf, &entries)) < 0)
+		goto out;
+	for (size_t i = 0; i < entries.nr; i++) {
+		if (nvme_namespace_device(entries.v[i], &dev) < 0)
+			continue;
+		strbuf_reset(&path);
+		strbuf_addf(&path, "/dev/%s", dev.buf);
+		if (!strvec_contains(devices, path.buf))
+			strvec_push(devices, path.buf);
+	}
+	strvec_sort(devices);
+	r = (int)devices->nr;
+out:
+	strvec_clear(&entries);
+	strbuf_release(&path);
+	strbuf_release(&dev);
+	return r;
+}
+
 /* Whether a TCP connection to address:port opens within the timeout; why not in *why. */
 static int tcp_reachable(const char *address, unsigned port, char **why)
 {

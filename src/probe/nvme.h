@@ -68,6 +68,16 @@ void by_uuid_target_path(const char *link_target, struct strbuf *out);
 /* /etc/nvme/hostnqn's first line, trimmed; -EINVAL when it is empty. */
 int nvme_hostnqn_parse(const char *text, size_t len, struct strbuf *out);
 
+struct rootfs;
+struct strvec;
+/*
+ * The block devices of controller ctrl's namespaces ("/dev/nvme1n1"),
+ * sorted, from sys/class/nvme/CTRL below root: the count, 0 when it has
+ * none (yet: the kernel scans them after the path is live), -errno when the
+ * controller's directory cannot be listed (-ENOENT: no such controller).
+ */
+int nvme_controller_devices(const struct rootfs *root, const char *ctrl, struct strvec *devices);
+
 struct probe_ctx;
 /* inv->storage: NULL when no plan and no fabric controller is found. */
 void probe_storage(struct probe_ctx *ctx);

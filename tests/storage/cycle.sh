@@ -39,6 +39,7 @@ sk connect 0 storage connect --target 127.0.0.1 --nqn "$NQN" --json
 ctrl_live "$NQN" || die "connect returned without a live controller of $NQN"
 wait_for 30 "the namespace's device" ns_dev "$NQN"
 DEV=$(ns_dev "$NQN")
+echo "$DEV" > /out/dev
 
 say "ext4 on $DEV, the plan written, mounted by UUID"
 mkfs.ext4 -q -F "$DEV" || die "mkfs.ext4 $DEV"
