@@ -70,7 +70,7 @@ extern const struct cmd *const sparkctl_commands[];
 extern const struct cmd cmd_topo, cmd_capture, cmd_env, cmd_netplan, cmd_doctor, cmd_launch,
 	cmd_bench, cmd_bench_nccl, cmd_bench_link, cmd_exporter, cmd_top, cmd_status, cmd_help,
 	cmd_version, cmd_agent, cmd_deploy, cmd_discover, cmd_publish, cmd_cluster, cmd_join,
-	cmd_storage;
+	cmd_storage, cmd_slurm;
 /* sparkctl storage's verbs (cmd/storage_VERB.c). */
 extern const struct cmd cmd_storage_plan, cmd_storage_target, cmd_storage_connect,
 	cmd_storage_disconnect, cmd_storage_check, cmd_storage_bench;
@@ -90,6 +90,8 @@ int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor
 
 /* sparkctl cluster's actions (cmd/cluster.c). */
 extern const struct cmd cmd_cluster_show, cmd_cluster_add, cmd_cluster_remove, cmd_cluster_path;
+/* sparkctl slurm's actions (cmd/slurm.c). */
+extern const struct cmd cmd_slurm_conf;
 /* sparkctl agent status: this node's answer to status (cmd/status.c). */
 extern const struct cmd cmd_agent_status;
 /* The version of agent ping's JSON (docs/schemas/agent-ping.schema.json). */

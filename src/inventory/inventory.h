@@ -175,6 +175,14 @@ struct inv_nm_profile {
 	char *ipv4_method; /* [ipv4] method= ("auto" is DHCP), NULL when not set */
 };
 
+/* The CPUs as Slurm counts them (probe/cpu_topology.h); INV_UNKNOWN when unread. */
+struct inv_cpu {
+	int64_t cpus; /* online */
+	int64_t sockets;
+	int64_t cores_per_socket;
+	int64_t threads_per_core;
+};
+
 struct inv_system {
 	char *hostname;
 	char *kernel;			    /* /proc/sys/kernel/osrelease */
@@ -198,6 +206,8 @@ struct inv_system {
 	size_t nr_nccl_conf;
 	struct inv_setting *environment; /* NCCL_*, UCX_*, ... of the probing process, sorted */
 	size_t nr_environment;
+	/* sys/devices/system/cpu */
+	struct inv_cpu cpu;
 	int64_t memlock_soft; /* RLIMIT_MEMLOCK bytes, INV_UNLIMITED or INV_UNKNOWN */
 	int64_t memlock_hard;
 	int64_t rmem_max;  /* net.core.rmem_max */

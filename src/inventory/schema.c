@@ -138,6 +138,17 @@ static const struct inv_field memory_fields[] = {
 static DESC(memory_desc, NULL, S, memory_fields, NULL);
 #undef S
 
+#define S struct inv_cpu
+static const struct inv_field cpu_fields[] = {
+	INT("cpus", cpus, .doc = "the online CPUs (`online`)"),
+	INT("sockets", sockets, .doc = "distinct `topology/physical_package_id` of those CPUs"),
+	INT("cores_per_socket", cores_per_socket,
+	    .doc = "their cores (distinct `topology/thread_siblings_list`) per socket"),
+	INT("threads_per_core", threads_per_core, .doc = "CPUs per core"),
+};
+static DESC(cpu_desc, NULL, S, cpu_fields, NULL);
+#undef S
+
 #define S struct inv_setting
 static const char *setting_check(const void *obj, const char **what)
 {
@@ -207,6 +218,8 @@ static const struct inv_field system_fields[] = {
 	OBJECT_HERE("limits", limits_desc, .doc = "the probing process's resource limits"),
 	OBJECT_HERE("sysctl", sysctl_desc, .doc = "socket buffer limits"),
 	OBJECT_HERE("memory", memory_desc, .doc = "`/proc/meminfo`"),
+	OBJECT("cpu", cpu, cpu_desc,
+	       .doc = "`/sys/devices/system/cpu`: the CPUs as Slurm counts them (`slurmd -C`)"),
 	ARRAY("network_manager", nm_profiles, nm_profile_desc,
 	      .doc = "the NetworkManager connection profiles "
 		     "(`/etc/NetworkManager/system-connections/*.nmconnection`)"),

@@ -14,6 +14,30 @@
  */
 int cpu_read_siblings(const struct host_reader *rd, size_t cpu, struct strbuf *list);
 
+/* The most CPUs cpu_read_topology() counts (a bound on what a tree may list). */
+#define CPU_TOPOLOGY_MAX 65536
+
+/*
+ * The host's CPUs as Slurm counts them (slurmd -C): the online CPUs, the
+ * sockets (distinct topology/physical_package_id), the cores (distinct
+ * thread_siblings_list: core_id is only unique within a cluster on arm64
+ * device-tree systems, so it serves only where the siblings list is
+ * absent), and per socket and per core the quotients.
+ */
+struct cpu_topology {
+	int64_t cpus;
+	int64_t sockets;
+	int64_t cores_per_socket;
+	int64_t threads_per_core;
+};
+
+/*
+ * Read it from sys/devices/system/cpu (online, then each online CPU's
+ * topology/): 1, 0 when online is absent, or a negative errno (a list
+ * or value not in the kernel's format, told to fail()).
+ */
+int cpu_read_topology(const struct host_reader *rd, struct cpu_topology *out);
+
 /* What tells how fast a CPU can run; figures of two sources do not compare. */
 enum cpu_speed_source {
 	CPU_SPEED_CAPACITY, /* the scheduler's cpu_capacity (arm64; 1024 for the fastest) */

@@ -6,6 +6,7 @@
 #include "lib/host_text.h"
 #include "lib/xalloc.h"
 #include "probe/avahi.h"
+#include "probe/cpu_topology.h"
 #include "probe/hostname.h"
 #include "probe/meminfo.h"
 #include "probe/probe.h"
@@ -144,6 +145,18 @@ static void probe_meminfo(struct probe_ctx *ctx)
 	s->cma_total = m.cma_total < 0 ? 0 : m.cma_total;
 }
 
+static void probe_cpu(struct probe_ctx *ctx)
+{
+	struct cpu_topology t;
+
+	if (cpu_read_topology(&ctx->rd, &t) <= 0)
+		return;
+	ctx->inv->sys.cpu = (struct inv_cpu){ .cpus = t.cpus,
+					      .sockets = t.sockets,
+					      .cores_per_socket = t.cores_per_socket,
+					      .threads_per_core = t.threads_per_core };
+}
+
 /* /etc/machine-id: 32 hex digits (systemd writes them lowercase, others may not). */
 static bool machine_id_valid(const char *s)
 {
@@ -191,6 +204,7 @@ void probe_system(struct probe_ctx *ctx)
 	s->rmem_max = probe_read_int(ctx, "proc/sys/net/core/rmem_max");
 	s->wmem_max = probe_read_int(ctx, "proc/sys/net/core/wmem_max");
 	probe_meminfo(ctx);
+	probe_cpu(ctx);
 	if (avahi_host_name_read(&ctx->rd, &name) > 0)
 		s->avahi_host_name = strbuf_detach(&name, NULL);
 	strbuf_release(&name);

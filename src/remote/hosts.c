@@ -715,6 +715,14 @@ int host_list_from_options(const char *spec, const char *hostfile, const char *c
 		strbuf_addstr(err, "-H and --hostfile cannot be combined");
 		return -EINVAL;
 	}
+	if (!spec && !hostfile && getenv("SLURM_JOB_ID") && getenv("SLURM_JOB_NODELIST")) {
+		/* Inside an allocation its nodes are the ones to use, before any cluster file. */
+		if (host_list_parse(getenv("SLURM_JOB_NODELIST"), list, err) < 0) {
+			strbuf_addstr(err, " (in SLURM_JOB_NODELIST)");
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (!spec && !hostfile) {
 		int r = host_list_from_cluster(cluster, list, err);
 		if (r < 0)
@@ -738,4 +746,103 @@ int host_list_from_options(const char *spec, const char *hostfile, const char *c
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* A name cut before the number at its end: "spark-07" is "spark-", 7, written "07". */
+struct numbered_name {
+	const char *name;
+	size_t prefix_len; /* the name's length when it does not end in a number */
+	uint64_t value;
+	size_t digits;
+};
+
+static void cut_number(const char *name, struct numbered_name *out)
+{
+	size_t len = strlen(name), start = len;
+
+	while (start > 0 && isdigit((unsigned char)name[start - 1]))
+		start--;
+	*out = (struct numbered_name){ .name = name, .prefix_len = len };
+	/* Numbers past 19 digits stay text, as do names that are only a number. */
+	if (start == len || start == 0 || len - start > 19 ||
+	    parse_u64_n(name + start, len - start, &out->value) < 0)
+		return;
+	out->prefix_len = start;
+	out->digits = len - start;
+}
+
+static int compare_numbered(const void *a, const void *b)
+{
+	const struct numbered_name *x = a, *y = b;
+	size_t common = x->prefix_len < y->prefix_len ? x->prefix_len : y->prefix_len;
+	int c = memcmp(x->name, y->name, common);
+
+	if (c)
+		return c;
+	if (x->prefix_len != y->prefix_len)
+		return x->prefix_len < y->prefix_len ? -1 : 1;
+	/* Names without a number first; then by number, then by how it is written. */
+	if (!x->digits != !y->digits)
+		return x->digits ? 1 : -1;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return x->digits < y->digits ? -1 : x->digits > y->digits;
+}
+
+static bool same_prefix(const struct numbered_name *a, const struct numbered_name *b)
+{
+	return a->digits && b->digits && a->prefix_len == b->prefix_len &&
+	       !memcmp(a->name, b->name, a->prefix_len);
+}
+
+/*
+ * Whether n, written as a range item that starts at lo's width, reads as
+ * its own name: the parser writes every value of "[08-12]" with 2 digits,
+ * of "[9-12]" with as many as it has.
+ */
+static bool fits_width(const struct numbered_name *lo, const struct numbered_name *n)
+{
+	int need = snprintf(NULL, 0, "%0*" PRIu64, (int)lo->digits, n->value);
+
+	return (size_t)need == n->digits;
+}
+
+void host_list_compress(const char *const *names, size_t n, struct strbuf *out)
+{
+	struct numbered_name *v = xcalloc(n + 1, sizeof(*v));
+	size_t i = 0, first = out->len;
+
+	for (size_t k = 0; k < n; k++)
+		cut_number(names[k], &v[k]);
+	qsort(v, n, sizeof(*v), compare_numbered);
+	while (i < n) {
+		size_t end = i + 1, items = 0;
+		if (out->len > first)
+			strbuf_addch(out, ',');
+		while (end < n && same_prefix(&v[i], &v[end]))
+			end++;
+		if (end - i == 1 || !v[i].digits) {
+			strbuf_addstr(out, v[i].name);
+			/* The same name again (no number, or the same number) is not repeated. */
+			while (++i < n && !strcmp(v[i].name, v[i - 1].name))
+				;
+			continue;
+		}
+		strbuf_add(out, v[i].name, v[i].prefix_len);
+		strbuf_addch(out, '[');
+		while (i < end) {
+			size_t last = i;
+			/* A run of consecutive numbers; the same name twice is one. */
+			while (last + 1 < end && (streq(v[last + 1].name, v[last].name) ||
+						  (v[last + 1].value == v[last].value + 1 &&
+						   fits_width(&v[i], &v[last + 1]))))
+				last++;
+			strbuf_addf(out, "%s%s", items++ ? "," : "", v[i].name + v[i].prefix_len);
+			if (v[last].value != v[i].value)
+				strbuf_addf(out, "-%s", v[last].name + v[last].prefix_len);
+			i = last + 1;
+		}
+		strbuf_addch(out, ']');
+	}
+	free(v);
 }

@@ -47,12 +47,14 @@ int host_list_load_file(const char *path, struct host_list *list, struct strbuf 
 
 /*
  * The nodes a command's -H spec or --hostfile names (one of them, not both);
- * with neither, the nodes of the cluster file in effect (cluster is
- * --cluster, or NULL: cluster/cluster_file.h tells which file), as
- * "user@name" where the file gives a user; with no cluster file, those of
- * fallback ("localhost"), or an error when it is NULL.  An empty list is an
- * error too.  Every failure is the command line's (usage): -EINVAL with a
- * one-line message in err.
+ * with neither, inside a Slurm allocation (SLURM_JOB_ID and
+ * SLURM_JOB_NODELIST both set) the allocation's nodes, expanded from
+ * SLURM_JOB_NODELIST's hostlist; else the nodes of the cluster file in
+ * effect (cluster is --cluster, or NULL: cluster/cluster_file.h tells which
+ * file), as "user@name" where the file gives a user; with no cluster file,
+ * those of fallback ("localhost"), or an error when it is NULL.  An empty
+ * list is an error too.  Every failure is the command line's (usage):
+ * -EINVAL with a one-line message in err.
  */
 int host_list_from_options(const char *spec, const char *hostfile, const char *cluster,
 			   const char *fallback, struct host_list *list, struct strbuf *err);
@@ -62,6 +64,16 @@ int host_list_from_options(const char *spec, const char *hostfile, const char *c
  * effect, -EINVAL with a message in err when it cannot be read or is empty.
  */
 int host_list_from_cluster(const char *cluster, struct host_list *list, struct strbuf *err);
+
+/*
+ * The hosts names[0..n) as one Slurm hostlist, appended to out: names that
+ * differ only in a number at their end are collapsed into bracket ranges
+ * ("spark-01,spark-02,spark-03,spark-07" -> "spark-[01-03,07]"), a number's
+ * zero padding kept; others stay as they are.  Sorted by the text before
+ * the number, then the number.  host_list_parse() expands it back to the
+ * same names (a name given twice appears once).
+ */
+void host_list_compress(const char *const *names, size_t n, struct strbuf *out);
 
 /* True for localhost, 127.0.0.1 and ::1: run without SSH. */
 bool host_is_local(const char *name);

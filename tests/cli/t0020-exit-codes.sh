@@ -142,6 +142,13 @@ expect 1 "$SPARKCTL" deploy -H localhost --deb "$TMP/no-such.deb"
 expect 2 "$SPARKCTL" deploy
 expect 3 timeout 120 "$SPARKCTL" deploy -H "$NOWHERE"
 
+# ---- slurm conf: 0 (this host), 1, 2, 3 (a node not reached) ----
+expect 0 "$SPARKCTL" slurm conf -H localhost
+expect 1 "$SPARKCTL" slurm conf --from "$TMP/no-such.json"
+expect 2 "$SPARKCTL" slurm conf -H localhost --mem-reserve lots
+expect 2 "$SPARKCTL" slurm conf -H localhost --controller "$NOWHERE"
+expect 3 timeout 120 "$SPARKCTL" slurm conf -H "$NOWHERE"
+
 # ---- help, version, agent: 0, 2 ----
 expect 0 "$SPARKCTL" help doctor
 expect 2 "$SPARKCTL" help no-such-command
@@ -151,7 +158,8 @@ expect 2 "$SPARKCTL" agent ping eth0
 expect 2 "$SPARKCTL" agent hold --ready-port 0 -- true
 
 # ---- every --help ends with the statuses that command uses ----
-for c in doctor launch status deploy "bench link" "bench nccl" env netplan top exporter topo capture; do
+for c in doctor launch status deploy "bench link" "bench nccl" env netplan top exporter topo capture \
+  "slurm conf"; do
   # shellcheck disable=SC2086
   expect 0 "$SPARKCTL" $c --help
   contains "$TMP/out" "Exit status:"

@@ -89,6 +89,9 @@ allowed_files = [
     r"proc/[0-9]+/net/route",
     # avahi-daemon's process title, where one runs in this network namespace
     r"proc/[0-9]+/cmdline",
+    # the CPUs as Slurm counts them (system.cpu)
+    r"sys/devices/system/cpu/online",
+    r"sys/devices/system/cpu/cpu[0-9]+/topology/(physical_package_id|core_id|thread_siblings_list)",
     r"sys/devices/virtual/net/(lo|sp1a|sp1b)/(%s)" % "|".join(net_attrs),
 ]
 # What the probe could have read through a link: a file or a directory (a

@@ -12,6 +12,7 @@
 
 #include "lib/rootfs.h"
 #include "probe/avahi.h"
+#include "probe/cpu_topology.h"
 #include "probe/meminfo.h"
 #include "probe/netdevs.h"
 #include "probe/procs.h"
@@ -173,6 +174,73 @@ static void bad_content(void **state)
 	assert_string_equal(told.v[0], want);
 	assert_true(starts_with(told.v[1], "proc/meminfo "));
 	strbuf_release(&v);
+	strvec_clear(&told);
+	rootfs_close(&root);
+}
+
+/* Write cpu C's topology: package, core_id and siblings list (run in the tree). */
+static void cpu_files(unsigned c, int package, int core_id, const char *siblings)
+{
+	char *cmd = xasprintf("d=sys/devices/system/cpu/cpu%u/topology && mkdir -p $d && "
+			      "echo %d > $d/physical_package_id && echo %d > $d/core_id && "
+			      "echo %s > $d/thread_siblings_list",
+			      c, package, core_id, siblings);
+	in_tree(cmd);
+	free(cmd);
+}
+
+/*
+ * The CPUs as slurmd counts them: cores by their siblings lists (core_id
+ * repeats across the clusters of an arm64 device-tree system), offline
+ * CPUs not counted; a bad list is a content error; no online file, absent.
+ */
+static void cpu_topology(void **state)
+{
+	struct strvec told = STRVEC_INIT;
+	struct rootfs root;
+	struct host_reader rd = { .root = &root, .fail = record_failure, .data = &told };
+	struct cpu_topology t;
+
+	(void)state;
+	assert_int_equal(rootfs_open(&root, tree), 0);
+	assert_int_equal(cpu_read_topology(&rd, &t), 0);
+	assert_int_equal(t.cpus, INV_UNKNOWN);
+	/* Two sockets of two clusters of two cores, two threads each; cpu 16 offline. */
+	for (unsigned c = 0; c < 16; c++) {
+		char sib[32];
+		unsigned core = c % 8;
+		snprintf(sib, sizeof(sib), "%u,%u", core, core + 8);
+		cpu_files(c, (int)(core / 4), (int)(core % 2), sib);
+	}
+	in_tree("echo 0-15 > sys/devices/system/cpu/online");
+	assert_int_equal(cpu_read_topology(&rd, &t), 1);
+	assert_int_equal(t.cpus, 16);
+	assert_int_equal(t.sockets, 2);
+	assert_int_equal(t.cores_per_socket, 4);
+	assert_int_equal(t.threads_per_core, 2);
+	/* Without siblings lists, core_id within the socket tells the cores. */
+	in_tree("rm sys/devices/system/cpu/cpu*/topology/thread_siblings_list && "
+		"for c in $(seq 0 15); do echo $((c % 4)) > "
+		"sys/devices/system/cpu/cpu$c/topology/core_id; done && "
+		"echo 0-3,8-11 > sys/devices/system/cpu/online");
+	assert_int_equal(cpu_read_topology(&rd, &t), 1);
+	assert_int_equal(t.cpus, 8);
+	assert_int_equal(t.sockets, 1);
+	assert_int_equal(t.cores_per_socket, 4);
+	assert_int_equal(t.threads_per_core, 2);
+	assert_int_equal(told.nr, 0);
+	in_tree("echo 0-3, > sys/devices/system/cpu/online");
+	assert_int_equal(cpu_read_topology(&rd, &t), -EINVAL);
+	assert_int_equal(told.nr, 1);
+	assert_true(starts_with(told.v[0], "sys/devices/system/cpu/online "));
+	in_tree("echo 3-1 > sys/devices/system/cpu/online");
+	assert_int_equal(cpu_read_topology(&rd, &t), -EINVAL);
+	in_tree("echo 0 > sys/devices/system/cpu/online && "
+		"echo 0-x > sys/devices/system/cpu/cpu0/topology/thread_siblings_list");
+	assert_int_equal(cpu_read_topology(&rd, &t), -EINVAL);
+	assert_int_equal(told.nr, 3);
+	assert_true(strstr(told.v[2], "cpu0/topology/thread_siblings_list") != NULL);
+	in_tree("rm -r sys/devices/system/cpu");
 	strvec_clear(&told);
 	rootfs_close(&root);
 }
@@ -422,7 +490,7 @@ int main(void)
 		cmocka_unit_test(reads),      cmocka_unit_test(bad_content),
 		cmocka_unit_test(cache),      cmocka_unit_test(procs),
 		cmocka_unit_test(identities), cmocka_unit_test(avahi_titles),
-		cmocka_unit_test(avahi_scan),
+		cmocka_unit_test(avahi_scan), cmocka_unit_test(cpu_topology),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

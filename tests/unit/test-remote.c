@@ -395,6 +395,80 @@ static void hosts_from_options(void **state)
 	strbuf_release(&err);
 }
 
+/* The hostlist of names, parsed back: the same set. */
+static void assert_compresses(const char *const *names, size_t n, const char *want)
+{
+	struct host_list l = { 0 };
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+
+	host_list_compress(names, n, &out);
+	assert_string_equal(out.buf, want);
+	if (n && host_list_parse(out.buf, &l, &err) < 0)
+		fail_msg("%s: %s", out.buf, err.buf);
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+		for (size_t k = 0; k < l.nr && !found; k++)
+			found = streq(l.hosts[k].name, names[i]);
+		if (!found)
+			fail_msg("%s is not in %s", names[i], out.buf);
+	}
+	host_list_release(&l);
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
+/* Slurm hostlists made from names: ranges, padding kept, other names as they are. */
+static void host_compress(void **state)
+{
+	const char *four[] = { "spark-03", "spark-01", "spark-02", "spark-07" };
+	const char *mixed[] = { "gpu9", "gpu10", "gpu11", "login", "gpu08", "n1", "n01", "gpu11" };
+	const char *rack[] = { "rack1n1", "rack1n2", "rack2n1" };
+	const char *one[] = { "spark" };
+	const char *pad[] = { "x001", "x002", "x010", "x009" };
+
+	(void)state;
+	assert_compresses(four, 4, "spark-[01-03,07]");
+	assert_compresses(mixed, 8, "gpu[08,9-11],login,n[1,01]");
+	assert_compresses(rack, 3, "rack1n[1-2],rack2n1");
+	assert_compresses(one, 1, "spark");
+	assert_compresses(pad, 4, "x[001-002,009-010]");
+	assert_compresses(NULL, 0, "");
+}
+
+/* Inside a Slurm allocation its nodes come before the cluster file; -H still wins. */
+static void hosts_from_slurm(void **state)
+{
+	struct host_list l = { 0 };
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	setenv("SLURM_JOB_NODELIST", "spark-[01-02],gpu[1-2]n[1-2]", 1);
+	/* Without a job id it is not an allocation. */
+	unsetenv("SLURM_JOB_ID");
+	assert_int_equal(host_list_from_options(NULL, NULL, "none", "localhost", &l, &err), 0);
+	assert_int_equal(l.nr, 1);
+	assert_string_equal(l.hosts[0].name, "localhost");
+	host_list_release(&l);
+	setenv("SLURM_JOB_ID", "42", 1);
+	assert_int_equal(host_list_from_options(NULL, NULL, "none", NULL, &l, &err), 0);
+	assert_int_equal(l.nr, 6);
+	assert_string_equal(l.hosts[0].name, "spark-01");
+	assert_string_equal(l.hosts[2].name, "gpu1n1");
+	assert_string_equal(l.hosts[5].name, "gpu2n2");
+	host_list_release(&l);
+	assert_int_equal(host_list_from_options("n1", NULL, "none", NULL, &l, &err), 0);
+	assert_int_equal(l.nr, 1);
+	assert_string_equal(l.hosts[0].name, "n1");
+	host_list_release(&l);
+	setenv("SLURM_JOB_NODELIST", "spark-[02-01]", 1);
+	assert_int_equal(host_list_from_options(NULL, NULL, "none", NULL, &l, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "(in SLURM_JOB_NODELIST)"));
+	assert_int_equal(l.nr, 0);
+	unsetenv("SLURM_JOB_ID");
+	unsetenv("SLURM_JOB_NODELIST");
+	strbuf_release(&err);
+}
+
 /* Without -H or --hostfile, the cluster file's nodes (with their users); -H still wins. */
 static void hosts_from_cluster_file(void **state)
 {
@@ -1535,6 +1609,9 @@ static void ssh_kex_order(void **state)
 
 int main(void)
 {
+	/* The same answers when the tests run inside a Slurm allocation. */
+	unsetenv("SLURM_JOB_ID");
+	unsetenv("SLURM_JOB_NODELIST");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(host_names),
 		cmocka_unit_test(host_name_errors),
@@ -1544,6 +1621,8 @@ int main(void)
 		cmocka_unit_test(hostfile_text),
 		cmocka_unit_test(hosts_from_options),
 		cmocka_unit_test(hosts_from_cluster_file),
+		cmocka_unit_test(host_compress),
+		cmocka_unit_test(hosts_from_slurm),
 		cmocka_unit_test(hostfile_forms),
 		cmocka_unit_test(hostfile_errors),
 		cmocka_unit_test(hostfile_load),
