@@ -118,8 +118,9 @@ void check_storage_conf(struct check_ctx *ctx)
 			report_volume(ctx, v, CHECK_FAIL, FIX_PLAN, "the plan names no %s",
 				      v->conf->nqn ? "target address" : "subsystem NQN");
 		} else if (!conf) {
-			report_volume(ctx, v, CHECK_FAIL, FIX_PLAN, "the plan cannot be used: %s",
-				      v->conf_error ? v->conf_error : "?");
+			/* The parser's message names the file. */
+			report(ctx, CHECK_FAIL, FIX_PLAN, "the plan cannot be used: %s",
+			       v->conf_error ? v->conf_error : volume_name(v));
 		} else {
 			const struct storage_node *me = storage_conf_this_node(conf);
 			struct finding *f = report_volume(

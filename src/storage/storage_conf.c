@@ -556,6 +556,7 @@ int storage_conf_load_all(const struct rootfs *root, struct storage_conf **confs
 	*confs = all;
 	*nr = n;
 	all = NULL;
+	n = 0;
 	r = 0;
 out:
 	storage_conf_release_all(all, n);
