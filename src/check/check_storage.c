@@ -386,6 +386,7 @@ void check_storage_target_reachable(struct check_ctx *ctx)
 	for_each_planned(ctx, target_reachable_volume);
 }
 
+/* The messages of storage.mounted and storage.nofail name the mount point themselves. */
 static void mounted_volume(struct check_ctx *ctx, const struct inv_storage_volume *v,
 			   const struct storage_conf *conf)
 {
@@ -405,32 +406,30 @@ static void mounted_volume(struct check_ctx *ctx, const struct inv_storage_volum
 	if (v->mount.mounted == TRI_NO) {
 		strbuf_addf(&fix, "%ssudo mount %s",
 			    v->uuid_device ? "" : "sparkctl storage connect, then: ", conf->mount);
-		f = report_volume(ctx, v, CHECK_FAIL, fix.buf, "nothing is mounted at %s%s",
-				  conf->mount,
-				  v->uuid_device ? "" : ", and no device has the planned UUID");
+		f = report(ctx, CHECK_FAIL, fix.buf, "nothing is mounted at %s%s", conf->mount,
+			   v->uuid_device ? "" : ", and no device has the planned UUID");
 		finding_evidence(f, "uuid=%s", conf->uuid ? conf->uuid : "");
 		goto out;
 	}
 	if (!v->uuid_device || !v->mount.device || !streq(v->uuid_device, v->mount.device)) {
 		strbuf_addf(&fix, "sudo umount %s; sparkctl storage connect; sudo mount %s",
 			    conf->mount, conf->mount);
-		f = report_volume(ctx, v, CHECK_FAIL, fix.buf,
-				  "%s is mounted from %s, not from the volume with UUID %s (%s)",
-				  conf->mount, v->mount.device ? v->mount.device : "?",
-				  conf->uuid ? conf->uuid : "?",
-				  v->uuid_device ? v->uuid_device : "no such device here");
+		f = report(ctx, CHECK_FAIL, fix.buf,
+			   "%s is mounted from %s, not from the volume with UUID %s (%s)",
+			   conf->mount, v->mount.device ? v->mount.device : "?",
+			   conf->uuid ? conf->uuid : "?",
+			   v->uuid_device ? v->uuid_device : "no such device here");
 	} else if (want && v->mount.access && !streq(want, v->mount.access)) {
 		strbuf_addf(&fix, "sudo mount -o remount,%s %s", want, conf->mount);
-		f = report_volume(ctx, v, CHECK_FAIL, fix.buf,
-				  "%s is mounted %s, but the plan makes this node %s%s",
-				  conf->mount, v->mount.access, want,
-				  me->access == STORAGE_ACCESS_RO
-					  ? ": a second writer of one ext4 or xfs corrupts it"
-					  : "");
+		f = report(ctx, CHECK_FAIL, fix.buf,
+			   "%s is mounted %s, but the plan makes this node %s%s", conf->mount,
+			   v->mount.access, want,
+			   me->access == STORAGE_ACCESS_RO
+				   ? ": a second writer of one ext4 or xfs corrupts it"
+				   : "");
 	} else {
-		f = report_volume(ctx, v, CHECK_PASS, NULL, "%s is mounted %s from %s (UUID %s)",
-				  conf->mount, v->mount.access ? v->mount.access : "?",
-				  v->mount.device, conf->uuid);
+		f = report(ctx, CHECK_PASS, NULL, "%s is mounted %s from %s (UUID %s)", conf->mount,
+			   v->mount.access ? v->mount.access : "?", v->mount.device, conf->uuid);
 	}
 	finding_evidence(f, "device=%s", v->mount.device ? v->mount.device : "");
 	finding_evidence(f, "options=%s", v->mount.options ? v->mount.options : "");
@@ -457,8 +456,7 @@ static void nofail_volume(struct check_ctx *ctx, const struct inv_storage_volume
 		return;
 	}
 	if (v->fstab.present == TRI_NO) {
-		report_volume(ctx, v, CHECK_FAIL, FIX_PLAN, "/etc/fstab has no line for %s",
-			      conf->mount);
+		report(ctx, CHECK_FAIL, FIX_PLAN, "/etc/fstab has no line for %s", conf->mount);
 		return;
 	}
 	if (!mount_has_option(v->fstab.options, "nofail"))
@@ -480,9 +478,8 @@ static void nofail_volume(struct check_ctx *ctx, const struct inv_storage_volume
 			conf->mount, missing[0], nr_missing > 1 ? " and " : "",
 			nr_missing > 1 ? missing[1] : "");
 	} else {
-		f = report_volume(ctx, v, CHECK_PASS, NULL,
-				  "%s is in /etc/fstab by UUID, with nofail and _netdev",
-				  conf->mount);
+		f = report(ctx, CHECK_PASS, NULL,
+			   "%s is in /etc/fstab by UUID, with nofail and _netdev", conf->mount);
 	}
 	finding_evidence(f, "options=%s", v->fstab.options);
 }
