@@ -137,6 +137,7 @@ MODELS=1 tree cap
 [ -L "$TMP/captured/dev/disk/by-uuid/0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11" ] || fail "the by-uuid link was not captured"
 [ "$(json_get "$TMP/cap2.json" '[v["conf"]["mount"] for v in d["storage"]["volumes"]]')" = "['/mnt/models', '/mnt/shared']" ] ||
   fail "the capture lost a volume"
+json_valid inventory "$TMP/cap2.json"
 
 # The storage VM's capture (tests/fixtures/storage/root, Debian's 6.1 kernel and nvme-cli 2.3:
 # connected over loopback, mounted, its fstab line) with a plan to match passes; bound to
