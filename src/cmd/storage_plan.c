@@ -308,7 +308,7 @@ static int make_unit(const struct storage_conf *conf, const char *old, struct st
 	return 0;
 }
 
-static int make_storage_json(const struct storage_conf *conf, const char *old, struct strbuf *out)
+static int make_plan_json(const struct storage_conf *conf, const char *old, struct strbuf *out)
 {
 	json_t *j = storage_conf_to_json(conf);
 
@@ -508,7 +508,7 @@ static int write_plan(const struct plan_args *a, const struct storage_conf *plan
 		{ STORAGE_PLAN_UNIT_DIR, conf.unit, unit_backup.buf, make_unit, false },
 		{ STORAGE_PLAN_DISCOVERY_DIR, STORAGE_PLAN_DISCOVERY_NAME,
 		  STORAGE_PLAN_DISCOVERY_NAME ".bak", make_discovery, false },
-		{ STORAGE_CONF_DIR, conf_name.buf, conf_backup.buf, make_storage_json, false },
+		{ STORAGE_CONF_DIR, conf_name.buf, conf_backup.buf, make_plan_json, false },
 		{ STORAGE_PLAN_FSTAB_DIR, STORAGE_PLAN_FSTAB_NAME, FSTAB_BACKUP, make_fstab, true },
 	};
 	ret = SPARKCTL_EXIT_ERROR;
