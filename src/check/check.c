@@ -112,8 +112,8 @@ const struct check checks[] = {
 	  "GB10 (sm_121) needs an NCCL built for CUDA 13; NVIDIA's Spark playbooks use 2.28.9." },
 	{ "storage.conf", "the node's storage plan can be read", CHECK_LOCAL, CHECK_FAIL,
 	  check_storage_conf,
-	  "Connect, check and the boot-time unit take the volume from /etc/sparkctl/storage.json; "
-	  "a file they cannot read leaves the node without its volume." },
+	  "Connect, check and the boot-time unit take each volume from its plan in "
+	  "/etc/sparkctl/storage.d; a file they cannot read leaves the node without its volume." },
 	{ "storage.module", "nvme_tcp is loaded", CHECK_LOCAL, CHECK_FAIL, check_storage_module,
 	  "Without nvme_tcp no NVMe/TCP controller can be connected: 'nvme connect' fails with "
 	  "'Failed to open /dev/nvme-fabrics' or an invalid argument." },

@@ -1,10 +1,12 @@
 /*
- * Checks of the shared volume over NVMe/TCP (docs/storage.md): the plan
- * in /etc/sparkctl/storage.json against what the node has - the fabric
+ * Checks of the shared volumes over NVMe/TCP (docs/storage.md): each plan
+ * in /etc/sparkctl/storage.d against what the node has - the fabric
  * controller, the interface it leaves by, the mount and the fstab line -
- * and across nodes, the host NQNs and the writers.  A node without a
- * "storage" section (nothing planned, no fabric controller) gets no
- * finding: doctor says nothing of storage where there is none.
+ * and across nodes, the host NQNs and the writers of each volume.  A check
+ * of a volume reports once per planned volume, its message led by the
+ * volume's mount point.  A node without a "storage" section (nothing
+ * planned, no fabric controller) gets no finding: doctor says nothing of
+ * storage where there is none.
  */
 #include "sparkctl.h"
 
@@ -21,15 +23,13 @@
 	"--writer NODE --write"
 
 /*
- * The plan the checks hold the node to: one with a subsystem and a target
- * (storage.json's parser insists; a saved inventory may lack them, and
- * storage.conf then says so), else NULL.
+ * The plan a volume is held to: one with a subsystem and a target (the
+ * parser insists; a saved inventory may lack them, and storage.conf then
+ * says so), else NULL.
  */
-static const struct storage_conf *planned(const struct check_ctx *ctx)
+static const struct storage_conf *planned(const struct inv_storage_volume *v)
 {
-	const struct storage_conf *conf = ctx->inv->storage ? ctx->inv->storage->conf : NULL;
-
-	return conf && conf->nqn && conf->target_address ? conf : NULL;
+	return v->conf && v->conf->nqn && v->conf->target_address ? v->conf : NULL;
 }
 
 /*
@@ -41,7 +41,48 @@ static bool has_storage(const struct inventory *inv)
 {
 	const struct inv_storage *st = inv->storage;
 
-	return st && (st->conf || st->conf_error || st->nr_controllers);
+	return st && (st->nr_volumes || st->nr_controllers);
+}
+
+/* The name a volume's findings start with: its mount point, else its file. */
+static const char *volume_name(const struct inv_storage_volume *v)
+{
+	if (v->conf && v->conf->mount)
+		return v->conf->mount;
+	return v->file ? v->file : "?";
+}
+
+/* report(), the message led by the volume's name ("/mnt/shared: ..."). */
+static struct finding *report_volume(struct check_ctx *ctx, const struct inv_storage_volume *v,
+				     enum check_status status, const char *fix, const char *fmt,
+				     ...) ATTR_PRINTF(5, 6);
+static struct finding *report_volume(struct check_ctx *ctx, const struct inv_storage_volume *v,
+				     enum check_status status, const char *fix, const char *fmt,
+				     ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	struct finding *f;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	f = report(ctx, status, fix, "%s: %s", volume_name(v), msg.buf);
+	strbuf_release(&msg);
+	return f;
+}
+
+/* Run check_volume for every planned volume of the node. */
+static void for_each_planned(struct check_ctx *ctx,
+			     void (*check_volume)(struct check_ctx *ctx,
+						  const struct inv_storage_volume *v,
+						  const struct storage_conf *conf))
+{
+	const struct inv_storage *st = ctx->inv->storage;
+
+	for (size_t i = 0; st && i < st->nr_volumes; i++)
+		if (planned(&st->volumes[i]))
+			check_volume(ctx, &st->volumes[i], planned(&st->volumes[i]));
 }
 
 static enum inv_module_state module_state(const struct inventory *inv, const char *name)
@@ -55,33 +96,40 @@ static enum inv_module_state module_state(const struct inventory *inv, const cha
 void check_storage_conf(struct check_ctx *ctx)
 {
 	const struct inv_storage *st = ctx->inv->storage;
-	const struct storage_conf *conf = planned(ctx);
 
 	if (!st)
 		return;
-	if (st->conf && !conf) {
-		report(ctx, CHECK_FAIL, FIX_PLAN, "the plan names no %s",
-		       st->conf->nqn ? "target address" : "subsystem NQN");
-		return;
-	}
 	if (!has_storage(ctx->inv)) {
 		report(ctx, CHECK_FAIL, FIX_PLAN,
-		       "no /etc/sparkctl/storage.json: no volume is planned on this node");
-	} else if (st->conf_error) {
-		report(ctx, CHECK_FAIL, FIX_PLAN, "the plan cannot be used: %s", st->conf_error);
-	} else if (!conf) {
+		       "no plan in /etc/sparkctl/storage.d: no volume is planned on this node");
+		return;
+	}
+	if (!st->nr_volumes) {
 		report(ctx, CHECK_SKIP, NULL,
-		       "no /etc/sparkctl/storage.json: %zu fabric controller%s, no volume planned",
+		       "no plan in /etc/sparkctl/storage.d: %zu fabric controller%s, no volume "
+		       "planned",
 		       st->nr_controllers, st->nr_controllers == 1 ? "" : "s");
-	} else {
-		struct finding *f =
-			report(ctx, CHECK_PASS, NULL, "%s of %s at %s:%u, on %s (%s)",
-			       conf->mount ? conf->mount : "?", conf->nqn, conf->target_address,
-			       conf->target_port, conf->node ? conf->node : "?",
-			       storage_conf_this_node(conf)
-				       ? storage_access_name(storage_conf_this_node(conf)->access)
-				       : "not in the plan");
-		finding_evidence(f, "uuid=%s", conf->uuid ? conf->uuid : "");
+		return;
+	}
+	for (size_t i = 0; i < st->nr_volumes; i++) {
+		const struct inv_storage_volume *v = &st->volumes[i];
+		const struct storage_conf *conf = planned(v);
+		if (v->conf && !conf) {
+			report_volume(ctx, v, CHECK_FAIL, FIX_PLAN, "the plan names no %s",
+				      v->conf->nqn ? "target address" : "subsystem NQN");
+		} else if (!conf) {
+			/* The parser's message names the file. */
+			report(ctx, CHECK_FAIL, FIX_PLAN, "the plan cannot be used: %s",
+			       v->conf_error ? v->conf_error : volume_name(v));
+		} else {
+			const struct storage_node *me = storage_conf_this_node(conf);
+			struct finding *f = report_volume(
+				ctx, v, CHECK_PASS, NULL, "%s at %s:%u, on %s (%s)", conf->nqn,
+				conf->target_address, conf->target_port,
+				conf->node ? conf->node : "?",
+				me ? storage_access_name(me->access) : "not in the plan");
+			finding_evidence(f, "uuid=%s", conf->uuid ? conf->uuid : "");
+		}
 	}
 }
 
@@ -132,13 +180,14 @@ static bool is_planned_path(const struct inv_nvme_ctrl *c, const struct storage_
 }
 
 /* The planned path: a live one first; NULL when there is none. */
-static const struct inv_nvme_ctrl *planned_path(const struct inv_storage *st)
+static const struct inv_nvme_ctrl *planned_path(const struct inv_storage *st,
+						const struct storage_conf *conf)
 {
 	const struct inv_nvme_ctrl *found = NULL;
 
 	for (size_t i = 0; i < st->nr_controllers; i++) {
 		const struct inv_nvme_ctrl *c = &st->controllers[i];
-		if (!is_planned_path(c, st->conf))
+		if (!is_planned_path(c, conf))
 			continue;
 		if (c->state && streq(c->state, "live"))
 			return c;
@@ -148,20 +197,17 @@ static const struct inv_nvme_ctrl *planned_path(const struct inv_storage *st)
 	return found;
 }
 
-void check_storage_path_live(struct check_ctx *ctx)
+static void path_live_volume(struct check_ctx *ctx, const struct inv_storage_volume *v,
+			     const struct storage_conf *conf)
 {
-	const struct storage_conf *conf = planned(ctx);
 	const struct inv_storage *st = ctx->inv->storage;
-	const struct inv_nvme_ctrl *c;
+	const struct inv_nvme_ctrl *c = planned_path(st, conf);
 	struct finding *f;
 
-	if (!conf)
-		return;
-	c = planned_path(st);
 	if (!c) {
-		f = report(ctx, CHECK_FAIL, "sparkctl storage connect",
-			   "no controller to %s at %s:%u: the volume is not connected", conf->nqn,
-			   conf->target_address, conf->target_port);
+		f = report_volume(ctx, v, CHECK_FAIL, "sparkctl storage connect",
+				  "no controller to %s at %s:%u: the volume is not connected",
+				  conf->nqn, conf->target_address, conf->target_port);
 		/* A controller to the subsystem elsewhere says where it went instead. */
 		for (size_t i = 0; i < st->nr_controllers; i++)
 			finding_evidence(
@@ -173,21 +219,28 @@ void check_storage_path_live(struct check_ctx *ctx)
 		return;
 	}
 	if (c->state && streq(c->state, "live")) {
-		f = report(ctx, CHECK_PASS, NULL, "%s to %s at %s:%u is live", c->name, conf->nqn,
-			   conf->target_address, conf->target_port);
+		f = report_volume(ctx, v, CHECK_PASS, NULL, "%s to %s at %s:%u is live", c->name,
+				  conf->nqn, conf->target_address, conf->target_port);
 	} else if (c->state && (streq(c->state, "connecting") || streq(c->state, "resetting"))) {
-		f = report(ctx, CHECK_WARN,
-			   "wait for the kernel to reconnect; if it stays so, check the target "
-			   "and the link ('sparkctl storage check' again)",
-			   "%s to %s at %s:%u is %s: the kernel is reconnecting, I/O waits",
-			   c->name, conf->nqn, conf->target_address, conf->target_port, c->state);
+		f = report_volume(
+			ctx, v, CHECK_WARN,
+			"wait for the kernel to reconnect; if it stays so, check the target "
+			"and the link ('sparkctl storage check' again)",
+			"%s to %s at %s:%u is %s: the kernel is reconnecting, I/O waits", c->name,
+			conf->nqn, conf->target_address, conf->target_port, c->state);
 	} else {
-		f = report(ctx, CHECK_FAIL,
-			   "sparkctl storage disconnect && sparkctl storage connect",
-			   "%s to %s at %s:%u is %s", c->name, conf->nqn, conf->target_address,
-			   conf->target_port, c->state ? c->state : "in an unknown state");
+		f = report_volume(ctx, v, CHECK_FAIL,
+				  "sparkctl storage disconnect && sparkctl storage connect",
+				  "%s to %s at %s:%u is %s", c->name, conf->nqn,
+				  conf->target_address, conf->target_port,
+				  c->state ? c->state : "in an unknown state");
 	}
 	finding_evidence(f, "state=%s", c->state ? c->state : "");
+}
+
+void check_storage_path_live(struct check_ctx *ctx)
+{
+	for_each_planned(ctx, path_live_volume);
 }
 
 /* The netdev that holds address, or NULL. */
@@ -202,52 +255,58 @@ static const struct inv_netdev *netdev_with_address(const struct inventory *inv,
 	return NULL;
 }
 
-void check_storage_path_iface(struct check_ctx *ctx)
+static void path_iface_volume(struct check_ctx *ctx, const struct inv_storage_volume *v,
+			      const struct storage_conf *conf)
 {
-	const struct storage_conf *conf = planned(ctx);
 	const struct inv_nvme_ctrl *c;
 	const struct inv_netdev *nd;
 	struct finding *f;
 
-	if (!conf)
-		return;
 	if (!conf->interface) {
-		report(ctx, CHECK_SKIP, NULL, "no interface planned: the route decides");
+		report_volume(ctx, v, CHECK_SKIP, NULL, "no interface planned: the route decides");
 		return;
 	}
-	if (!(c = planned_path(ctx->inv->storage))) {
-		report(ctx, CHECK_SKIP, NULL, "no path to %s (storage.path_live)", conf->nqn);
+	if (!(c = planned_path(ctx->inv->storage, conf))) {
+		report_volume(ctx, v, CHECK_SKIP, NULL, "no path to %s (storage.path_live)",
+			      conf->nqn);
 		return;
 	}
 	if (!c->src_addr && c->host_iface) {
 		/* Kernels before 6.1 show no source address; a bound connection names its
 		 * interface. */
 		if (streq(c->host_iface, conf->interface))
-			report(ctx, CHECK_PASS, NULL, "%s is bound to %s, as planned", c->name,
-			       c->host_iface);
+			report_volume(ctx, v, CHECK_PASS, NULL, "%s is bound to %s, as planned",
+				      c->name, c->host_iface);
 		else
-			report(ctx, CHECK_FAIL,
-			       "sparkctl storage disconnect && sparkctl storage connect",
-			       "%s is bound to %s, not to the planned %s", c->name, c->host_iface,
-			       conf->interface);
+			report_volume(ctx, v, CHECK_FAIL,
+				      "sparkctl storage disconnect && sparkctl storage connect",
+				      "%s is bound to %s, not to the planned %s", c->name,
+				      c->host_iface, conf->interface);
 		return;
 	}
 	if (!c->src_addr) {
-		report(ctx, CHECK_SKIP, NULL, "%s shows no src_addr (kernels before 6.1)", c->name);
+		report_volume(ctx, v, CHECK_SKIP, NULL, "%s shows no src_addr (kernels before 6.1)",
+			      c->name);
 		return;
 	}
 	nd = netdev_with_address(ctx->inv, c->src_addr);
 	if (nd && streq(nd->name, conf->interface)) {
-		f = report(ctx, CHECK_PASS, NULL, "%s leaves from %s on %s, as planned", c->name,
-			   c->src_addr, nd->name);
+		f = report_volume(ctx, v, CHECK_PASS, NULL, "%s leaves from %s on %s, as planned",
+				  c->name, c->src_addr, nd->name);
 	} else {
-		f = report(ctx, CHECK_FAIL,
-			   "sparkctl storage disconnect && sparkctl storage connect (it binds the "
-			   "planned interface)",
-			   "%s leaves from %s on %s, not on the planned %s", c->name, c->src_addr,
-			   nd ? nd->name : "no interface of this node", conf->interface);
+		f = report_volume(
+			ctx, v, CHECK_FAIL,
+			"sparkctl storage disconnect && sparkctl storage connect (it binds the "
+			"planned interface)",
+			"%s leaves from %s on %s, not on the planned %s", c->name, c->src_addr,
+			nd ? nd->name : "no interface of this node", conf->interface);
 	}
 	finding_evidence(f, "src_addr=%s", c->src_addr);
+}
+
+void check_storage_path_iface(struct check_ctx *ctx)
+{
+	for_each_planned(ctx, path_iface_volume);
 }
 
 /* Whether the netdev belongs to an RDMA device: a port of the fabric. */
@@ -259,154 +318,175 @@ static bool is_fabric_netdev(const struct inventory *inv, const char *name)
 	return false;
 }
 
-void check_storage_iface_mtu(struct check_ctx *ctx)
+static void iface_mtu_volume(struct check_ctx *ctx, const struct inv_storage_volume *v,
+			     const struct storage_conf *conf)
 {
-	const struct storage_conf *conf = planned(ctx);
 	const struct inv_nvme_ctrl *c;
 	const struct inv_netdev *nd = NULL;
 	const char *name;
 
-	if (!conf)
-		return;
 	/* The planned interface, else the one the path leaves by. */
 	name = conf->interface;
-	if (!name && (c = planned_path(ctx->inv->storage)) && c->src_addr &&
+	if (!name && (c = planned_path(ctx->inv->storage, conf)) && c->src_addr &&
 	    (nd = netdev_with_address(ctx->inv, c->src_addr)))
 		name = nd->name;
 	if (!name) {
-		report(ctx, CHECK_SKIP, NULL, "no interface planned and no path to tell it");
+		report_volume(ctx, v, CHECK_SKIP, NULL,
+			      "no interface planned and no path to tell it");
 		return;
 	}
 	if (!(nd = inventory_netdev(ctx->inv, name))) {
-		report(ctx, CHECK_WARN, FIX_PLAN, "the planned interface %s does not exist here",
-		       name);
+		report_volume(ctx, v, CHECK_WARN, FIX_PLAN,
+			      "the planned interface %s does not exist here", name);
 		return;
 	}
 	if (nd->mtu < 0) {
-		report(ctx, CHECK_SKIP, NULL, "the MTU of %s is not known", name);
+		report_volume(ctx, v, CHECK_SKIP, NULL, "the MTU of %s is not known", name);
 	} else if (nd->mtu < FABRIC_MTU && is_fabric_netdev(ctx->inv, name)) {
-		report(ctx, CHECK_WARN,
-		       "sparkctl netplan (MTU 9000 on the fabric), or: sudo ip link set dev IF mtu "
-		       "9000 on both ends",
-		       "%s has MTU %" PRId64 ": NVMe/TCP moves 128 KiB and larger transfers, cut "
-		       "into six times as many packets at 1500 as at 9000; the CPU that handles "
-		       "them caps the volume's throughput",
-		       name, nd->mtu);
+		report_volume(
+			ctx, v, CHECK_WARN,
+			"sparkctl netplan (MTU 9000 on the fabric), or: sudo ip link set dev IF "
+			"mtu "
+			"9000 on both ends",
+			"%s has MTU %" PRId64 ": NVMe/TCP moves 128 KiB and larger transfers, cut "
+			"into six times as many packets at 1500 as at 9000; the CPU that handles "
+			"them caps the volume's throughput",
+			name, nd->mtu);
 	} else {
-		report(ctx, CHECK_PASS, NULL, "%s has MTU %" PRId64 "%s", name, nd->mtu,
-		       is_fabric_netdev(ctx->inv, name) ? "" : " (not a fabric port)");
+		report_volume(ctx, v, CHECK_PASS, NULL, "%s has MTU %" PRId64 "%s", name, nd->mtu,
+			      is_fabric_netdev(ctx->inv, name) ? "" : " (not a fabric port)");
 	}
+}
+
+void check_storage_iface_mtu(struct check_ctx *ctx)
+{
+	for_each_planned(ctx, iface_mtu_volume);
+}
+
+static void target_reachable_volume(struct check_ctx *ctx, const struct inv_storage_volume *v,
+				    const struct storage_conf *conf)
+{
+	/* Only a live probe asks the network; a tree has no answer, and no finding. */
+	if (v->target_reachable == TRI_UNKNOWN)
+		return;
+	if (v->target_reachable == TRI_YES)
+		report_volume(ctx, v, CHECK_PASS, NULL, "%s:%u accepts TCP connections",
+			      conf->target_address, conf->target_port);
+	else
+		report_volume(
+			ctx, v, CHECK_FAIL,
+			"on the target: sparkctl storage target (is it listening?); here: ping the "
+			"target, check the route and any firewall on the port",
+			"%s:%u cannot be reached over TCP: %s", conf->target_address,
+			conf->target_port, v->target_error ? v->target_error : "no answer");
 }
 
 void check_storage_target_reachable(struct check_ctx *ctx)
 {
-	const struct storage_conf *conf = planned(ctx);
-	const struct inv_storage *st = ctx->inv->storage;
-
-	/* Only a live probe asks the network; a tree has no answer, and no finding. */
-	if (!conf || st->target_reachable == TRI_UNKNOWN)
-		return;
-	if (st->target_reachable == TRI_YES)
-		report(ctx, CHECK_PASS, NULL, "%s:%u accepts TCP connections", conf->target_address,
-		       conf->target_port);
-	else
-		report(ctx, CHECK_FAIL,
-		       "on the target: sparkctl storage target (is it listening?); here: ping the "
-		       "target, check the route and any firewall on the port",
-		       "%s:%u cannot be reached over TCP: %s", conf->target_address,
-		       conf->target_port, st->target_error ? st->target_error : "no answer");
+	for_each_planned(ctx, target_reachable_volume);
 }
 
-void check_storage_mounted(struct check_ctx *ctx)
+/* The messages of storage.mounted and storage.nofail name the mount point themselves. */
+static void mounted_volume(struct check_ctx *ctx, const struct inv_storage_volume *v,
+			   const struct storage_conf *conf)
 {
-	const struct storage_conf *conf = planned(ctx);
-	const struct inv_storage *st = ctx->inv->storage;
 	const struct storage_node *me;
 	const char *want;
 	struct strbuf fix = STRBUF_INIT;
 	struct finding *f;
 
-	if (!conf || !conf->mount)
+	if (!conf->mount)
 		return;
 	me = storage_conf_this_node(conf);
 	want = me ? storage_access_name(me->access) : NULL;
-	if (st->mount.mounted == TRI_UNKNOWN) {
-		report(ctx, CHECK_SKIP, NULL, "the mount table could not be read");
+	if (v->mount.mounted == TRI_UNKNOWN) {
+		report_volume(ctx, v, CHECK_SKIP, NULL, "the mount table could not be read");
 		return;
 	}
-	if (st->mount.mounted == TRI_NO) {
+	if (v->mount.mounted == TRI_NO) {
 		strbuf_addf(&fix, "%ssudo mount %s",
-			    st->uuid_device ? "" : "sparkctl storage connect, then: ", conf->mount);
+			    v->uuid_device ? "" : "sparkctl storage connect, then: ", conf->mount);
 		f = report(ctx, CHECK_FAIL, fix.buf, "nothing is mounted at %s%s", conf->mount,
-			   st->uuid_device ? "" : ", and no device has the planned UUID");
+			   v->uuid_device ? "" : ", and no device has the planned UUID");
 		finding_evidence(f, "uuid=%s", conf->uuid ? conf->uuid : "");
 		goto out;
 	}
-	if (!st->uuid_device || !st->mount.device || !streq(st->uuid_device, st->mount.device)) {
+	if (!v->uuid_device || !v->mount.device || !streq(v->uuid_device, v->mount.device)) {
 		strbuf_addf(&fix, "sudo umount %s; sparkctl storage connect; sudo mount %s",
 			    conf->mount, conf->mount);
 		f = report(ctx, CHECK_FAIL, fix.buf,
 			   "%s is mounted from %s, not from the volume with UUID %s (%s)",
-			   conf->mount, st->mount.device ? st->mount.device : "?",
+			   conf->mount, v->mount.device ? v->mount.device : "?",
 			   conf->uuid ? conf->uuid : "?",
-			   st->uuid_device ? st->uuid_device : "no such device here");
-	} else if (want && st->mount.access && !streq(want, st->mount.access)) {
+			   v->uuid_device ? v->uuid_device : "no such device here");
+	} else if (want && v->mount.access && !streq(want, v->mount.access)) {
 		strbuf_addf(&fix, "sudo mount -o remount,%s %s", want, conf->mount);
 		f = report(ctx, CHECK_FAIL, fix.buf,
 			   "%s is mounted %s, but the plan makes this node %s%s", conf->mount,
-			   st->mount.access, want,
+			   v->mount.access, want,
 			   me->access == STORAGE_ACCESS_RO
 				   ? ": a second writer of one ext4 or xfs corrupts it"
 				   : "");
 	} else {
 		f = report(ctx, CHECK_PASS, NULL, "%s is mounted %s from %s (UUID %s)", conf->mount,
-			   st->mount.access ? st->mount.access : "?", st->mount.device, conf->uuid);
+			   v->mount.access ? v->mount.access : "?", v->mount.device, conf->uuid);
 	}
-	finding_evidence(f, "device=%s", st->mount.device ? st->mount.device : "");
-	finding_evidence(f, "options=%s", st->mount.options ? st->mount.options : "");
+	finding_evidence(f, "device=%s", v->mount.device ? v->mount.device : "");
+	finding_evidence(f, "options=%s", v->mount.options ? v->mount.options : "");
 out:
 	strbuf_release(&fix);
 }
 
-void check_storage_nofail(struct check_ctx *ctx)
+void check_storage_mounted(struct check_ctx *ctx)
 {
-	const struct storage_conf *conf = planned(ctx);
-	const struct inv_storage *st = ctx->inv->storage;
+	for_each_planned(ctx, mounted_volume);
+}
+
+static void nofail_volume(struct check_ctx *ctx, const struct inv_storage_volume *v,
+			  const struct storage_conf *conf)
+{
 	const char *missing[2];
 	size_t nr_missing = 0;
 	struct finding *f;
 
-	if (!conf || !conf->mount)
+	if (!conf->mount)
 		return;
-	if (st->fstab.present == TRI_UNKNOWN) {
-		report(ctx, CHECK_SKIP, NULL, "/etc/fstab could not be read");
+	if (v->fstab.present == TRI_UNKNOWN) {
+		report_volume(ctx, v, CHECK_SKIP, NULL, "/etc/fstab could not be read");
 		return;
 	}
-	if (st->fstab.present == TRI_NO) {
+	if (v->fstab.present == TRI_NO) {
 		report(ctx, CHECK_FAIL, FIX_PLAN, "/etc/fstab has no line for %s", conf->mount);
 		return;
 	}
-	if (!mount_has_option(st->fstab.options, "nofail"))
+	if (!mount_has_option(v->fstab.options, "nofail"))
 		missing[nr_missing++] = "nofail";
-	if (!mount_has_option(st->fstab.options, "_netdev"))
+	if (!mount_has_option(v->fstab.options, "_netdev"))
 		missing[nr_missing++] = "_netdev";
-	if (!conf->uuid || strncmp(st->fstab.spec, "UUID=", 5) != 0 ||
-	    strcasecmp(st->fstab.spec + 5, conf->uuid) != 0) {
-		f = report(ctx, CHECK_FAIL, FIX_PLAN,
-			   "/etc/fstab mounts %s at %s, not UUID=%s: NVMe device names follow the "
-			   "order of connection and change across boots",
-			   st->fstab.spec, conf->mount, conf->uuid ? conf->uuid : "?");
+	if (!conf->uuid || strncmp(v->fstab.spec, "UUID=", 5) != 0 ||
+	    strcasecmp(v->fstab.spec + 5, conf->uuid) != 0) {
+		f = report_volume(
+			ctx, v, CHECK_FAIL, FIX_PLAN,
+			"/etc/fstab mounts %s at %s, not UUID=%s: NVMe device names follow the "
+			"order of connection and change across boots",
+			v->fstab.spec, conf->mount, conf->uuid ? conf->uuid : "?");
 	} else if (nr_missing) {
-		f = report(ctx, CHECK_FAIL, FIX_PLAN,
-			   "the fstab line of %s lacks %s%s%s: a boot without the target waits for "
-			   "the volume, then stops in emergency mode",
-			   conf->mount, missing[0], nr_missing > 1 ? " and " : "",
-			   nr_missing > 1 ? missing[1] : "");
+		f = report_volume(
+			ctx, v, CHECK_FAIL, FIX_PLAN,
+			"the fstab line of %s lacks %s%s%s: a boot without the target waits for "
+			"the volume, then stops in emergency mode",
+			conf->mount, missing[0], nr_missing > 1 ? " and " : "",
+			nr_missing > 1 ? missing[1] : "");
 	} else {
 		f = report(ctx, CHECK_PASS, NULL,
 			   "%s is in /etc/fstab by UUID, with nofail and _netdev", conf->mount);
 	}
-	finding_evidence(f, "options=%s", st->fstab.options);
+	finding_evidence(f, "options=%s", v->fstab.options);
+}
+
+void check_storage_nofail(struct check_ctx *ctx)
+{
+	for_each_planned(ctx, nofail_volume);
 }
 
 void check_storage_hostnqn_unique(struct check_ctx *ctx)
@@ -439,66 +519,85 @@ void check_storage_hostnqn_unique(struct check_ctx *ctx)
 		report(ctx, CHECK_PASS, NULL, "%zu distinct host NQNs", known);
 }
 
-/* Whether node n has the planned volume mounted read-write. */
-static bool mounts_rw(const struct doctor_node *n)
+/* Node n's volume of subsystem nqn when it is mounted there read-write, else NULL. */
+static const struct inv_storage_volume *writes(const struct doctor_node *n, const char *nqn)
 {
 	const struct inv_storage *st = n->inv.storage;
 
-	return n->inspected && st && st->conf && st->mount.mounted == TRI_YES && st->mount.access &&
-	       streq(st->mount.access, "rw");
+	for (size_t i = 0; n->inspected && st && i < st->nr_volumes; i++) {
+		const struct inv_storage_volume *v = &st->volumes[i];
+		if (planned(v) && streq(v->conf->nqn, nqn) && v->mount.mounted == TRI_YES &&
+		    v->mount.access && streq(v->mount.access, "rw"))
+			return v;
+	}
+	return NULL;
+}
+
+/* Whether a node before node i writes the volume of subsystem nqn: it was reported then. */
+static bool written_before(const struct doctor_cluster *c, size_t i, const char *nqn)
+{
+	for (size_t k = 0; k < i; k++)
+		if (writes(&c->nodes[k], nqn))
+			return true;
+	return false;
 }
 
 void check_storage_single_writer(struct check_ctx *ctx)
 {
 	const struct doctor_cluster *c = ctx->cluster;
-	size_t mounted = 0, done = 0;
+	struct strvec volumes = STRVEC_INIT;
+	size_t done = 0;
 
-	for (size_t i = 0; i < c->nr_nodes; i++)
-		if (c->nodes[i].inspected && c->nodes[i].inv.storage &&
-		    c->nodes[i].inv.storage->mount.mounted == TRI_YES)
-			mounted++;
-	/* Writers of one volume (its UUID): each volume once. */
+	/* The volumes (their subsystems) mounted anywhere, each once. */
 	for (size_t i = 0; i < c->nr_nodes; i++) {
-		const struct doctor_node *a = &c->nodes[i];
-		struct strbuf names = STRBUF_INIT;
-		size_t writers = 0;
-		bool seen = false;
-		if (!mounts_rw(a) || !a->inv.storage->conf->uuid)
-			continue;
-		const char *uuid = a->inv.storage->conf->uuid;
-		for (size_t k = 0; k < i; k++)
-			if (mounts_rw(&c->nodes[k]) && c->nodes[k].inv.storage->conf->uuid &&
-			    !strcasecmp(c->nodes[k].inv.storage->conf->uuid, uuid))
-				seen = true;
-		if (seen)
-			continue;
-		for (size_t k = i; k < c->nr_nodes; k++) {
-			if (!mounts_rw(&c->nodes[k]) || !c->nodes[k].inv.storage->conf->uuid ||
-			    strcasecmp(c->nodes[k].inv.storage->conf->uuid, uuid) != 0)
-				continue;
-			strbuf_addf(&names, "%s%s", writers ? ", " : "", c->nodes[k].host);
-			writers++;
-		}
-		if (writers > 1) {
-			char *fix =
-				xasprintf("on every node but the writer that storage.json names: "
-					  "sudo mount -o remount,ro %s (and its fstab line: "
-					  "sparkctl storage plan ... --write)",
-					  a->inv.storage->conf->mount ? a->inv.storage->conf->mount
-								      : "MOUNT");
-			struct finding *f = report(ctx, CHECK_FAIL, fix,
-						   "%zu nodes mount the volume %s read-write (%s): "
-						   "ext4 and xfs have one "
-						   "writer, two corrupt them",
-						   writers, uuid, names.buf);
-			finding_evidence(f, "uuid=%s", uuid);
-			free(fix);
-		}
-		done += writers > 1;
-		strbuf_release(&names);
+		const struct inv_storage *st = c->nodes[i].inv.storage;
+		for (size_t k = 0; c->nodes[i].inspected && st && k < st->nr_volumes; k++)
+			if (planned(&st->volumes[k]) && st->volumes[k].mount.mounted == TRI_YES &&
+			    !strvec_contains(&volumes, st->volumes[k].conf->nqn))
+				strvec_push(&volumes, st->volumes[k].conf->nqn);
 	}
-	if (mounted && !done)
+	/* The writers of each volume, told by its subsystem: each volume once. */
+	for (size_t i = 0; i < c->nr_nodes; i++) {
+		const struct inv_storage *st = c->nodes[i].inv.storage;
+		for (size_t k = 0; c->nodes[i].inspected && st && k < st->nr_volumes; k++) {
+			const struct inv_storage_volume *v = &st->volumes[k];
+			struct strbuf names = STRBUF_INIT;
+			size_t writers = 0;
+			if (writes(&c->nodes[i], v->conf ? v->conf->nqn : "") != v ||
+			    written_before(c, i, v->conf->nqn))
+				continue;
+			for (size_t n = i; n < c->nr_nodes; n++) {
+				if (!writes(&c->nodes[n], v->conf->nqn))
+					continue;
+				strbuf_addf(&names, "%s%s", writers ? ", " : "", c->nodes[n].host);
+				writers++;
+			}
+			if (writers > 1) {
+				char *fix = xasprintf("on every node but the writer that the plan "
+						      "names: sudo mount "
+						      "-o remount,ro %s (and its fstab line: "
+						      "sparkctl storage plan "
+						      "... --write)",
+						      v->conf->mount ? v->conf->mount : "MOUNT");
+				struct finding *f =
+					report(ctx, CHECK_FAIL, fix,
+					       "%zu nodes mount the volume %s (%s) read-write "
+					       "(%s): ext4 and "
+					       "xfs have one writer, two corrupt them",
+					       writers, v->conf->nqn,
+					       v->conf->mount ? v->conf->mount : "?", names.buf);
+				finding_evidence(f, "nqn=%s", v->conf->nqn);
+				if (v->conf->uuid)
+					finding_evidence(f, "uuid=%s", v->conf->uuid);
+				free(fix);
+				done++;
+			}
+			strbuf_release(&names);
+		}
+	}
+	if (volumes.nr && !done)
 		report(ctx, CHECK_PASS, NULL,
-		       "at most one writer per volume (%zu node%s mount%s it)", mounted,
-		       mounted == 1 ? "" : "s", mounted == 1 ? "s" : "");
+		       "at most one writer per volume (%zu volume%s mounted)", volumes.nr,
+		       volumes.nr == 1 ? "" : "s");
+	strvec_clear(&volumes);
 }

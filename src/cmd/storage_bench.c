@@ -52,7 +52,8 @@ static const char *const bench_usage[] = {
 };
 
 static const char bench_description[] =
-	"Measure each PATH (default: the mount of /etc/sparkctl/storage.json) with fio:\n"
+	"Measure each PATH (default: the mounts of the volumes planned in\n"
+	"/etc/sparkctl/storage.d) with fio:\n"
 	"sequential read and write (1 MiB, queue depth 32, 4 jobs), 4 KiB random reads\n"
 	"at queue depth 128, and the latency of 4 KiB reads at queue depth 1.  With\n"
 	"--local PATH, a local disk is measured beside it for comparison.  Each path\n"
@@ -94,8 +95,8 @@ struct bench {
 	struct bench_path paths[MAX_PATHS];
 	size_t nr_paths;
 	char *fio_version;
-	const char *plan_mount; /* storage.json's mount, NULL without a plan */
-	const char *iface_conf; /* and its interface */
+	struct storage_conf *plans; /* the volumes planned on this node (storage.d) */
+	size_t nr_plans;
 	struct strvec notes;
 	bool progress;
 	/* the run of one fio */
@@ -261,6 +262,14 @@ static bool same_dir(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/* The interface the plan of the volume mounted at path names, or NULL (none, or no such plan). */
+static const char *plan_interface(const struct bench *b, const char *path)
+{
+	for (size_t i = 0; i < b->nr_plans; i++)
+		if (same_dir(path, b->plans[i].mount))
+			return b->plans[i].interface;
+	return NULL;
+}
 /* The device under bp's filesystem, its protocol and, for NVMe/TCP, its network. */
 static void inspect_device(struct bench *b, struct bench_path *bp, dev_t dev)
 {
@@ -277,8 +286,11 @@ static void inspect_device(struct bench *b, struct bench_path *bp, dev_t dev)
 		bp->protocol = protocol_of(blk.transport);
 	}
 	if (streq(bp->protocol, "nvme-tcp")) {
-		if (b->iface_conf && streq(bp->role, "shared") && same_dir(bp->path, b->plan_mount))
-			bp->iface = xstrdup(b->iface_conf);
+		const char *planned =
+			streq(bp->role, "shared") ? plan_interface(b, bp->path) : NULL;
+
+		if (planned)
+			bp->iface = xstrdup(planned);
 		else if (blk.src_addr)
 			bp->iface = block_path_netdev_of_address(blk.src_addr);
 		if (bp->iface)
@@ -725,6 +737,7 @@ static void bench_release(struct bench *b)
 			fio_result_release(&bp->results[j]);
 	}
 	free(b->fio_version);
+	storage_conf_release_all(b->plans, b->nr_plans);
 	strvec_clear(&b->notes);
 	if (b->loop_ready)
 		loop_release(&b->loop);
@@ -1080,32 +1093,39 @@ static int bench_nodes(const struct bench *b, const struct bench_args *a,
 
 /* ---- the command ------------------------------------------------------------------------ */
 
-/* The planned mount when no PATH is given (and the interface it takes): an exit status. */
-static int planned_path(struct bench *b, struct storage_conf *conf, bool given)
+/*
+ * The planned volumes (storage.d): without a PATH, their mounts are the
+ * paths; with PATHs, a plan only names the interface of its mount, when a
+ * PATH is one.  An exit status.
+ */
+static int planned_paths(struct bench *b, bool given)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct rootfs root;
 	int r = rootfs_open(&root, rootfs_root_path(NULL));
 
 	if (r == 0) {
-		r = storage_conf_load(&root, conf, &err);
+		r = storage_conf_load_all(&root, &b->plans, &b->nr_plans, &err);
 		rootfs_close(&root);
 	}
+	if (r == -ENOENT) /* no storage.d: nothing planned */
+		r = 0;
 	if (given) {
-		/* PATHs given: the plan only names the interface of its mount, if it is one. */
-		b->plan_mount = r == 0 ? conf->mount : NULL;
-		b->iface_conf = r == 0 ? conf->interface : NULL;
 		r = SPARKCTL_EXIT_OK;
-	} else if (r == -ENOENT) {
+	} else if (r == 0 && b->nr_plans == 0) {
 		r = cmd_usage_error("storage bench", "no PATH given, and no shared storage is "
-						     "planned here (/etc/sparkctl/storage.json)");
+						     "planned here (/etc/sparkctl/storage.d)");
 	} else if (r < 0) {
 		cmd_error("storage bench", "%s", err.len ? err.buf : strerror(-r));
 		r = SPARKCTL_EXIT_ERROR;
+	} else if (b->nr_plans + 1 > MAX_PATHS) {
+		r = cmd_usage_error("storage bench",
+				    "%zu volumes are planned here: give at most %d "
+				    "of their mounts as PATHs",
+				    b->nr_plans, MAX_PATHS - 1);
 	} else {
-		add_path(b, conf->mount, "shared");
-		b->plan_mount = conf->mount;
-		b->iface_conf = conf->interface;
+		for (size_t i = 0; i < b->nr_plans; i++)
+			add_path(b, b->plans[i].mount, "shared");
 		r = SPARKCTL_EXIT_OK;
 	}
 	strbuf_release(&err);
@@ -1147,12 +1167,10 @@ static int check_args(const struct bench_args *a, int n, struct bench *b)
 static int bench_run(const struct bench_args *a, int n, char **argv)
 {
 	struct bench b = { 0 };
-	struct storage_conf conf;
 	struct host_list hosts = { 0 };
 	struct strbuf err = STRBUF_INIT;
 	int ret;
 
-	storage_conf_init(&conf);
 	if ((ret = check_args(a, n, &b)) != SPARKCTL_EXIT_OK)
 		goto out;
 	b.progress = !a->json && !a->quiet;
@@ -1167,14 +1185,13 @@ static int bench_run(const struct bench_args *a, int n, char **argv)
 	}
 	for (int i = 1; i <= n; i++)
 		add_path(&b, argv[i], "shared");
-	if ((ret = planned_path(&b, &conf, n > 0)) != SPARKCTL_EXIT_OK)
+	if ((ret = planned_paths(&b, n > 0)) != SPARKCTL_EXIT_OK)
 		goto out;
 	if (a->local)
 		add_path(&b, a->local, "local");
 	ret = bench_here(&b, a);
 out:
 	bench_release(&b);
-	storage_conf_release(&conf);
 	host_list_release(&hosts);
 	strbuf_release(&err);
 	return ret;

@@ -1,5 +1,5 @@
 /*
- * sparkctl storage check - the shared volume, node by node and across the
+ * sparkctl storage check - the shared volumes, node by node and across the
  * nodes: doctor's run with the checks of group "storage" (check_storage.c),
  * on this node, the nodes given, or a tree or a saved inventory.
  */
@@ -16,14 +16,16 @@ static const char *const storage_check_usage[] = {
 };
 
 static const char storage_check_description[] =
-	"Check the shared volume each node is meant to have (/etc/sparkctl/storage.json,\n"
-	"written by 'sparkctl storage plan --write') against what it has: nvme_tcp and the\n"
-	"host NQN, a live controller to the planned subsystem and target, leaving by the\n"
-	"planned interface at MTU 9000, the target reachable (live only), the volume\n"
-	"mounted from its UUID read-only or read-write as planned, and its fstab line by\n"
-	"UUID with nofail and _netdev.  Across nodes: host NQNs unique, one writer.\n"
-	"These are doctor's storage.* checks ('sparkctl doctor --list'); nodes are chosen\n"
-	"as doctor chooses them.  A node without storage.json fails storage.conf.";
+	"Check the shared volumes each node is meant to have (one plan per volume in\n"
+	"/etc/sparkctl/storage.d, written by 'sparkctl storage plan --write') against what\n"
+	"it has: nvme_tcp and the host NQN; for each volume, a live controller to the\n"
+	"planned subsystem and target, leaving by the planned interface at MTU 9000, the\n"
+	"target reachable (live only), the volume mounted from its UUID read-only or\n"
+	"read-write as planned, and its fstab line by UUID with nofail and _netdev; each\n"
+	"finding of a volume starts with its mount point.  Across nodes: host NQNs unique,\n"
+	"one writer per volume.  These are doctor's storage.* checks ('sparkctl doctor\n"
+	"--list'); nodes are chosen as doctor chooses them.  A node without a plan fails\n"
+	"storage.conf.";
 
 /*
  * doctor leaves a node without a storage section alone; asked about
@@ -36,9 +38,6 @@ static void require_storage(struct doctor_cluster *c)
 		if (!c->nodes[i].inspected || inv->storage)
 			continue;
 		inv->storage = xcalloc(1, sizeof(*inv->storage));
-		inv->storage->mount.mounted = TRI_UNKNOWN;
-		inv->storage->fstab.present = TRI_UNKNOWN;
-		inv->storage->target_reachable = TRI_UNKNOWN;
 	}
 }
 
@@ -54,7 +53,7 @@ const struct cmd cmd_storage_check = {
 	.name = "check",
 	.title = "storage check",
 	.fn = run_storage_check,
-	.summary = "check the shared volume on each node as planned; every finding with its fix",
+	.summary = "check the shared volumes on each node as planned; every finding with its fix",
 	.usage = storage_check_usage,
 	.description = storage_check_description,
 	.flags = CMD_READS_NODE,

@@ -3,7 +3,7 @@
  * through nvme-cli: discover the target (is it there, does it offer the
  * NQN), connect, and wait until the path is live; or disconnect it.  The
  * target, port, NQN and interface come from the options, else from the
- * plan this node keeps (/etc/sparkctl/storage.json, storage/storage_conf.h).
+ * plan this node keeps (/etc/sparkctl/storage.d, storage/storage_conf.h).
  * With -H, --hostfile or --cluster, the same verb runs on each node over SSH.
  *
  * Never a half connection: a controller connected but not live within
@@ -44,7 +44,7 @@
 #define NVME_MISSING		       "nvme-cli is not installed (Debian: apt-get install nvme-cli)"
 
 struct connect_args {
-	const char *target, *nqn, *iface, *timeout, *root;
+	const char *target, *nqn, *iface, *timeout, *root, *mount;
 	const char *hosts, *hostfile, *cluster, *remote_sparkctl;
 	bool json;
 };
@@ -198,7 +198,12 @@ static int resolve(const char *title, const struct connect_args *a, bool need_ta
 	if (!a->nqn || (need_target && !a->target)) {
 		r = rootfs_open(&root, rootfs_root_path(a->root));
 		if (r == 0)
-			r = storage_conf_load(&root, &conf, &err);
+			r = storage_conf_load_mount(&root, a->mount, &conf, &err);
+		if (r == -E2BIG || (r == -ENOENT && a->mount)) {
+			/* Several volumes planned and none chosen, or no plan for --mount. */
+			ret = cmd_usage_error(title, "%s", err.buf);
+			goto out;
+		}
 		if (r < 0 && r != -ENOENT) {
 			cmd_error(title, "%s", err.buf);
 			ret = SPARKCTL_EXIT_ERROR;
@@ -230,7 +235,7 @@ static int resolve(const char *title, const struct connect_args *a, bool need_ta
 		ret = cmd_usage_error(title,
 				      "give --nqn%s, or plan the volume first "
 				      "('sparkctl storage plan --write': /etc/sparkctl/"
-				      "storage.json)",
+				      "storage.d)",
 				      need_target ? " and --target" : "");
 	} else if (!nvme_nqn_valid(v->nqn)) {
 		ret = cmd_usage_error(title, "--nqn: not an NQN (nqn.YYYY-MM.domain:name)");
@@ -572,6 +577,8 @@ static int on_nodes(const struct cmd *cmd, const struct connect_args *a)
 		strvec_pushl(&words, "--nqn", a->nqn, NULL);
 	if (a->iface)
 		strvec_pushl(&words, "--iface", a->iface, NULL);
+	if (a->mount)
+		strvec_pushl(&words, "--mount", a->mount, NULL);
 	if (a->timeout)
 		strvec_pushl(&words, "--connect-timeout", a->timeout, NULL);
 	remote_session_init(&rm, a->remote_sparkctl, true);
@@ -630,6 +637,8 @@ static int run_verb(const struct cmd *cmd, int argc, char **argv, bool connect)
 		OPT_STRING(0, "cluster", &a.cluster, "FILE", "the nodes of this cluster file"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
 			   "the nodes' sparkctl (default: found on each node)"),
+		OPT_STRING(0, "mount", &a.mount, "DIR",
+			   "the planned volume mounted at DIR (when several are planned)"),
 		OPT_STRING(0, "root", &a.root, "DIR", "read the plan below DIR"),
 		OPT_HELP(),
 		OPT_END(),
@@ -642,6 +651,8 @@ static int run_verb(const struct cmd *cmd, int argc, char **argv, bool connect)
 		OPT_STRING(0, "cluster", &a.cluster, "FILE", "the nodes of this cluster file"),
 		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
 			   "the nodes' sparkctl (default: found on each node)"),
+		OPT_STRING(0, "mount", &a.mount, "DIR",
+			   "the planned volume mounted at DIR (when several are planned)"),
 		OPT_STRING(0, "root", &a.root, "DIR", "read the plan below DIR"),
 		OPT_HELP(),
 		OPT_END(),
@@ -674,13 +685,14 @@ static int run_disconnect(const struct cmd *cmd, int argc, char **argv)
 }
 
 static const char *const connect_usage[] = {
-	"sparkctl storage connect [--target ADDR[:PORT]] [--nqn NQN] [--iface IF]\n"
+	"sparkctl storage connect [--target ADDR[:PORT]] [--nqn NQN] [--iface IF] [--mount DIR]\n"
 	"        [--connect-timeout S] [--json] [-H HOSTS | --hostfile FILE | --cluster FILE]",
 	NULL,
 };
 
 static const char *const disconnect_usage[] = {
-	"sparkctl storage disconnect [--nqn NQN] [-H HOSTS | --hostfile FILE | --cluster FILE]",
+	"sparkctl storage disconnect [--nqn NQN] [--mount DIR] [-H HOSTS | --hostfile FILE | "
+	"--cluster FILE]",
 	NULL,
 };
 
@@ -694,7 +706,8 @@ const struct cmd cmd_storage_connect = {
 		"Asks the target (nvme discover) whether it answers and offers the NQN, connects\n"
 		"(nvme connect -t tcp -l 600 -c 10, through --iface when given) and waits until\n"
 		"the path is live, then shows the controller.  Options not given come from the\n"
-		"plan this node keeps (/etc/sparkctl/storage.json).  A volume connected already\n"
+		"plan this node keeps (/etc/sparkctl/storage.d; --mount DIR chooses among\n"
+		"several).  A volume connected already\n"
 		"is left as it is.  A controller that is not live within --connect-timeout is\n"
 		"disconnected again.  With -H, --hostfile or --cluster, each node connects\n"
 		"itself (sparkctl over SSH), a line per node.",
@@ -712,7 +725,8 @@ const struct cmd cmd_storage_disconnect = {
 	.usage = disconnect_usage,
 	.description =
 		"Disconnects every controller of the NQN (nvme disconnect -n), given or planned\n"
-		"(/etc/sparkctl/storage.json), and says how many; a volume not connected is\n"
+		"(/etc/sparkctl/storage.d; --mount DIR chooses among several), and says how\n"
+		"many; a volume not connected is\n"
 		"said so.  With -H, --hostfile or --cluster, on each node over SSH.",
 	.exit_status = "0 disconnected (or not connected), 1 an error, 2 usage, 3 nvme-cli "
 		       "missing, a node failed, 5 nvme did not finish in time",

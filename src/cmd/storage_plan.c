@@ -39,13 +39,16 @@ static const char plan_description[] =
 	"  /etc/modules-load.d/" STORAGE_PLAN_MODULES_NAME "  loads nvme-tcp\n"
 	"  /etc/systemd/system/UNIT       sparkctl-nvme-<mount>.service: 'nvme connect' at boot\n"
 	"  /etc/fstab                     a line by UUID, _netdev,nofail,x-systemd.requires=UNIT\n"
-	"  /etc/sparkctl/storage.json     the plan, which 'storage connect', 'check' and 'bench'\n"
-	"                                 take their defaults from\n"
+	"  /etc/sparkctl/storage.d/M.json the plan, one file per mount point M (/mnt/shared:\n"
+	"                                 mnt-shared.json); 'storage connect', 'check' and\n"
+	"                                 'bench' take their defaults from it\n"
 	"One node mounts read-write: --writer NODE, else the first node; --ro-all mounts it\n"
 	"read-only everywhere.  ext4 and xfs are not cluster filesystems: a second writer\n"
 	"is refused, and readers mount with ro,noload (ext4) or ro,norecovery (xfs) so\n"
 	"that they never replay the writer's journal.  Readers see the writer's changes\n"
-	"only after they mount again.\n"
+	"only after they mount again.  A node keeps one plan per volume: a plan for\n"
+	"another mount point adds its files, one for the same mount point replaces\n"
+	"them; one subsystem (NQN) is mounted at one mount point only.\n"
 	"\n"
 	"The nodes are --nodes, -H or --hostfile, else those of the cluster file.  Without\n"
 	"--write the files of every node are printed (of --node only, with it).  --write\n"
@@ -211,7 +214,10 @@ static void emit_node(struct emitter *e, const struct storage_conf *plan, size_t
 	strbuf_reset(&text);
 	json_t *storage = storage_conf_to_json(&conf);
 	json_to_strbuf(storage, &text);
-	emit_file(e, "/etc/sparkctl/storage.json", "", false, text.buf);
+	strbuf_reset(&path);
+	strbuf_addf(&path, "/%s/", STORAGE_CONF_DIR);
+	storage_conf_file_name(conf.mount, &path);
+	emit_file(e, path.buf, "", false, text.buf);
 	emit_close(e);
 	emit_value(e, "storage", storage, NULL);
 	emit_close(e);
@@ -302,7 +308,7 @@ static int make_unit(const struct storage_conf *conf, const char *old, struct st
 	return 0;
 }
 
-static int make_storage_json(const struct storage_conf *conf, const char *old, struct strbuf *out)
+static int make_plan_json(const struct storage_conf *conf, const char *old, struct strbuf *out)
 {
 	json_t *j = storage_conf_to_json(conf);
 
@@ -441,10 +447,40 @@ static void print_written(const struct plan_args *a, const struct storage_conf *
 	strbuf_release(&mount);
 }
 
+/*
+ * One subsystem, one mount point: a plan already below the root that
+ * mounts conf's subsystem elsewhere refuses conf (its file would stay,
+ * and the namespace would be mounted twice).  A plan that cannot be read
+ * is no obstacle: replanning is how it is mended.
+ */
+static int check_other_plans(const struct rootfs *root, const struct storage_conf *conf)
+{
+	struct strvec names = STRVEC_INIT;
+	struct strbuf err = STRBUF_INIT;
+	int ret = SPARKCTL_EXIT_OK;
+
+	storage_conf_list(root, &names, &err);
+	for (size_t i = 0; i < names.nr && ret == SPARKCTL_EXIT_OK; i++) {
+		struct storage_conf other;
+		if (storage_conf_load_file(root, names.v[i], &other, &err) == 0 && other.nqn &&
+		    other.mount && streq(other.nqn, conf->nqn) && !streq(other.mount, conf->mount))
+			ret = refuse(
+				"%s is already planned at %s (/%s/%s): one subsystem is mounted "
+				"at one mount point; remove that plan first",
+				conf->nqn, other.mount, STORAGE_CONF_DIR, names.v[i]);
+		storage_conf_release(&other);
+		strbuf_reset(&err);
+	}
+	strvec_clear(&names);
+	strbuf_release(&err);
+	return ret;
+}
+
 /* --write: this node's files below the root. */
 static int write_plan(const struct plan_args *a, const struct storage_conf *plan)
 {
-	struct strbuf unit_backup = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf unit_backup = STRBUF_INIT, err = STRBUF_INIT, conf_name = STRBUF_INIT,
+		      conf_backup = STRBUF_INIT;
 	struct write_result res[5] = { 0 };
 	struct storage_conf conf;
 	struct rootfs root;
@@ -460,7 +496,11 @@ static int write_plan(const struct plan_args *a, const struct storage_conf *plan
 	if ((ret = this_node(a, &root, plan, &name)) != SPARKCTL_EXIT_OK)
 		goto out_root;
 	storage_plan_for_node(plan, name, &conf);
+	if ((ret = check_other_plans(&root, &conf)) != SPARKCTL_EXIT_OK)
+		goto out_root;
 	strbuf_addf(&unit_backup, "%s.bak", conf.unit);
+	storage_conf_file_name(conf.mount, &conf_name);
+	strbuf_addf(&conf_backup, "%s.bak", conf_name.buf);
 	/* fstab last: its line names the unit, which is then in place. */
 	const struct plan_file files[] = {
 		{ STORAGE_PLAN_MODULES_DIR, STORAGE_PLAN_MODULES_NAME,
@@ -468,8 +508,7 @@ static int write_plan(const struct plan_args *a, const struct storage_conf *plan
 		{ STORAGE_PLAN_UNIT_DIR, conf.unit, unit_backup.buf, make_unit, false },
 		{ STORAGE_PLAN_DISCOVERY_DIR, STORAGE_PLAN_DISCOVERY_NAME,
 		  STORAGE_PLAN_DISCOVERY_NAME ".bak", make_discovery, false },
-		{ STORAGE_CONF_DIR, STORAGE_CONF_NAME, STORAGE_CONF_NAME ".bak", make_storage_json,
-		  false },
+		{ STORAGE_CONF_DIR, conf_name.buf, conf_backup.buf, make_plan_json, false },
 		{ STORAGE_PLAN_FSTAB_DIR, STORAGE_PLAN_FSTAB_NAME, FSTAB_BACKUP, make_fstab, true },
 	};
 	ret = SPARKCTL_EXIT_ERROR;
@@ -490,6 +529,8 @@ out:
 	storage_conf_release(&conf);
 	free(name);
 	strbuf_release(&unit_backup);
+	strbuf_release(&conf_name);
+	strbuf_release(&conf_backup);
 	strbuf_release(&err);
 	return ret;
 }

@@ -249,18 +249,25 @@ struct inv_storage_fstab {
 	char *options; /* its fourth */
 };
 
-/* The shared volume over NVMe/TCP (docs/storage.md). */
-struct inv_storage {
-	struct storage_conf *conf;	   /* /etc/sparkctl/storage.json; NULL when absent or bad */
-	char *conf_error;		   /* why it could not be used; NULL when read or absent */
-	char *hostnqn;			   /* /etc/nvme/hostnqn, first line */
-	struct inv_nvme_ctrl *controllers; /* the fabric controllers, by name */
-	size_t nr_controllers;
+/* One planned volume: its plan and what the node has of it. */
+struct inv_storage_volume {
+	char *file;		   /* its plan: "/etc/sparkctl/storage.d/mnt-shared.json" */
+	struct storage_conf *conf; /* NULL when the file is bad */
+	char *conf_error;	   /* why it could not be used */
 	char *uuid_device; /* /dev/disk/by-uuid/UUID (the planned UUID) resolved: "/dev/nvme1n1" */
 	struct inv_storage_mount mount;
 	struct inv_storage_fstab fstab;
 	int target_reachable; /* tri-state: TCP connect to the target (live probes only) */
 	char *target_error;   /* why not */
+};
+
+/* The shared volumes over NVMe/TCP (docs/storage.md). */
+struct inv_storage {
+	char *hostnqn;			   /* /etc/nvme/hostnqn, first line */
+	struct inv_nvme_ctrl *controllers; /* the fabric controllers, by name */
+	size_t nr_controllers;
+	struct inv_storage_volume *volumes; /* /etc/sparkctl/storage.d/NAME.json, by mount point */
+	size_t nr_volumes;
 };
 
 /* Something the probe could not read or understand, with where and why. */

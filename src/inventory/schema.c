@@ -504,15 +504,12 @@ static const struct inv_field storage_fstab_fields[] = {
 static DESC(storage_fstab_desc, NULL, S, storage_fstab_fields, NULL);
 #undef S
 
-#define S struct inv_storage
-static const struct inv_field storage_fields[] = {
+#define S struct inv_storage_volume
+static const struct inv_field storage_volume_fields[] = {
+	STRING("file", file, .doc = "its plan: `/etc/sparkctl/storage.d/NAME.json`"),
 	OPTIONAL("conf", conf, storage_conf_desc,
-		 .doc = "`/etc/sparkctl/storage.json`, the volume this node is meant to have "
-			"(null: absent or unusable)"),
-	STRING("conf_error", conf_error, .doc = "why `storage.json` could not be used"),
-	STRING("hostnqn", hostnqn, .doc = "`/etc/nvme/hostnqn`, the node's host NQN"),
-	ARRAY("controllers", controllers, nvme_ctrl_desc,
-	      .doc = "the NVMe over Fabrics controllers (`/sys/class/nvme/*` not on PCIe)"),
+		 .doc = "the plan, the volume this node is meant to have (null: unusable)"),
+	STRING("conf_error", conf_error, .doc = "why the plan could not be used"),
 	STRING("uuid_device", uuid_device,
 	       .doc = "the device the planned UUID's link `/dev/disk/by-uuid/UUID` points to"),
 	OBJECT("mount", mount, storage_mount_desc,
@@ -523,6 +520,17 @@ static const struct inv_field storage_fields[] = {
 	    .doc = "a TCP connection to the planned target opened within 2 s (a live probe of "
 		   "`topo` or `doctor`; null otherwise and on trees)"),
 	STRING("target_error", target_error, .doc = "why it did not"),
+};
+static DESC(storage_volume_desc, "volumes", S, storage_volume_fields, NULL);
+#undef S
+
+#define S struct inv_storage
+static const struct inv_field storage_fields[] = {
+	STRING("hostnqn", hostnqn, .doc = "`/etc/nvme/hostnqn`, the node's host NQN"),
+	ARRAY("controllers", controllers, nvme_ctrl_desc,
+	      .doc = "the NVMe over Fabrics controllers (`/sys/class/nvme/*` not on PCIe)"),
+	ARRAY("volumes", volumes, storage_volume_desc,
+	      .doc = "one per plan in `/etc/sparkctl/storage.d`, by mount point, below"),
 };
 static DESC(storage_desc, "storage", S, storage_fields, NULL);
 #undef S

@@ -346,59 +346,77 @@ out:
 	return r;
 }
 
-static void probe_planned_mount(struct probe_ctx *ctx, struct inv_storage *st)
+/*
+ * The mount table and fstab, read once for every volume: NULL when they
+ * cannot be read (an absent fstab is an empty one).
+ */
+struct mount_tables {
+	struct strbuf mounts, fstab;
+	bool have_mounts, have_fstab;
+};
+
+static void read_mount_tables(struct probe_ctx *ctx, struct mount_tables *t)
 {
-	const struct storage_conf *conf = st->conf;
+	/* The mount table of this process's namespace; /proc/mounts in older trees. */
+	const char *mounts = "proc/self/mounts";
+	int r = rootfs_read_file(ctx->root, mounts, NVME_TABLE_MAX, &t->mounts);
+
+	if (r < 0 && rootfs_absent(r)) {
+		mounts = "proc/mounts";
+		r = rootfs_read_file(ctx->root, mounts, NVME_TABLE_MAX, &t->mounts);
+	}
+	if (r < 0)
+		probe_read_failed(ctx, mounts, r);
+	t->have_mounts = r >= 0;
+	r = rootfs_read_file(ctx->root, "etc/fstab", NVME_TABLE_MAX, &t->fstab);
+	if (r < 0 && !rootfs_absent(r))
+		probe_read_failed(ctx, "etc/fstab", r);
+	/* No fstab is an fstab without the line. */
+	if (r < 0)
+		strbuf_reset(&t->fstab);
+	t->have_fstab = r >= 0 || rootfs_absent(r);
+}
+
+/* What the node has of the volume v's plan: its device by UUID, its mount and fstab line. */
+static void probe_planned_mount(struct probe_ctx *ctx, const struct mount_tables *t,
+				struct inv_storage_volume *v)
+{
+	const struct storage_conf *conf = v->conf;
 	struct strbuf text = STRBUF_INIT, link = STRBUF_INIT;
 	struct mount_line m;
 	int r;
 
-	st->mount.mounted = TRI_UNKNOWN;
-	st->fstab.present = TRI_UNKNOWN;
 	if (conf->uuid) {
 		strbuf_addf(&text, "dev/disk/by-uuid/%s", conf->uuid);
 		r = rootfs_readlink(ctx->root, text.buf, &link);
 		if (r == 0) {
 			strbuf_reset(&text);
 			by_uuid_target_path(link.buf, &text);
-			st->uuid_device = xstrdup(text.buf);
+			v->uuid_device = xstrdup(text.buf);
 		} else {
 			probe_read_failed(ctx, text.buf, r);
 		}
 	}
-	/* The mount table of this process's namespace; /proc/mounts in older trees. */
-	const char *mounts = "proc/self/mounts";
-	r = rootfs_read_file(ctx->root, mounts, NVME_TABLE_MAX, &text);
-	if (r < 0 && rootfs_absent(r)) {
-		mounts = "proc/mounts";
-		r = rootfs_read_file(ctx->root, mounts, NVME_TABLE_MAX, &text);
-	}
-	if (r < 0) {
-		probe_read_failed(ctx, mounts, r);
-	} else if (conf->mount) {
-		st->mount.mounted =
-			mount_table_find(text.buf, text.len, conf->mount, &m) ? TRI_YES : TRI_NO;
-		if (st->mount.mounted == TRI_YES) {
-			st->mount.device = m.spec;
-			st->mount.fs = m.fs;
-			st->mount.options = m.options;
-			st->mount.access = xstrdup(mount_has_option(m.options, "ro") ? "ro" : "rw");
+	if (t->have_mounts && conf->mount) {
+		v->mount.mounted = mount_table_find(t->mounts.buf, t->mounts.len, conf->mount, &m)
+					   ? TRI_YES
+					   : TRI_NO;
+		if (v->mount.mounted == TRI_YES) {
+			v->mount.device = m.spec;
+			v->mount.fs = m.fs;
+			v->mount.options = m.options;
+			v->mount.access = xstrdup(mount_has_option(m.options, "ro") ? "ro" : "rw");
 			free(m.dir);
 		}
 	}
-	r = rootfs_read_file(ctx->root, "etc/fstab", NVME_TABLE_MAX, &text);
-	if (r < 0 && !rootfs_absent(r)) {
-		probe_read_failed(ctx, "etc/fstab", r);
-	} else if (conf->mount) {
-		/* No fstab is an fstab without the line. */
-		if (r < 0)
-			strbuf_reset(&text);
-		st->fstab.present =
-			mount_table_find(text.buf, text.len, conf->mount, &m) ? TRI_YES : TRI_NO;
-		if (st->fstab.present == TRI_YES) {
-			st->fstab.spec = m.spec;
-			st->fstab.fs = m.fs;
-			st->fstab.options = m.options;
+	if (t->have_fstab && conf->mount) {
+		v->fstab.present = mount_table_find(t->fstab.buf, t->fstab.len, conf->mount, &m)
+					   ? TRI_YES
+					   : TRI_NO;
+		if (v->fstab.present == TRI_YES) {
+			v->fstab.spec = m.spec;
+			v->fstab.fs = m.fs;
+			v->fstab.options = m.options;
 			free(m.dir);
 		}
 	}
@@ -406,31 +424,77 @@ static void probe_planned_mount(struct probe_ctx *ctx, struct inv_storage *st)
 	strbuf_release(&link);
 }
 
-void probe_storage(struct probe_ctx *ctx)
+static struct inv_storage_volume *push_volume(struct inv_storage *st, const char *file)
 {
-	struct storage_conf conf;
-	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT, nqn = STRBUF_INIT;
+	struct inv_storage_volume *v = ARRAY_PUSH(st->volumes, st->nr_volumes);
+
+	v->file = xstrdup(file);
+	v->mount.mounted = TRI_UNKNOWN;
+	v->fstab.present = TRI_UNKNOWN;
+	v->target_reachable = TRI_UNKNOWN;
+	return v;
+}
+
+/* By mount point; a plan that could not be read (no mount point) after, by file. */
+static int by_mount(const void *a, const void *b)
+{
+	const struct inv_storage_volume *x = a, *y = b;
+	const char *mx = x->conf ? x->conf->mount : NULL, *my = y->conf ? y->conf->mount : NULL;
+
+	if (!mx != !my)
+		return mx ? -1 : 1;
+	if (mx && strcmp(mx, my))
+		return strcmp(mx, my);
+	return strcmp(x->file, y->file);
+}
+
+/* Every plan in storage.d, good or bad, as a volume of st. */
+static void probe_plans(struct probe_ctx *ctx, struct inv_storage *st)
+{
 	struct strvec names = STRVEC_INIT;
-	struct inv_storage *st = xcalloc(1, sizeof(*st));
+	struct strbuf err = STRBUF_INIT, file = STRBUF_INIT;
+	struct storage_conf conf;
 	int r;
 
-	st->mount.mounted = TRI_UNKNOWN;
-	st->fstab.present = TRI_UNKNOWN;
-	st->target_reachable = TRI_UNKNOWN;
-	storage_conf_init(&conf);
-	r = storage_conf_load(ctx->root, &conf, &err);
-	if (r == 0) {
-		st->conf = xmalloc(sizeof(*st->conf));
-		*st->conf = conf;
-	} else {
-		storage_conf_release(&conf);
-		if (r != -ENOENT)
-			st->conf_error = xstrdup(err.len ? err.buf : strerror(-r));
+	r = storage_conf_list(ctx->root, &names, &err);
+	if (r < 0)
+		push_volume(st, "/" STORAGE_CONF_DIR)->conf_error = strbuf_detach(&err, NULL);
+	for (size_t i = 0; i < names.nr; i++) {
+		strbuf_reset(&file);
+		strbuf_reset(&err);
+		strbuf_addf(&file, "/%s/%s", STORAGE_CONF_DIR, names.v[i]);
+		struct inv_storage_volume *v = push_volume(st, file.buf);
+		r = storage_conf_load_file(ctx->root, names.v[i], &conf, &err);
+		if (r == 0) {
+			v->conf = xmalloc(sizeof(*v->conf));
+			*v->conf = conf;
+		} else {
+			v->conf_error = xstrdup(err.len ? err.buf : strerror(-r));
+		}
 	}
+	if (st->nr_volumes > 1)
+		qsort(st->volumes, st->nr_volumes, sizeof(*st->volumes), by_mount);
+	strvec_clear(&names);
+	strbuf_release(&err);
+	strbuf_release(&file);
+}
+
+void probe_storage(struct probe_ctx *ctx)
+{
+	struct strbuf text = STRBUF_INIT, nqn = STRBUF_INIT;
+	struct strvec names = STRVEC_INIT;
+	struct inv_storage *st = xcalloc(1, sizeof(*st));
+	struct mount_tables tables = { STRBUF_INIT, STRBUF_INIT, false, false };
+	bool tables_read = false;
+	int r;
+
+	probe_plans(ctx, st);
 	if (reader_list(&ctx->rd, NVME_CLASS, &names) >= 0)
 		for (size_t i = 0; i < names.nr; i++)
 			probe_controller(ctx, st, names.v[i]);
-	if (!st->conf && !st->conf_error && !st->nr_controllers) {
+	if (!st->nr_volumes && !st->nr_controllers) {
+		free(st->volumes);
+		free(st->controllers);
 		free(st);
 		goto out;
 	}
@@ -440,16 +504,24 @@ void probe_storage(struct probe_ctx *ctx)
 		probe_read_failed(ctx, "etc/nvme/hostnqn", r);
 	else if (nvme_hostnqn_parse(text.buf, text.len, &nqn) == 0)
 		st->hostnqn = strbuf_detach(&nqn, NULL);
-	if (st->conf) {
-		probe_planned_mount(ctx, st);
+	for (size_t i = 0; i < st->nr_volumes; i++) {
+		struct inv_storage_volume *v = &st->volumes[i];
+		if (!v->conf)
+			continue;
+		if (!tables_read) {
+			read_mount_tables(ctx, &tables);
+			tables_read = true;
+		}
+		probe_planned_mount(ctx, &tables, v);
 		/* Only a live probe speaks to the network: a tree has no network to ask. */
-		if (ctx->storage_target && ctx->root->is_host_root && st->conf->target_address)
-			st->target_reachable = tcp_reachable(
-				st->conf->target_address, st->conf->target_port, &st->target_error);
+		if (ctx->storage_target && ctx->root->is_host_root && v->conf->target_address)
+			v->target_reachable = tcp_reachable(v->conf->target_address,
+							    v->conf->target_port, &v->target_error);
 	}
 out:
 	strvec_clear(&names);
-	strbuf_release(&err);
 	strbuf_release(&text);
 	strbuf_release(&nqn);
+	strbuf_release(&tables.mounts);
+	strbuf_release(&tables.fstab);
 }

@@ -1,6 +1,6 @@
 /*
- * nvme.h - the shared volume over NVMe/TCP as a node has it: its plan
- * (/etc/sparkctl/storage.json), the fabric controllers in sysfs, the host
+ * nvme.h - the shared volumes over NVMe/TCP as a node has them: their plans
+ * (/etc/sparkctl/storage.d/NAME.json), the fabric controllers in sysfs, the host
  * NQN, the planned mount point in the mount table and in /etc/fstab, and
  * the link /dev/disk/by-uuid/UUID.  The parsers are pure (tested and
  * fuzzed); probe_storage() reads the files below the root.

@@ -10,7 +10,7 @@
  *   /etc/modules-load.d/sparkctl-nvme-tcp.conf    nvme-tcp at boot
  *   /etc/systemd/system/<unit>                    connects at boot
  *   /etc/fstab                                    one line, by UUID
- *   /etc/sparkctl/storage.json                    the plan (storage_conf_to_json())
+ *   /etc/sparkctl/storage.d/<mount>.json          the plan (storage_conf_to_json())
  */
 #ifndef SPARKCTL_STORAGE_PLAN_H
 #define SPARKCTL_STORAGE_PLAN_H

@@ -1,4 +1,5 @@
-/* storage_conf.c - the plan each node keeps (/etc/sparkctl/storage.json) and its names. */
+/* storage_conf.c - the plans each node keeps (/etc/sparkctl/storage.d/NAME.json) and their names.
+ */
 #include "sparkctl.h"
 
 #include <ctype.h>
@@ -8,7 +9,7 @@
 #include "lib/xalloc.h"
 #include "storage/storage_conf.h"
 
-/* The most a storage.json may hold: a few nodes' names, far below this. */
+/* The most a plan may hold: a few nodes' names, far below this. */
 #define STORAGE_CONF_SIZE_MAX ((size_t)1 << 20)
 /* IFNAMSIZ less its NUL. */
 #define IFACE_NAME_MAX	      15
@@ -449,26 +450,170 @@ out:
 	return r;
 }
 
-int storage_conf_load(const struct rootfs *root, struct storage_conf *conf, struct strbuf *err)
+int storage_conf_file_name(const char *mount, struct strbuf *out)
 {
-	struct strbuf text = STRBUF_INIT, name = STRBUF_INIT;
-	const char *rel = STORAGE_CONF_DIR "/" STORAGE_CONF_NAME;
+	struct strbuf unit = STRBUF_INIT;
+	const char *prefix = "sparkctl-nvme-", *suffix = ".service";
+	int r;
+
+	if ((r = storage_unit_name(mount, &unit)) < 0)
+		goto out;
+	strbuf_add(out, unit.buf + strlen(prefix), unit.len - strlen(prefix) - strlen(suffix));
+	strbuf_addstr(out, STORAGE_CONF_SUFFIX);
+out:
+	strbuf_release(&unit);
+	return r;
+}
+
+/* A plan's file: NAME.json, not hidden (atomic_replace's temporaries are) nor a backup. */
+static bool is_conf_file(const char *name)
+{
+	size_t len = strlen(name), n = strlen(STORAGE_CONF_SUFFIX);
+
+	return name[0] != '.' && len > n && streq(name + len - n, STORAGE_CONF_SUFFIX);
+}
+
+int storage_conf_list(const struct rootfs *root, struct strvec *names, struct strbuf *err)
+{
+	struct strvec all = STRVEC_INIT;
+	int r;
+
+	r = rootfs_list(root, STORAGE_CONF_DIR, &all);
+	if (r == -ENOENT) {
+		r = 0;
+		goto out;
+	}
+	if (r < 0) {
+		strbuf_addf(err, "cannot list /%s: %s", STORAGE_CONF_DIR, strerror(-r));
+		goto out;
+	}
+	r = 0;
+	for (size_t i = 0; i < all.nr; i++)
+		if (is_conf_file(all.v[i])) {
+			strvec_push(names, all.v[i]);
+			r++;
+		}
+out:
+	strvec_clear(&all);
+	return r;
+}
+
+int storage_conf_load_file(const struct rootfs *root, const char *name, struct storage_conf *conf,
+			   struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT, rel = STRBUF_INIT, shown = STRBUF_INIT;
 	int r;
 
 	storage_conf_init(conf);
-	strbuf_addf(&name, "/%s", rel);
-	r = rootfs_read_file(root, rel, STORAGE_CONF_SIZE_MAX, &text);
-	if (r == -ENOENT)
-		goto out;
+	strbuf_addf(&rel, "%s/%s", STORAGE_CONF_DIR, name);
+	strbuf_addf(&shown, "/%s", rel.buf);
+	r = rootfs_read_file(root, rel.buf, STORAGE_CONF_SIZE_MAX, &text);
 	if (r < 0) {
 		strbuf_addstr(err, "cannot read ");
-		strbuf_addstr_printable(err, name.buf);
+		strbuf_addstr_printable(err, shown.buf);
 		strbuf_addf(err, ": %s", strerror(-r));
 		goto out;
 	}
-	r = storage_conf_parse(conf, text.buf, text.len, name.buf, err);
+	r = storage_conf_parse(conf, text.buf, text.len, shown.buf, err);
 out:
 	strbuf_release(&text);
-	strbuf_release(&name);
+	strbuf_release(&rel);
+	strbuf_release(&shown);
+	return r;
+}
+
+void storage_conf_release_all(struct storage_conf *confs, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		storage_conf_release(&confs[i]);
+	free(confs);
+}
+
+static int by_mount(const void *a, const void *b)
+{
+	const struct storage_conf *x = a, *y = b;
+
+	return strcmp(x->mount ? x->mount : "", y->mount ? y->mount : "");
+}
+
+int storage_conf_load_all(const struct rootfs *root, struct storage_conf **confs, size_t *nr,
+			  struct strbuf *err)
+{
+	struct strvec names = STRVEC_INIT;
+	struct storage_conf *all = NULL;
+	size_t n = 0;
+	int r;
+
+	*confs = NULL;
+	*nr = 0;
+	if ((r = storage_conf_list(root, &names, err)) < 0)
+		goto out;
+	all = xcalloc(names.nr ? names.nr : 1, sizeof(*all));
+	for (n = 0; n < names.nr; n++)
+		if ((r = storage_conf_load_file(root, names.v[n], &all[n], err)) < 0)
+			goto out;
+	qsort(all, n, sizeof(*all), by_mount);
+	*confs = all;
+	*nr = n;
+	all = NULL;
+	n = 0;
+	r = 0;
+out:
+	storage_conf_release_all(all, n);
+	strvec_clear(&names);
+	return r;
+}
+
+int storage_conf_load_mount(const struct rootfs *root, const char *mount, struct storage_conf *conf,
+			    struct strbuf *err)
+{
+	struct storage_conf *confs;
+	size_t nr;
+	int r;
+
+	if (!mount)
+		return storage_conf_load(root, conf, err);
+	storage_conf_init(conf);
+	if ((r = storage_conf_load_all(root, &confs, &nr, err)) < 0)
+		return r;
+	r = -ENOENT;
+	for (size_t i = 0; i < nr; i++)
+		if (confs[i].mount && streq(confs[i].mount, mount)) {
+			*conf = confs[i];
+			storage_conf_init(&confs[i]);
+			r = 0;
+			break;
+		}
+	if (r == -ENOENT)
+		strbuf_addf(err, "no volume is planned at %s (%zu planned here)", mount, nr);
+	storage_conf_release_all(confs, nr);
+	return r;
+}
+
+int storage_conf_load(const struct rootfs *root, struct storage_conf *conf, struct strbuf *err)
+{
+	struct storage_conf *confs;
+	size_t nr;
+	int r;
+
+	storage_conf_init(conf);
+	if ((r = storage_conf_load_all(root, &confs, &nr, err)) < 0)
+		return r;
+	if (nr == 1) {
+		*conf = confs[0];
+		storage_conf_init(&confs[0]);
+		r = 0;
+	} else if (nr == 0) {
+		r = -ENOENT;
+	} else {
+		strbuf_addf(err, "%zu volumes are planned (", nr);
+		for (size_t i = 0; i < nr; i++) {
+			strbuf_addstr(err, i ? ", " : "");
+			strbuf_addstr_printable(err, confs[i].mount ? confs[i].mount : "?");
+		}
+		strbuf_addstr(err, "): choose one with --mount");
+		r = -E2BIG;
+	}
+	storage_conf_release_all(confs, nr);
 	return r;
 }

@@ -1,7 +1,9 @@
 /*
- * storage_conf.h - the shared volume a node is meant to have: what
- * 'sparkctl storage plan --write' saves as /etc/sparkctl/storage.json on
- * each node, and what 'storage check' and doctor hold the node to.
+ * storage_conf.h - the shared volumes a node is meant to have: what
+ * 'sparkctl storage plan --write' saves on each node, one file per volume,
+ * /etc/sparkctl/storage.d/<mount escaped>.json (/mnt/shared ->
+ * mnt-shared.json, the unit's name without "sparkctl-nvme-" and
+ * ".service"), and what 'storage check' and doctor hold the node to.
  *
  * The format is docs/schemas/storage.schema.json:
  *   {"schema_version":1,
@@ -22,11 +24,12 @@
 #include "sparkctl.h"
 #include "lib/rootfs.h"
 #include "lib/strbuf.h"
+#include "lib/strvec.h"
 
 #define STORAGE_CONF_SCHEMA_VERSION 1
-/* Below the root a node is read from. */
-#define STORAGE_CONF_DIR	    "etc/sparkctl"
-#define STORAGE_CONF_NAME	    "storage.json"
+/* Below the root a node is read from: one file per volume. */
+#define STORAGE_CONF_DIR	    "etc/sparkctl/storage.d"
+#define STORAGE_CONF_SUFFIX	    ".json"
 /* NVMe/TCP's IANA port (the I/O controllers and the discovery controller alike). */
 #define STORAGE_DEFAULT_PORT	    4420
 
@@ -68,7 +71,7 @@ int storage_fs_parse(const char *name, enum storage_fs *fs);
 const char *storage_access_name(enum storage_access access);
 
 /*
- * Parse the text of a storage.json; name prefixes every message
+ * Parse the text of a plan (one volume's file); name prefixes every message
  * ("NAME: nodes[1].access: ..."). -EINVAL on a bad field, a node not
  * among nodes[], or more than one "rw" node (conf is then empty).
  */
@@ -77,9 +80,41 @@ int storage_conf_parse(struct storage_conf *conf, const char *text, size_t len, 
 /* conf as the JSON above (a new reference). */
 json_t *storage_conf_to_json(const struct storage_conf *conf);
 /*
- * Read /etc/sparkctl/storage.json below root: 0, -ENOENT when the node
- * has none (no shared storage is planned there), another -errno with a
- * message in err.
+ * The name of the plan of the volume mounted at mount in STORAGE_CONF_DIR:
+ * "mnt-shared.json" for /mnt/shared.  -EINVAL (out unchanged) where
+ * storage_unit_name() refuses the mount point.
+ */
+int storage_conf_file_name(const char *mount, struct strbuf *out);
+/*
+ * The plans' file names in STORAGE_CONF_DIR below root ("*.json", not
+ * hidden), sorted: their number, 0 when there is no such directory,
+ * another -errno with a message in err.
+ */
+int storage_conf_list(const struct rootfs *root, struct strvec *names, struct strbuf *err);
+/* Read and parse the plan STORAGE_CONF_DIR/name below root; messages name the file. */
+int storage_conf_load_file(const struct rootfs *root, const char *name, struct storage_conf *conf,
+			   struct strbuf *err);
+/*
+ * Every plan below root, sorted by mount point, in a new array *confs
+ * (free with storage_conf_release_all()): 0, with *nr 0 when none is
+ * planned; -errno with a message naming the file when one cannot be read
+ * or parsed (nothing is then returned).
+ */
+int storage_conf_load_all(const struct rootfs *root, struct storage_conf **confs, size_t *nr,
+			  struct strbuf *err);
+void storage_conf_release_all(struct storage_conf *confs, size_t nr);
+/*
+ * The plan of the volume mounted at mount (NULL: as storage_conf_load()):
+ * 0, -ENOENT when none is planned there (a message in err too), another
+ * -errno with a message.
+ */
+int storage_conf_load_mount(const struct rootfs *root, const char *mount, struct storage_conf *conf,
+			    struct strbuf *err);
+/*
+ * The only plan below root, for a command that wants one volume: 0,
+ * -ENOENT when the node has none (no shared storage is planned there),
+ * -E2BIG with "N volumes are planned (/mnt/a, /mnt/b): choose one with
+ * --mount" when it has several, another -errno with a message in err.
  */
 int storage_conf_load(const struct rootfs *root, struct storage_conf *conf, struct strbuf *err);
 /* This node's entry of conf->nodes (conf->node), or NULL. */

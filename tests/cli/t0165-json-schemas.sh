@@ -137,7 +137,7 @@ json_valid cluster "$TMP/cluster.json" "$TMP/cluster-show.json"
 SPARKCTL_CLUSTER=none "$SPARKCTL" cluster path --json > "$TMP/cluster-path-none.json"
 json_valid cluster-path "$TMP/cluster-path.json" "$TMP/cluster-path-none.json"
 
-# ---- storage plan: every node's files, and what --write installs (storage.json too)
+# ---- storage plan: every node's files, and what --write installs (the plan in storage.d too)
 mkdir -p "$TMP/storage-root"
 splan="--target [fd00::1]:4421 --nqn nqn.2026-01.org.example:shared --mount /mnt/shared --nodes spark1,spark2"
 # shellcheck disable=SC2086
@@ -148,7 +148,7 @@ splan="--target [fd00::1]:4421 --nqn nqn.2026-01.org.example:shared --mount /mnt
 "$SPARKCTL" storage plan $splan --uuid 0b6e4a52-4f0c-4c4e-9d5e-1f2a3b4c5d6e --node spark2 \
   --write --root "$TMP/storage-root" --json > "$TMP/storage-plan-write.json"
 json_valid storage-plan "$TMP"/storage-plan*.json
-json_valid storage "$TMP/storage-root/etc/sparkctl/storage.json"
+json_valid storage "$TMP/storage-root/etc/sparkctl/storage.d/mnt-shared.json"
 # ---- storage bench: fio on a directory of the test's (tests/cli/t0840 covers the rest)
 if command -v fio > /dev/null; then
   mkdir "$TMP/storage"
@@ -184,8 +184,8 @@ drift doctor "$TMP/doctor-spark-ofed.json" 'd["findings"][0]["status"]="BAD"' "a
 drift launch-summary "$TMP/job-ok/summary.json" 'd["seconds"]=d.pop("duration_seconds")' "the old key seconds"
 drift doctor-list "$TMP/checks.json" 'd["checks"][0]["scope"]="node"; d["checks"][0]["extra"]=1' "an unknown key in a check"
 drift cluster "$TMP/cluster.json" 'd["nodes"][0]["id"]="0123"' "a node id that is not 32 hex digits"
-drift storage "$TMP/storage-root/etc/sparkctl/storage.json" 'd["nodes"][0]["access"]="write"' "an access other than ro and rw"
-drift storage "$TMP/storage-root/etc/sparkctl/storage.json" 'd["target"]["port"]="4421"' "a port as a string"
+drift storage "$TMP/storage-root/etc/sparkctl/storage.d/mnt-shared.json" 'd["nodes"][0]["access"]="write"' "an access other than ro and rw"
+drift storage "$TMP/storage-root/etc/sparkctl/storage.d/mnt-shared.json" 'd["target"]["port"]="4421"' "a port as a string"
 drift storage-plan "$TMP/storage-plan.json" 'd["node"]="spark1"' "the keys of --write among the printed plan's"
 if [ -f "$TMP/storage-bench.json" ]; then
   drift storage-bench "$TMP/storage-bench.json" \

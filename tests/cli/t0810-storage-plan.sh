@@ -90,7 +90,7 @@ expect 0 plan $W
 sed "s|$R|ROOT|g" "$TMP/out" > "$TMP/written"
 golden storage-plan-write.txt "$TMP/written"
 U=$R/etc/systemd/system/sparkctl-nvme-mnt-shared.service
-for f in "$U" "$R/etc/modules-load.d/sparkctl-nvme-tcp.conf" "$R/etc/sparkctl/storage.json" "$R/etc/nvme/discovery.conf"; do
+for f in "$U" "$R/etc/modules-load.d/sparkctl-nvme-tcp.conf" "$R/etc/sparkctl/storage.d/mnt-shared.json" "$R/etc/nvme/discovery.conf"; do
   [ "$(stat -c %a "$f")" = 644 ] || fail "$f: mode $(stat -c %a "$f"), expected 644"
 done
 [ "$(stat -c %a "$R/etc/fstab")" = 600 ] || fail "fstab's mode not kept"
@@ -100,13 +100,13 @@ printf 'UUID=1111 / ext4 errors=remount-ro 0 1\nUUID=%s /mnt/shared ext4 _netdev
 same "$TMP/fstab.want" "$R/etc/fstab"
 printf '# the admin'"'"'s own\n--transport=tcp --traddr=198.18.9.9 --trsvcid=4420\n--transport=tcp --traddr=198.18.1.1 --trsvcid=4420\n' > "$TMP/discovery.want"
 same "$TMP/discovery.want" "$R/etc/nvme/discovery.conf"
-[ "$(json_get "$R/etc/sparkctl/storage.json" 'd["node"], d["nodes"][1]')" = "('spark2', {'name': 'spark2', 'access': 'ro'})" ] || fail "storage.json"
+[ "$(json_get "$R/etc/sparkctl/storage.d/mnt-shared.json" 'd["node"], d["nodes"][1]')" = "('spark2', {'name': 'spark2', 'access': 'ro'})" ] || fail "the plan in storage.d"
 # What --write installs is what the plan prints for that node.
 # shellcheck disable=SC2086
 "$SPARKCTL" storage plan --nqn "$NQN" --target 198.18.1.1 --mount /mnt/shared --uuid "$UUID" --nodes spark1,spark2 --json > "$TMP/p.json"
 files "$TMP/p.json" 1 "$TMP/printed"
 same "$TMP/printed/sparkctl-nvme-mnt-shared.service" "$U"
-same "$TMP/printed/storage.json" "$R/etc/sparkctl/storage.json"
+same "$TMP/printed/mnt-shared.json" "$R/etc/sparkctl/storage.d/mnt-shared.json"
 
 # A second identical --write changes nothing: no file, no backup.
 (cd "$R" && find . -type f -printf '%p %s %T@\n' | sort) > "$TMP/before"
@@ -120,8 +120,49 @@ same "$TMP/before" "$TMP/after"
 expect 0 plan $W --writer spark2
 contains "$R/etc/fstab" "x-systemd.requires=sparkctl-nvme-mnt-shared.service 0 0"
 contains "$R/etc/fstab.sparkctl.bak" ",ro,noload 0 0"
-contains "$R/etc/sparkctl/storage.json.bak" '"access": "ro"'
+contains "$R/etc/sparkctl/storage.d/mnt-shared.json.bak" '"access": "ro"'
 [ "$(grep -c /mnt/shared "$R/etc/fstab")" = 1 ] || fail "two lines for the mount point"
+
+# ---- two volumes on one node (as raid5-data and llm-models on the seed cluster): one plan
+# each in storage.d, both fstab lines, both units; replanning one replaces only its files.
+V=$TMP/volumes
+mkdir -p "$V/proc/sys/kernel"
+echo spark1 > "$V/proc/sys/kernel/hostname"
+A="--target 198.18.1.1 --mount /mnt/rosa-storage --uuid $UUID --nodes spark1,spark2 --root $V --write"
+B="--target 198.18.1.1 --mount /mnt/rosa-models --uuid 7f1e2d3c-4b5a-4697-8877-665544332211 --nodes spark1,spark2 --root $V --write"
+# shellcheck disable=SC2086
+expect 0 plan $A
+# shellcheck disable=SC2086
+expect 0 "$SPARKCTL" storage plan --nqn nqn.2026-01.org.example:models $B
+D=$V/etc/sparkctl/storage.d
+[ "$(ls "$D")" = "$(printf 'mnt-rosa\\x2dmodels.json\nmnt-rosa\\x2dstorage.json')" ] || fail "storage.d holds $(ls "$D")"
+[ "$(stat -c %a "$D/mnt-rosa\x2dmodels.json")" = 644 ] || fail "a plan's mode"
+[ "$(json_get "$D/mnt-rosa\x2dstorage.json" 'd["mount"], d["nqn"]')" = "('/mnt/rosa-storage', '$NQN')" ] || fail "the first plan"
+[ "$(json_get "$D/mnt-rosa\x2dmodels.json" 'd["mount"], d["nqn"]')" = "('/mnt/rosa-models', 'nqn.2026-01.org.example:models')" ] || fail "the second plan"
+[ "$(grep -c ' /mnt/rosa-storage ext4 ' "$V/etc/fstab")" = 1 ] || fail "the first volume's fstab line"
+[ "$(grep -c ' /mnt/rosa-models ext4 ' "$V/etc/fstab")" = 1 ] || fail "the second volume's fstab line"
+[ -f "$V/etc/systemd/system/sparkctl-nvme-mnt-rosa\x2dstorage.service" ] || fail "the first unit"
+[ -f "$V/etc/systemd/system/sparkctl-nvme-mnt-rosa\x2dmodels.service" ] || fail "the second unit"
+# storage check (a tree of the node) sees both plans; one volume's load wants --mount.
+expect 4 "$SPARKCTL" storage check --root "$V"
+grep -Eq "PASS +storage.conf +/mnt/rosa-models: nqn.2026-01.org.example:models at" "$TMP/out" || fail "check: the second plan"
+grep -Eq "PASS +storage.conf +/mnt/rosa-storage: $NQN at" "$TMP/out" || fail "check: the first plan"
+# Replanning the first (spark2 the writer) replaces its plan only.
+cp "$D/mnt-rosa\x2dmodels.json" "$TMP/models.before"
+# shellcheck disable=SC2086
+expect 0 plan $A --writer spark2 --json
+[ "$(json_get "$TMP/out" '" ".join(f["path"].rsplit("/", 1)[1] for f in d["files"] if f["changed"])')" = \
+  'mnt-rosa\x2dstorage.json fstab' ] ||
+  fail "replanning one volume changed more: $(cat "$TMP/out")"
+same "$TMP/models.before" "$D/mnt-rosa\x2dmodels.json"
+[ "$(json_get "$D/mnt-rosa\x2dstorage.json" 'd["nodes"][0]["access"]')" = ro ] || fail "the replanned plan"
+[ "$(ls "$D" | wc -l)" = 3 ] || fail "storage.d: $(ls "$D")"
+[ "$(grep -c ' /mnt/rosa-models ext4 _netdev,nofail,noatime,x-systemd.requires=[^ ]* 0 0' "$V/etc/fstab")" = 1 ] || fail "the second fstab line changed"
+# One subsystem, one mount point: the first volume's NQN at another mount point is refused.
+# shellcheck disable=SC2086
+expect 2 plan --target 198.18.1.1 --mount /mnt/elsewhere --uuid "$UUID" --nodes spark1,spark2 --root "$V" --write
+contains "$TMP/err" "$NQN is already planned at /mnt/rosa-storage"
+[ ! -e "$D/mnt-elsewhere.json" ] || fail "written on a refusal"
 
 # ---- a root whose etc is a symbolic link out of it: written inside the root, never outside
 R2=$TMP/root2

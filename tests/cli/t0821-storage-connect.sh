@@ -126,8 +126,8 @@ contains "$TMP/err" "nvme connect to 127.0.0.1:4420 failed: Failed to write to /
 # Defaults from the plan this node keeps: target, port, NQN and interface.
 reset
 R=$TMP/root
-mkdir -p "$R/etc/sparkctl"
-cat > "$R/etc/sparkctl/storage.json" << EOF2
+mkdir -p "$R/etc/sparkctl/storage.d"
+cat > "$R/etc/sparkctl/storage.d/mnt-shared.json" << EOF2
 {"schema_version":1,"target":{"address":"198.18.0.1","port":4421},
  "nqn":"$NQN","mount":"/mnt/shared","fs":"ext4",
  "uuid":"0b0e4c8e-5d55-4d2c-9d3a-6c1e2f3a4b5c","interface":"veth-s1",
@@ -156,6 +156,17 @@ contains "$TMP/err" "nvme-tcp is not loaded (modprobe nvme-tcp: modprobe: FATAL:
 # Without a plan and without options: a usage error that says what to give.
 expect 2 env PATH="$P" "$SPARKCTL" storage connect --root "$TMP/empty"
 contains "$TMP/err" "give --nqn and --target"
+# Two volumes planned: --mount chooses; without it, a usage error that says so.
+reset
+sed -e 's|/mnt/shared|/mnt/models|; s|mnt-shared|mnt-models|' -e "s|\"$NQN\"|\"$NQN-models\"|" \
+  "$R/etc/sparkctl/storage.d/mnt-shared.json" > "$R/etc/sparkctl/storage.d/mnt-models.json"
+expect 2 env PATH="$P" "$SPARKCTL" storage connect --root "$R"
+contains "$TMP/err" "2 volumes are planned (/mnt/models, /mnt/shared): choose one with --mount"
+expect 2 env PATH="$P" "$SPARKCTL" storage connect --root "$R" --mount /mnt/nothing
+contains "$TMP/err" "no volume is planned at /mnt/nothing"
+expect 0 env PATH="$P" "$SPARKCTL" storage disconnect --root "$R" --mount /mnt/shared
+contains "$TMP/out" "$NQN: not connected"
+rm "$R/etc/sparkctl/storage.d/mnt-models.json"
 
 # On nodes (-H): a line per node; this machine's name runs without SSH.
 reset

@@ -33,6 +33,35 @@ tree reader spark-02 ro
 expect 0 "$SPARKCTL" storage check --root "$TMP/reader"
 contains "$TMP/out" "/mnt/shared is mounted ro from /dev/nvme1n1"
 
+# Two volumes (as the seed cluster's /mnt/rosa-storage and /mnt/rosa-models): each check of a
+# volume reports each, its message led by the volume's mount point.
+MODELS=1 tree two
+expect 0 "$SPARKCTL" storage check --root "$TMP/two"
+for id in conf path_live path_iface iface_mtu mounted nofail; do
+  [ "$(grep -Ec "PASS +storage\.$id " "$TMP/out")" = 2 ] || { cat "$TMP/out" >&2; fail "storage.$id did not pass twice"; }
+done
+grep -Eq "PASS +storage.path_live +/mnt/models: nvme2 to nqn.2026-01.org.example:models at .* is live" "$TMP/out" || fail "the second volume's path"
+grep -Eq "PASS +storage.path_live +/mnt/shared: nvme1 to nqn.2026-01.org.example:shared at .* is live" "$TMP/out" || fail "the first volume's path"
+contains "$TMP/out" "14 passed"
+# One fine, one faulty: the faulty one's mount point is named, the fine one still passes.
+sed -i '\|/mnt/models|d' "$TMP/two/proc/self/mounts"
+rm "$TMP/two/sys/class/nvme/nvme2"
+expect 4 "$SPARKCTL" storage check --root "$TMP/two"
+grep -Eq "FAIL +storage.mounted +nothing is mounted at /mnt/models" "$TMP/out" || { cat "$TMP/out" >&2; fail "the faulty volume's mount"; }
+grep -Eq "FAIL +storage.path_live +/mnt/models: no controller to nqn.2026-01.org.example:models" "$TMP/out" || { cat "$TMP/out" >&2; fail "the faulty volume's path"; }
+grep -Eq "PASS +storage.mounted +/mnt/shared is mounted rw" "$TMP/out" || fail "the fine volume's mount"
+grep -Eq "PASS +storage.path_live +/mnt/shared: " "$TMP/out" || fail "the fine volume's path"
+expect 4 "$SPARKCTL" storage check --root "$TMP/two" --json
+json_valid doctor "$TMP/out"
+[ "$(json_get "$TMP/out" 'sorted((f["status"], f["message"].split(" ")[0]) for f in d["findings"] if f["check"] == "storage.path_live")')" = \
+  "[('FAIL', '/mnt/models:'), ('PASS', '/mnt/shared:')]" ] || fail "storage.path_live's findings in JSON"
+# A bad plan beside a good one: named by its file; the good one is checked all the same.
+MODELS=1 tree two
+echo '{' > "$TMP/two/etc/sparkctl/storage.d/mnt-models.json"
+expect 4 "$SPARKCTL" storage check --root "$TMP/two"
+grep -Eq "FAIL +storage.conf +the plan cannot be used: /etc/sparkctl/storage.d/mnt-models.json:" "$TMP/out" || { cat "$TMP/out" >&2; fail "the bad plan"; }
+grep -Eq "PASS +storage.mounted +/mnt/shared is mounted" "$TMP/out" || fail "the good plan beside a bad one"
+
 # fault CHECK TEXT: the tree $TMP/f fails CHECK with TEXT and a fix, exit 4.
 fault() {
   expect 4 "$SPARKCTL" storage check --root "$TMP/f"
@@ -69,14 +98,14 @@ rm "$TMP/f/sys/class/nvme/nvme1"
 fault storage.path_live "the volume is not connected"
 contains "$TMP/out" "fix: sparkctl storage connect"
 
-# A bad storage.json.
+# A bad plan.
 tree f
-echo '{"schema_version":1' > "$TMP/f/etc/sparkctl/storage.json"
-fault storage.conf "the plan cannot be used: /etc/sparkctl/storage.json:"
+echo '{"schema_version":1' > "$TMP/f/etc/sparkctl/storage.d/mnt-shared.json"
+fault storage.conf "the plan cannot be used: /etc/sparkctl/storage.d/mnt-shared.json:"
 
 # No plan: storage check fails storage.conf; doctor on the same tree says nothing of storage.
 expect 4 "$SPARKCTL" storage check --root tests/fixtures/spark-1cable
-contains "$TMP/out" "no /etc/sparkctl/storage.json"
+contains "$TMP/out" "no plan in /etc/sparkctl/storage.d"
 run "$SPARKCTL" doctor --root tests/fixtures/spark-1cable
 lacks "$TMP/out" "storage."
 # doctor with a volume runs the storage checks beside its others.
@@ -97,14 +126,18 @@ grep -Eq "FAIL +storage.single_writer .*2 nodes mount the volume" "$TMP/out" || 
 expect 2 "$SPARKCTL" storage check --only fabric
 contains "$TMP/err" "storage check"
 
-# A capture of a node records what the storage probe reads: the same section from the copy.
-tree cap
+# A capture of a node records what the storage probe reads (the listing of storage.d too):
+# the same section, both volumes, from the copy.
+MODELS=1 tree cap
 "$SPARKCTL" capture --root "$TMP/cap" "$TMP/captured" > /dev/null
 "$SPARKCTL" topo --root "$TMP/cap" --json > "$TMP/cap1.json"
 "$SPARKCTL" topo --root "$TMP/captured" --json > "$TMP/cap2.json"
 [ "$(json_get "$TMP/cap1.json" 'd["storage"]')" = "$(json_get "$TMP/cap2.json" 'd["storage"]')" ] ||
   fail "the capture lost part of the storage section"
 [ -L "$TMP/captured/dev/disk/by-uuid/0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11" ] || fail "the by-uuid link was not captured"
+[ "$(json_get "$TMP/cap2.json" '[v["conf"]["mount"] for v in d["storage"]["volumes"]]')" = "['/mnt/models', '/mnt/shared']" ] ||
+  fail "the capture lost a volume"
+json_valid inventory "$TMP/cap2.json"
 
 # The storage VM's capture (tests/fixtures/storage/root, Debian's 6.1 kernel and nvme-cli 2.3:
 # connected over loopback, mounted, its fstab line) with a plan to match passes; bound to
@@ -112,21 +145,21 @@ tree cap
 vm=tests/fixtures/storage/root
 if [ -d "$vm" ]; then
   cp -a "$vm" "$TMP/vm"
-  mkdir -p "$TMP/vm/etc/sparkctl"
+  mkdir -p "$TMP/vm/etc/sparkctl/storage.d"
   uuid=$(basename "$(ls "$vm/dev/disk/by-uuid/")")
   nqn=$(cat "$vm/sys/devices/virtual/nvme-fabrics/ctl/nvme0/subsysnqn")
   printf '{"schema_version":1,"target":{"address":"127.0.0.1","port":4420},"nqn":"%s","mount":"/mnt/shared","fs":"ext4","uuid":"%s","interface":null,"unit":"sparkctl-nvme-mnt-shared.service","node":"vm","nodes":[{"name":"vm","access":"rw"}]}\n' \
-    "$nqn" "$uuid" > "$TMP/vm/etc/sparkctl/storage.json"
+    "$nqn" "$uuid" > "$TMP/vm/etc/sparkctl/storage.d/mnt-shared.json"
   expect 0 "$SPARKCTL" storage check --root "$TMP/vm"
   for id in conf hostnqn path_live mounted nofail; do
     grep -Eq "PASS +storage\.$id " "$TMP/out" || { cat "$TMP/out" >&2; fail "storage.$id did not pass on the VM's capture"; }
   done
   contains "$TMP/out" "nvme0 to $nqn at 127.0.0.1:4420 is live"
-  sed -i 's/"interface":null/"interface":"lo"/' "$TMP/vm/etc/sparkctl/storage.json"
+  sed -i 's/"interface":null/"interface":"lo"/' "$TMP/vm/etc/sparkctl/storage.d/mnt-shared.json"
   cp tests/fixtures/storage/wrong-iface-sysfs-address-host-traddr.txt \
     "$TMP/vm/sys/devices/virtual/nvme-fabrics/ctl/nvme0/address"
   expect 4 "$SPARKCTL" storage check --root "$TMP/vm"
-  grep -Eq "FAIL +storage.path_iface +nvme0 leaves from 198.18.0.2 on .*, not on the planned lo" "$TMP/out" ||
+  grep -Eq "FAIL +storage.path_iface +/mnt/shared: nvme0 leaves from 198.18.0.2 on .*, not on the planned lo" "$TMP/out" ||
     { cat "$TMP/out" >&2; fail "the VM's path bound to 198.18.0.2 passed storage.path_iface"; }
 else
   note "no tests/fixtures/storage/root (the storage VM's capture): not checked against it"
@@ -138,9 +171,9 @@ fi
 if [ "$(id -u)" = 0 ] && unshare -m true 2> /dev/null; then
   cat > "$TMP/live.sh" <<'SH'
 set -eu
-mkdir -p "$TMP/up/sparkctl" "$TMP/work"
+mkdir -p "$TMP/up/sparkctl/storage.d" "$TMP/work"
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$TMP/up,workdir=$TMP/work" /etc
-cat > /etc/sparkctl/storage.json <<J
+cat > /etc/sparkctl/storage.d/mnt-shared.json <<J
 {"schema_version":1,"target":{"address":"127.0.0.1","port":$1},"nqn":"nqn.2026-01.org.example:shared","mount":"/mnt/shared","fs":"ext4","uuid":"0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11","interface":null,"unit":"sparkctl-nvme-mnt-shared.service","node":"n","nodes":[{"name":"n","access":"rw"}]}
 J
 env -u SPARKCTL_ROOT "$SPARKCTL" env > /dev/null 2>&1 || true
@@ -168,8 +201,8 @@ sys.exit(r.returncode)
 PY
   contains "$TMP/live.out" "after env: 0"
   contains "$TMP/live.out" "after topo: 1"
-  [ "$(json_get "$TMP/live.json" 'd["storage"]["target_reachable"]')" = True ] || fail "topo did not reach the target"
-  grep -Eq "PASS +storage.target_reachable +127.0.0.1:[0-9]+ accepts TCP connections" "$TMP/live-check" ||
+  [ "$(json_get "$TMP/live.json" 'd["storage"]["volumes"][0]["target_reachable"]')" = True ] || fail "topo did not reach the target"
+  grep -Eq "PASS +storage.target_reachable +/mnt/shared: 127.0.0.1:[0-9]+ accepts TCP connections" "$TMP/live-check" ||
     { cat "$TMP/live-check" >&2; fail "storage check did not reach the target"; }
   # A port nobody listens on: refused.
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' > "$TMP/closed"

@@ -103,7 +103,7 @@ done
 root=$TMP/root
 ctl=$root/sys/devices/virtual/nvme-fabrics/ctl/nvme1
 mkdir -p "$ctl/nvme1n1" "$root/sys/dev/block" "$root/sys/class/block" "$root/sys/class/net/eth9" \
-  "$root/sys/class/net/lo" "$root/etc/sparkctl"
+  "$root/sys/class/net/lo" "$root/etc/sparkctl/storage.d"
 echo tcp > "$ctl/transport"
 echo traddr=198.18.1.1,trsvcid=4420,src_addr=127.0.0.1 > "$ctl/address"
 ln -s ../../nvme1 "$ctl/nvme1n1/device"
@@ -116,7 +116,7 @@ echo 9000 > "$root/sys/class/net/eth9/mtu"
 echo 10 > "$root/sys/class/net/lo/speed"
 echo 1500 > "$root/sys/class/net/lo/mtu"
 # The plan, its unit named as systemd-escape --path names it.
-/usr/bin/python3 - "$dir" "$root/etc/sparkctl/storage.json" << 'PY'
+/usr/bin/python3 - "$dir" "$root/etc/sparkctl/storage.d" << 'PY'
 import json, sys
 mount = sys.argv[1]
 esc = "".join(c if c.isalnum() or c in ":_." else "-" if c == "/" else "\\x%02x" % ord(c)
@@ -125,7 +125,7 @@ json.dump({"schema_version": 1, "target": {"address": "198.18.1.1", "port": 4420
            "nqn": "nqn.2026-01.org.example:shared", "mount": mount, "fs": "ext4",
            "uuid": "0b8e4b7c-5a36-4c43-9d2c-6f1f3b3c2a10", "interface": "eth9",
            "unit": "sparkctl-nvme-" + esc + ".service", "node": "spark1",
-           "nodes": [{"name": "spark1", "access": "rw"}]}, open(sys.argv[2], "w"))
+           "nodes": [{"name": "spark1", "access": "rw"}]}, open(sys.argv[2] + "/" + esc + ".json", "w"))
 PY
 # No PATH: the plan's mount, judged against eth9.
 expect 4 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench --size 2M --runtime 1 --profiles seq-read --json
@@ -146,6 +146,25 @@ mkdir "$other"
 expect 0 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench "$other" --size 2M --runtime 1 --profiles seq-read
 grep -E "^${other//./\\.} +nvme-tcp .* ok: [0-9]+% of 0\.00 GB/s \(lo, 0 Gb/s, MTU 1500\)$" "$TMP/out" > /dev/null ||
   { cat "$TMP/out" >&2; fail "the verdict against lo"; }
+leftovers "$other"
+# Two volumes planned, no PATH: both mounts, each judged against its own plan's interface
+# (the other plan names none: lo, which holds src_addr).
+/usr/bin/python3 - "$other" "$root/etc/sparkctl/storage.d" << 'PY'
+import glob, json, sys
+mount, d = sys.argv[1], sys.argv[2]
+esc = "".join(c if c.isalnum() or c in ":_." else "-" if c == "/" else "\\x%02x" % ord(c)
+              for c in mount.strip("/"))
+plan = json.load(open(glob.glob(d + "/*.json")[0]))
+plan.update(mount=mount, interface=None, nqn="nqn.2026-01.org.example:other",
+            unit="sparkctl-nvme-" + esc + ".service")
+json.dump(plan, open(d + "/" + esc + ".json", "w"))
+PY
+expect 4 env SPARKCTL_ROOT="$root" "$SPARKCTL" storage bench --size 2M --runtime 1 --profiles seq-read --json
+[ "$(json_get "$TMP/out" 'sorted((p["path"], p["interface"], p["verdict"]) for p in d["paths"])')" = \
+  "$(/usr/bin/python3 -c 'import sys; print(sorted([(sys.argv[1], "eth9", "low"), (sys.argv[2], "lo", "ok")]))' "$dir" "$other")" ] ||
+  fail "two planned volumes: $(cat "$TMP/out")"
+rm "$root/etc/sparkctl/storage.d/$(basename "$(ls "$root"/etc/sparkctl/storage.d/*other*.json)")"
+leftovers "$dir"
 leftovers "$other"
 # A local path beside it (/dev/shm, another filesystem: no disk): its own row,
 # protocol other, no line rate.

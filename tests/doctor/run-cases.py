@@ -47,37 +47,64 @@ def helpers(d):
         d["system"]["nccl_conf"].append({"file": path, "key": key, "value": value})
 
     def storage():
-        """A shared volume as planned, connected and mounted read-write on spark-01; returns it."""
+        """The shared volume as planned, connected and mounted read-write on spark-01; returns
+        the storage section."""
         if not d.get("storage"):
             d["system"]["modules"]["nvme_tcp"] = "loaded"
             d["storage"] = {
-                "conf": {"target": {"address": "192.168.177.1", "port": 4420}, "nqn": STORAGE_NQN,
-                         "mount": "/mnt/shared", "fs": "ext4", "uuid": STORAGE_UUID,
-                         "interface": "enp1s0f1np1", "unit": "sparkctl-nvme-mnt-shared.service",
-                         "node": "spark-01",
-                         "nodes": [{"name": "spark-01", "access": "rw"}, {"name": "spark-02", "access": "ro"}]},
-                "conf_error": None,
                 "hostnqn": "nqn.2014-08.org.nvmexpress:uuid:5e1f2d1c-0000-4000-8000-000000000001",
-                "controllers": [{"name": "nvme1", "transport": "tcp", "traddr": "192.168.177.1", "trsvcid": 4420,
-                                 "src_addr": "192.168.177.11", "host_iface": None, "state": "live",
-                                 "subsysnqn": STORAGE_NQN, "namespaces": ["nvme1n1"]}],
-                "uuid_device": "/dev/nvme1n1",
-                "mount": {"mounted": True, "device": "/dev/nvme1n1", "fs": "ext4", "access": "rw",
-                          "options": "rw,noatime"},
-                "fstab": {"present": True, "spec": "UUID=" + STORAGE_UUID, "fs": "ext4",
-                          "options": "_netdev,nofail,noatime,x-systemd.requires=sparkctl-nvme-mnt-shared.service"},
-                "target_reachable": None, "target_error": None}
+                "controllers": [],
+                "volumes": []}
+            add_volume("shared", STORAGE_NQN, STORAGE_UUID, "nvme1")
         return d["storage"]
+
+    def add_volume(name, nqn, uuid, ctrl_name):
+        """A volume at /mnt/NAME of subsystem nqn, by controller ctrl_name, as the first."""
+        unit = f"sparkctl-nvme-mnt-{name}.service"
+        d["storage"]["controllers"].append(
+            {"name": ctrl_name, "transport": "tcp", "traddr": "192.168.177.1", "trsvcid": 4420,
+             "src_addr": "192.168.177.11", "host_iface": None, "state": "live",
+             "subsysnqn": nqn, "namespaces": [ctrl_name + "n1"]})
+        v = {"file": f"/etc/sparkctl/storage.d/mnt-{name}.json",
+             "conf": {"target": {"address": "192.168.177.1", "port": 4420}, "nqn": nqn,
+                      "mount": f"/mnt/{name}", "fs": "ext4", "uuid": uuid,
+                      "interface": "enp1s0f1np1", "unit": unit, "node": "spark-01",
+                      "nodes": [{"name": "spark-01", "access": "rw"}, {"name": "spark-02", "access": "ro"}]},
+             "conf_error": None,
+             "uuid_device": f"/dev/{ctrl_name}n1",
+             "mount": {"mounted": True, "device": f"/dev/{ctrl_name}n1", "fs": "ext4", "access": "rw",
+                       "options": "rw,noatime"},
+             "fstab": {"present": True, "spec": "UUID=" + uuid, "fs": "ext4",
+                       "options": "_netdev,nofail,noatime,x-systemd.requires=" + unit},
+             "target_reachable": None, "target_error": None}
+        d["storage"]["volumes"].append(v)
+        d["storage"]["volumes"].sort(key=lambda x: x["conf"]["mount"])
+        return v
+
+    def vol(i=0):
+        """The planned volume at /mnt/shared (the only one unless models() added another)."""
+        return next(v for v in storage()["volumes"] if v["conf"] and v["conf"]["mount"] == "/mnt/shared") \
+            if i == 0 else storage()["volumes"][i]
+
+    def models():
+        """A second volume, at /mnt/models (controller nvme2), as the first; returns it."""
+        storage()
+        for v in d["storage"]["volumes"]:
+            if v["conf"] and v["conf"]["mount"] == "/mnt/models":
+                return v
+        return add_volume("models", STORAGE_NQN_MODELS, STORAGE_UUID_MODELS, "nvme2")
 
     def ctrl(i=0):
         return storage()["controllers"][i]
 
     return dict(d=d, dev=dev, port=port, net=net, pci=pci, gpu=gpu, setenv=setenv, conf=conf,
-                storage=storage, ctrl=ctrl)
+                storage=storage, ctrl=ctrl, vol=vol, models=models)
 
 
 STORAGE_NQN = "nqn.2026-01.org.example:shared"
 STORAGE_UUID = "0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11"
+STORAGE_NQN_MODELS = "nqn.2026-01.org.example:models"
+STORAGE_UUID_MODELS = "7f1e2d3c-4b5a-4697-8877-665544332211"
 
 
 def main():

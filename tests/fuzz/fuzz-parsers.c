@@ -1,7 +1,8 @@
 /*
  * fuzz-parsers - the pure parsers of lib/host_text.h, parse_bdf(),
  * host_list_parse() (-H lists, Slurm's hostlists), storage_conf_parse()
- * (/etc/sparkctl/storage.json), storage_unit_name(), probe/nvme.h's
+ * (a plan of /etc/sparkctl/storage.d), storage_unit_name() and
+ * storage_conf_file_name(), probe/nvme.h's
  * (sysfs NVMe addresses and namespaces, mount tables and fstab, hostnqn),
  * fio's JSON report (storage/fio.h) and what nvme-cli prints
  * (storage/nvme_cli.h: discover, list-subsys).
@@ -225,7 +226,7 @@ static void host_list(const char *s)
 	strbuf_release(&err);
 }
 
-/* A storage.json read is one writer at most, its node among nodes[], and reads back the same. */
+/* A plan read is one writer at most, its node among nodes[], and reads back the same. */
 static void storage_conf(const char *s)
 {
 	struct storage_conf conf, again;
@@ -256,20 +257,29 @@ out:
 	strbuf_release(&text2);
 }
 
-/* A unit name of systemd's characters only, one name per mount point. */
+/*
+ * A unit name of systemd's characters only, one name per mount point; the
+ * plan's file name is the unit's escaped path, for the same mount points.
+ */
 static void storage_unit(const char *s)
 {
-	struct strbuf name = STRBUF_INIT;
+	struct strbuf name = STRBUF_INIT, file = STRBUF_INIT;
 
 	if (storage_unit_name(s, &name) == 0) {
 		FUZZ_CHECK(starts_with(name.buf, "sparkctl-nvme-"));
 		FUZZ_CHECK(name.len > 22 && streq(name.buf + name.len - 8, ".service"));
 		for (const char *p = name.buf; *p; p++)
 			FUZZ_CHECK(isalnum((unsigned char)*p) || strchr(":_.\\-", *p));
+		FUZZ_CHECK(storage_conf_file_name(s, &file) == 0);
+		FUZZ_CHECK(file.len == name.len - 22 + 5 && !strchr(file.buf, '/') &&
+			   !strncmp(file.buf, name.buf + 14, name.len - 22) &&
+			   streq(file.buf + file.len - 5, ".json"));
 	} else {
 		FUZZ_CHECK(name.len == 0);
+		FUZZ_CHECK(storage_conf_file_name(s, &file) < 0 && file.len == 0);
 	}
 	strbuf_release(&name);
+	strbuf_release(&file);
 }
 
 /* nvme discover's log: every record has its fields; a refused log says why and holds none. */

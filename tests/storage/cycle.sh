@@ -47,8 +47,8 @@ UUID=$(by_uuid "$DEV")
 echo "$UUID" > /out/uuid
 sk plan 0 storage plan --target 127.0.0.1 --nqn "$NQN" --mount /mnt/shared --uuid "$UUID" \
   --nodes vm --writer vm --write --root /
-[ -f /etc/sparkctl/storage.json ] || die "plan --write wrote no /etc/sparkctl/storage.json"
-cp /etc/sparkctl/storage.json /out/storage.json
+[ -f /etc/sparkctl/storage.d/mnt-shared.json ] || die "plan --write wrote no /etc/sparkctl/storage.d/mnt-shared.json"
+cp /etc/sparkctl/storage.d/mnt-shared.json /out/storage.json
 cp /etc/fstab /out/fstab
 grep -q "^UUID=$UUID /mnt/shared ext4 .*nofail" /etc/fstab || die "no fstab line for UUID=$UUID with nofail"
 mkdir -p /mnt/shared

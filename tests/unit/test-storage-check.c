@@ -156,7 +156,7 @@ static void probe_tree(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	cmd = xasprintf("'%s/storage-tree.sh' '%s/spark-1cable' '%s/t' spark-02 ro nqn.x",
+	cmd = xasprintf("MODELS=1 '%s/storage-tree.sh' '%s/spark-1cable' '%s/t' spark-02 ro nqn.x",
 			FIXTURES_DIR, FIXTURES_DIR, dir);
 	sh(cmd);
 	free(cmd);
@@ -166,22 +166,36 @@ static void probe_tree(void **state)
 	assert_int_equal(probe_inventory(&opts, &inv, &err), 0);
 	const struct inv_storage *st = inv.storage;
 	assert_non_null(st);
-	assert_non_null(st->conf);
-	assert_string_equal(st->conf->node, "spark-02");
 	assert_string_equal(st->hostnqn, "nqn.x");
 	/* The PCIe drive is not a fabric controller. */
-	assert_int_equal(st->nr_controllers, 1);
+	assert_int_equal(st->nr_controllers, 2);
 	assert_string_equal(st->controllers[0].name, "nvme1");
 	assert_string_equal(st->controllers[0].src_addr, "192.168.177.11");
 	assert_int_equal(st->controllers[0].trsvcid, 4420);
 	assert_int_equal(st->controllers[0].namespaces.nr, 1);
 	assert_string_equal(st->controllers[0].namespaces.v[0], "nvme1n1");
-	assert_string_equal(st->uuid_device, "/dev/nvme1n1");
-	assert_int_equal(st->mount.mounted, TRI_YES);
-	assert_string_equal(st->mount.access, "ro");
-	assert_int_equal(st->fstab.present, TRI_YES);
+	/* Two plans, one volume each, by mount point: /mnt/models before /mnt/shared. */
+	assert_int_equal(st->nr_volumes, 2);
+	const struct inv_storage_volume *models = &st->volumes[0], *shared = &st->volumes[1];
+	assert_string_equal(models->file, "/etc/sparkctl/storage.d/mnt-models.json");
+	assert_string_equal(models->conf->mount, "/mnt/models");
+	assert_string_equal(models->uuid_device, "/dev/nvme2n1");
+	assert_int_equal(models->mount.mounted, TRI_YES);
+	assert_string_equal(models->mount.device, "/dev/nvme2n1");
+	assert_int_equal(models->fstab.present, TRI_YES);
+	assert_non_null(strstr(models->fstab.spec, "7f1e2d3c"));
+	assert_string_equal(shared->file, "/etc/sparkctl/storage.d/mnt-shared.json");
+	assert_non_null(shared->conf);
+	assert_null(shared->conf_error);
+	assert_string_equal(shared->conf->node, "spark-02");
+	assert_string_equal(shared->uuid_device, "/dev/nvme1n1");
+	assert_int_equal(shared->mount.mounted, TRI_YES);
+	assert_string_equal(shared->mount.device, "/dev/nvme1n1");
+	assert_string_equal(shared->mount.access, "ro");
+	assert_int_equal(shared->fstab.present, TRI_YES);
 	/* A tree is not asked over the network. */
-	assert_int_equal(st->target_reachable, TRI_UNKNOWN);
+	assert_int_equal(shared->target_reachable, TRI_UNKNOWN);
+	assert_int_equal(models->target_reachable, TRI_UNKNOWN);
 
 	/* Written and read back: the same section. */
 	json_t *doc = inventory_to_json(&inv), *doc2;
@@ -189,7 +203,9 @@ static void probe_tree(void **state)
 	assert_int_equal(inventory_from_json(&again, doc, &err), 0);
 	doc2 = inventory_to_json(&again);
 	assert_true(json_equal(doc, doc2));
-	assert_int_equal(again.storage->conf->nodes[1].access, STORAGE_ACCESS_RO);
+	assert_int_equal(again.storage->nr_volumes, 2);
+	assert_string_equal(again.storage->volumes[1].conf->mount, "/mnt/shared");
+	assert_int_equal(again.storage->volumes[1].conf->nodes[1].access, STORAGE_ACCESS_RO);
 	json_decref(doc2);
 	/* null reads back as no section; a section of the wrong type is an error. */
 	jset(doc, "storage", json_null());
@@ -210,6 +226,43 @@ static void probe_tree(void **state)
 	free(cmd);
 }
 
+/* A bad plan is a volume with its error, beside the good one, which is still probed. */
+static void probe_bad_plan(void **state)
+{
+	char dir[] = "/tmp/sparkctl-storage-XXXXXX";
+	struct probe_options opts = { 0 };
+	struct inventory inv;
+	struct strbuf err = STRBUF_INIT;
+	char *cmd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	cmd = xasprintf("MODELS=1 '%s/storage-tree.sh' '%s/spark-1cable' '%s/t' spark-02 rw && "
+			"echo '{' > '%s/t/etc/sparkctl/storage.d/mnt-models.json' && "
+			"echo x > '%s/t/etc/sparkctl/storage.d/mnt-shared.json.bak'",
+			FIXTURES_DIR, FIXTURES_DIR, dir, dir, dir);
+	sh(cmd);
+	free(cmd);
+	cmd = xasprintf("%s/t", dir);
+	opts.root = cmd;
+	inventory_init(&inv);
+	assert_int_equal(probe_inventory(&opts, &inv, &err), 0);
+	/* The good plan first (by mount point), the bad one after; a backup is no plan. */
+	assert_int_equal(inv.storage->nr_volumes, 2);
+	assert_string_equal(inv.storage->volumes[0].conf->mount, "/mnt/shared");
+	assert_int_equal(inv.storage->volumes[0].mount.mounted, TRI_YES);
+	assert_null(inv.storage->volumes[1].conf);
+	assert_string_equal(inv.storage->volumes[1].file,
+			    "/etc/sparkctl/storage.d/mnt-models.json");
+	assert_non_null(strstr(inv.storage->volumes[1].conf_error,
+			       "/etc/sparkctl/storage.d/mnt-models.json"));
+	assert_int_equal(inv.storage->volumes[1].mount.mounted, TRI_UNKNOWN);
+	inventory_release(&inv);
+	strbuf_release(&err);
+	remove_tree(dir);
+	free(cmd);
+}
+
 /* A node without a plan and without fabric controllers has no section. */
 static void probe_no_storage(void **state)
 {
@@ -224,10 +277,11 @@ static void probe_no_storage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(address_strings), cmocka_unit_test(namespace_entries),
-		cmocka_unit_test(mount_tables),	   cmocka_unit_test(fstab_lines),
-		cmocka_unit_test(by_uuid_links),   cmocka_unit_test(hostnqn_files),
-		cmocka_unit_test(probe_tree),	   cmocka_unit_test(probe_no_storage),
+		cmocka_unit_test(address_strings),  cmocka_unit_test(namespace_entries),
+		cmocka_unit_test(mount_tables),	    cmocka_unit_test(fstab_lines),
+		cmocka_unit_test(by_uuid_links),    cmocka_unit_test(hostnqn_files),
+		cmocka_unit_test(probe_tree),	    cmocka_unit_test(probe_bad_plan),
+		cmocka_unit_test(probe_no_storage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* Unit tests of storage/storage_conf.c: storage.json, NQNs, unit names. */
+/* Unit tests of storage/storage_conf.c: the plans in storage.d, NQNs, unit names. */
 #include "sparkctl.h"
 
 #include "test_util.h"
@@ -211,35 +211,104 @@ static void other_names(void **state)
 	assert_false(storage_iface_valid(".."));
 }
 
-/* Loaded below a root: absent is -ENOENT, a bad file names its path. */
+/* A plan's file is named for its mount point as the unit is. */
+static void conf_file_names(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(storage_conf_file_name("/mnt/shared", &sb), 0);
+	assert_string_equal(sb.buf, "mnt-shared.json");
+	strbuf_reset(&sb);
+	assert_int_equal(storage_conf_file_name("/mnt/rosa-models", &sb), 0);
+	assert_string_equal(sb.buf, "mnt-rosa\\x2dmodels.json");
+	strbuf_reset(&sb);
+	assert_int_equal(storage_conf_file_name("mnt/shared", &sb), -EINVAL);
+	assert_int_equal(storage_conf_file_name("/mnt/../x", &sb), -EINVAL);
+	assert_int_equal(sb.len, 0);
+	strbuf_release(&sb);
+}
+
+/* Write text as the plan NAME in storage.d below dir. */
+static void plant(const char *dir, const char *name, const char *text)
+{
+	char *cmd = xasprintf("mkdir -p %s/etc/sparkctl/storage.d && printf '%%s' '%s' > "
+			      "%s/etc/sparkctl/storage.d/%s",
+			      dir, text, dir, name);
+	sh(cmd);
+	free(cmd);
+}
+
+/*
+ * Loaded below a root: none is -ENOENT; one is the plan; several are
+ * all of them by mount point, one by its mount point, and no single one;
+ * a bad file names its path.
+ */
 static void conf_load(void **state)
 {
 	char dir[] = "/tmp/sparkctl-storage-conf-XXXXXX";
 	struct rootfs root;
-	struct storage_conf conf;
-	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
+	struct storage_conf conf, *confs;
+	struct strbuf err = STRBUF_INIT, other = STRBUF_INIT;
+	size_t nr = 7;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(rootfs_open(&root, dir), 0);
 	assert_int_equal(storage_conf_load(&root, &conf, &err), -ENOENT);
+	assert_int_equal(storage_conf_load_mount(&root, "/mnt/shared", &conf, &err), -ENOENT);
+	assert_string_equal(err.buf, "no volume is planned at /mnt/shared (0 planned here)");
+	strbuf_reset(&err);
+	assert_int_equal(storage_conf_load_all(&root, &confs, &nr, &err), 0);
+	assert_int_equal(nr, 0);
 	assert_int_equal(err.len, 0);
-	strbuf_addf(&path,
-		    "mkdir -p %s/etc/sparkctl && printf '%%s' '%s' > %s/etc/sparkctl/storage.json",
-		    dir, good_text, dir);
-	sh(path.buf);
+
+	plant(dir, "mnt-shared.json", good_text);
 	assert_int_equal(storage_conf_load(&root, &conf, &err), 0);
 	assert_string_equal(conf.node, "spark2");
 	storage_conf_release(&conf);
-	strbuf_reset(&path);
-	strbuf_addf(&path, "printf '{}' > %s/etc/sparkctl/storage.json", dir);
-	sh(path.buf);
+	assert_int_equal(storage_conf_load_mount(&root, NULL, &conf, &err), 0);
+	assert_string_equal(conf.mount, "/mnt/shared");
+	storage_conf_release(&conf);
+	assert_int_equal(storage_conf_load_mount(&root, "/mnt/other", &conf, &err), -ENOENT);
+
+	/* A second volume, at /mnt/a; a backup and a temporary are not plans. */
+	strbuf_addf(&other,
+		    "sed 's|\"/mnt/shared\"|\"/mnt/a\"|; s|mnt-shared.service|mnt-a.service|' "
+		    "%s/etc/sparkctl/storage.d/mnt-shared.json "
+		    "> %s/etc/sparkctl/storage.d/mnt-a.json",
+		    dir, dir);
+	sh(other.buf);
+	plant(dir, "mnt-shared.json.bak", "{");
+	plant(dir, ".mnt-shared.json.tmp", "{");
+	assert_int_equal(storage_conf_load(&root, &conf, &err), -E2BIG);
+	assert_string_equal(err.buf, "2 volumes are planned (/mnt/a, /mnt/shared): choose one "
+				     "with --mount");
+	assert_null(conf.mount);
+	strbuf_reset(&err);
+	assert_int_equal(storage_conf_load_all(&root, &confs, &nr, &err), 0);
+	assert_int_equal(nr, 2);
+	assert_string_equal(confs[0].mount, "/mnt/a");
+	assert_string_equal(confs[1].mount, "/mnt/shared");
+	storage_conf_release_all(confs, nr);
+	assert_int_equal(storage_conf_load_mount(&root, "/mnt/shared", &conf, &err), 0);
+	assert_string_equal(conf.mount, "/mnt/shared");
+	assert_int_equal(conf.nr_nodes, 2);
+	storage_conf_release(&conf);
+
+	/* A bad file fails them all, named. */
+	plant(dir, "mnt-b.json", "{}");
+	assert_int_equal(storage_conf_load_all(&root, &confs, &nr, &err), -EINVAL);
+	assert_int_equal(nr, 0);
+	assert_null(confs);
+	assert_string_equal(err.buf, "/etc/sparkctl/storage.d/mnt-b.json: schema_version: missing");
+	strbuf_reset(&err);
 	assert_int_equal(storage_conf_load(&root, &conf, &err), -EINVAL);
-	assert_string_equal(err.buf, "/etc/sparkctl/storage.json: schema_version: missing");
+	assert_string_equal(err.buf, "/etc/sparkctl/storage.d/mnt-b.json: schema_version: missing");
 	rootfs_close(&root);
 	remove_tree(dir);
 	strbuf_release(&err);
-	strbuf_release(&path);
+	strbuf_release(&other);
 }
 
 int main(void)
@@ -248,7 +317,7 @@ int main(void)
 		cmocka_unit_test(conf_round_trip), cmocka_unit_test(conf_defaults),
 		cmocka_unit_test(conf_refusals),   cmocka_unit_test(nqn_syntax),
 		cmocka_unit_test(unit_names),	   cmocka_unit_test(other_names),
-		cmocka_unit_test(conf_load),
+		cmocka_unit_test(conf_file_names), cmocka_unit_test(conf_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

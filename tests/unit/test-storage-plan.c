@@ -356,7 +356,7 @@ static void merge_fstab(void **state)
 	strbuf_release(&want);
 }
 
-/* The storage.json --write installs reads back, on every node, as the plan it came from. */
+/* The plan --write installs reads back, on every node, as the plan it came from. */
 static void storage_json_reads_back(void **state)
 {
 	struct storage_plan_request req = request();
