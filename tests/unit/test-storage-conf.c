@@ -271,6 +271,8 @@ static void conf_load(void **state)
 	assert_string_equal(conf.mount, "/mnt/shared");
 	storage_conf_release(&conf);
 	assert_int_equal(storage_conf_load_mount(&root, "/mnt/other", &conf, &err), -ENOENT);
+	assert_string_equal(err.buf, "no volume is planned at /mnt/other (1 planned here)");
+	strbuf_reset(&err);
 
 	/* A second volume, at /mnt/a; a backup and a temporary are not plans. */
 	strbuf_addf(&other,
