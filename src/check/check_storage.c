@@ -166,8 +166,7 @@ void check_storage_hostnqn(struct check_ctx *ctx)
 		       "from others, nor allow it by name");
 	else if (!nvme_nqn_valid(st->hostnqn))
 		report(ctx, CHECK_FAIL, "nvme gen-hostnqn | sudo tee /etc/nvme/hostnqn",
-		       "/etc/nvme/hostnqn holds '%s', not an NQN (nqn., at most 223 bytes)",
-		       st->hostnqn);
+		       "/etc/nvme/hostnqn holds '%s', not an NQN (" NVME_NQN_RULE ")", st->hostnqn);
 	else
 		report(ctx, CHECK_PASS, NULL, "host NQN %s", st->hostnqn);
 }

@@ -238,7 +238,7 @@ static int resolve(const char *title, const struct connect_args *a, bool need_ta
 				      "storage.d)",
 				      need_target ? " and --target" : "");
 	} else if (!nvme_nqn_valid(v->nqn)) {
-		ret = cmd_usage_error(title, "--nqn: not an NQN (nqn.YYYY-MM.domain:name)");
+		ret = cmd_usage_error(title, "--nqn: not an NQN (" NVME_NQN_RULE ")");
 	}
 out:
 	if (root.dirfd >= 0)

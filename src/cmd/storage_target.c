@@ -100,8 +100,8 @@ static int plan(const struct cmd *cmd, const struct target_args *a, const struct
 
 	nvmet_state_init(&st);
 	if (!nvmet_nqn_usable(a->nqn)) {
-		ret = cmd_usage_error(cmd_title(cmd), "--nqn: not an NQN (nqn.YYYY-MM.domain:name, "
-						      "at most 223 bytes, no '/')");
+		ret = cmd_usage_error(cmd_title(cmd),
+				      "--nqn: not an NQN (" NVME_NQN_RULE ", no '/')");
 		goto out;
 	}
 	r = probe_nvmet_state(root, a->nqn, &st, &err);

@@ -182,8 +182,7 @@ static int check_request(const struct nvmet_request *req, const struct nvmet_sta
 	unsigned char bin[16];
 
 	if (!nvmet_nqn_usable(req->nqn)) {
-		strbuf_addstr(err, "not an NQN (nqn.YYYY-MM.reverse.domain:name, at most 223 "
-				   "bytes, no '/'): ");
+		strbuf_addstr(err, "not an NQN (" NVME_NQN_RULE ", no '/'): ");
 		strbuf_addstr_printable(err, req->nqn);
 		return -EINVAL;
 	}

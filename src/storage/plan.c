@@ -84,10 +84,7 @@ static int make_volume(const struct storage_plan_request *req, struct storage_co
 	if (!nvme_nqn_valid(req->nqn)) {
 		strbuf_addstr(err, "--nqn '");
 		strbuf_addstr_printable(err, req->nqn);
-		strbuf_addf(err,
-			    "' is not an NVMe qualified name (\"nqn.\", at most %d bytes, no "
-			    "spaces or control characters)",
-			    NVME_NQN_MAX);
+		strbuf_addstr(err, "' is not an NQN (" NVME_NQN_RULE ")");
 		return -EINVAL;
 	}
 	conf->nqn = xstrdup(req->nqn);

@@ -20,7 +20,7 @@ bool nvme_nqn_valid(const char *nqn)
 {
 	size_t len = strlen(nqn);
 
-	if (len > NVME_NQN_MAX || strncmp(nqn, "nqn.", 4) != 0 || len == 4)
+	if (len == 0 || len > NVME_NQN_MAX)
 		return false;
 	for (const char *p = nqn; *p; p++)
 		if (*p <= ' ' || *p > '~')
@@ -286,7 +286,7 @@ static int parse_names(struct storage_conf *conf, const json_t *doc, const char 
 	if ((r = get_required_str(doc, name, "", "nqn", &conf->nqn, err)) < 0)
 		goto out;
 	if (!nvme_nqn_valid(conf->nqn)) {
-		r = field_error(err, name, "nqn", "not an NVMe qualified name", conf->nqn);
+		r = field_error(err, name, "nqn", "not an NQN (" NVME_NQN_RULE ")", conf->nqn);
 		goto out;
 	}
 	if ((r = get_required_str(doc, name, "", "mount", &conf->mount, err)) < 0)

@@ -121,11 +121,14 @@ int storage_conf_load(const struct rootfs *root, struct storage_conf *conf, stru
 const struct storage_node *storage_conf_this_node(const struct storage_conf *conf);
 
 /*
- * An NVMe Qualified Name as the NVMe base specification allows it:
- * starts with "nqn.", at most NVME_NQN_MAX bytes, printable ASCII
- * without spaces (it is one word on nvme-cli's command line and in configfs).
+ * A subsystem's or host's NQN as Linux takes it: 1 to NVME_NQN_MAX bytes of
+ * printable ASCII without spaces (one word on nvme-cli's command line and
+ * in configfs).  The NVMe specification's form is "nqn.YYYY-MM.domain:name",
+ * but targets name subsystems as they like (a MikroTik ROSE "raid5-data",
+ * Linux nvmet "testnqn"), and the kernel passes any such name on.
  */
-#define NVME_NQN_MAX 223
+#define NVME_NQN_MAX  223
+#define NVME_NQN_RULE "1 to 223 printable bytes without spaces"
 bool nvme_nqn_valid(const char *nqn);
 /*
  * The systemd unit that connects the volume mounted at mount:

@@ -206,7 +206,7 @@ refused "two writers ('a' and 'b')" $ok --writer a,b
 refused "--writer 'c' is not one of the nodes" $ok --writer c
 # shellcheck disable=SC2086
 refused "--writer and --ro-all contradict each other" $ok --writer a --ro-all
-refused "--nqn 'nqn-bad' is not an NVMe qualified name" --target 198.18.1.1 --mount /m --uuid "$UUID" --nodes a --nqn nqn-bad
+refused "--nqn 'nqn bad' is not an NQN (1 to 223 printable bytes without spaces)" --target 198.18.1.1 --mount /m --uuid "$UUID" --nodes a --nqn 'nqn bad'
 refused "--mount 'mnt/shared' is not an absolute path" --target 198.18.1.1 --mount mnt/shared --uuid "$UUID" --nodes a
 refused "--mount '/mnt/../etc' is not an absolute path" --target 198.18.1.1 --mount /mnt/../etc --uuid "$UUID" --nodes a
 refused "--uuid '0b6e4a52' is not a filesystem UUID" --target 198.18.1.1 --mount /m --uuid 0b6e4a52 --nodes a

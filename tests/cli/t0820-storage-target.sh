@@ -129,8 +129,11 @@ contains "$TMP/err" "Module nvmet not found"
 # Usage errors.
 expect 2 "$SPARKCTL" storage target --nqn $NQN --listen 198.18.0.1 --root "$R"
 contains "$TMP/err" "give one of --device DEV and --null-blk SIZE"
-expect 2 "$SPARKCTL" storage target --nqn not-an-nqn --device /dev/x --listen 198.18.0.1 --root "$R"
-contains "$TMP/err" "not an NQN"
+expect 2 "$SPARKCTL" storage target --nqn 'not an nqn' --device /dev/x --listen 198.18.0.1 --root "$R"
+contains "$TMP/err" "not an NQN (1 to 223 printable bytes without spaces, no '/')"
+# A subsystem named outside the specification's nqn. form, as targets do: taken.
+expect 0 "$SPARKCTL" storage target --nqn raid5-data --device /dev/x --listen 198.18.0.1 --root "$R"
+contains "$TMP/out" "mkdir '/sys/kernel/config/nvmet/subsystems/raid5-data'"
 expect 2 "$SPARKCTL" storage target --nqn $NQN --null-blk 12Q --listen 198.18.0.1 --root "$R"
 expect 2 "$SPARKCTL" storage target --nqn $NQN --device /dev/x --listen 198.18.0.1:99999 --root "$R"
 expect 2 "$SPARKCTL" storage target --nqn $NQN --device /dev/x --listen example.org --root "$R"

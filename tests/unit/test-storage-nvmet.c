@@ -167,7 +167,9 @@ static void plan_refusals(void **state)
 	strbuf_reset(&err);
 	assert_int_equal(nvmet_plan_create(&req, &st, &ops, &err), -EEXIST);
 	st.subsystem_present = false;
-	req.nqn = "nqn-without-dot";
+	req.nqn = "nqn with spaces";
+	assert_int_equal(nvmet_plan_create(&req, &st, &ops, &err), -EINVAL);
+	req.nqn = "nqn.2026-01.org.example/shared"; /* a configfs name has no '/' */
 	assert_int_equal(nvmet_plan_create(&req, &st, &ops, &err), -EINVAL);
 	req.nqn = NQN;
 	req.traddr = "spark1";

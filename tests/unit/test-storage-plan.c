@@ -153,7 +153,7 @@ static void refusals(void **state)
 	refused(&req, "no nodes");
 	req = request();
 	req.nqn = "nqn.a b";
-	refused(&req, "--nqn 'nqn.a b' is not an NVMe qualified name");
+	refused(&req, "--nqn 'nqn.a b' is not an NQN (1 to 223 printable bytes without spaces)");
 	req = request();
 	req.mount = "/mnt/shared/";
 	refused(&req, "--mount '/mnt/shared/' is not an absolute path");
