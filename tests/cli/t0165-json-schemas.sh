@@ -27,7 +27,7 @@ for name in inventory doctor doctor-list status deploy agent-status agent-ping e
   [ -f "docs/schemas/$name.schema.json" ] || fail "no docs/schemas/$name.schema.json"
 done
 
-# ---- storage connect, on the stand-in nvme of t0821 (tests/cli/nvme-standin.py)
+# ---- storage connect, on the stand-in nvme of t1021 (tests/cli/nvme-standin.py)
 export NVME_STANDIN_DIR=$TMP/nvme
 mkdir -p "$NVME_STANDIN_DIR" "$TMP/nvme-bin"
 ln -s "$SRCDIR/tests/cli/nvme-standin.py" "$TMP/nvme-bin/nvme"
@@ -149,7 +149,7 @@ splan="--target [fd00::1]:4421 --nqn nqn.2026-01.org.example:shared --mount /mnt
   --write --root "$TMP/storage-root" --json > "$TMP/storage-plan-write.json"
 json_valid storage-plan "$TMP"/storage-plan*.json
 json_valid storage "$TMP/storage-root/etc/sparkctl/storage.d/mnt-shared.json"
-# ---- storage bench: fio on a directory of the test's (tests/cli/t0840 covers the rest)
+# ---- storage bench: fio on a directory of the test's (tests/cli/t1040 covers the rest)
 if command -v fio > /dev/null; then
   mkdir "$TMP/storage"
   "$SPARKCTL" storage bench "$TMP/storage" --size 1M --runtime 1 --json > "$TMP/storage-bench.json"

@@ -1,6 +1,6 @@
 # tests/storage/cycle-raw.sh - the storage cycle inside the VM (busybox sh)
 # shellcheck shell=sh
-# with nvme-cli and configfs alone, no sparkctl: what t0800-storage-vm.sh
+# with nvme-cli and configfs alone, no sparkctl: what t1000-storage-vm.sh
 # runs while sparkctl has no storage verbs.  It proves the rig: a target,
 # a connection that is live, a file system made, mounted by UUID, written,
 # and read back after a disconnect and a new connection, fio's JSON, and

@@ -1,7 +1,7 @@
 # tests/storage/cycle.sh - the storage cycle inside the VM (busybox sh) with
 # shellcheck shell=sh
 # sparkctl's storage verbs, as docs/storage.md gives them: what
-# t0800-storage-vm.sh runs once sparkctl has them.  The VM is the one node
+# t1000-storage-vm.sh runs once sparkctl has them.  The VM is the one node
 # "vm" (its host name) and the target at once.  Each command's stdout,
 # stderr and exit status are left in /out (NAME.out, NAME.err, NAME.rc) for
 # the test to check; the job stops at the first unexpected exit status.

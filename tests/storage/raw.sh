@@ -2,7 +2,7 @@
 # shellcheck shell=sh
 # NVMe/TCP target and host made with nvme-cli and configfs directly, the
 # way an administrator would without sparkctl.  The raw cycle of
-# t0800-storage-vm.sh and tests/storage/capture-fixtures.sh use it; the
+# t1000-storage-vm.sh and tests/storage/capture-fixtures.sh use it; the
 # verb cycle (cycle.sh) does the same through sparkctl's verbs.
 
 CONFIGFS=/sys/kernel/config
