@@ -23,6 +23,46 @@
 	"--writer NODE --write"
 
 /*
+ * The command that writes this node's share of the plan again: the plan's
+ * own values (the fix for a file that lost what the plan put there).
+ */
+static char *plan_fix(const struct storage_conf *conf)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	const char *writer = NULL;
+
+	strbuf_addf(&cmd, "sparkctl storage plan --target %s%s%s:%u --nqn %s --mount %s --fs %s",
+		    strchr(conf->target_address, ':') ? "[" : "", conf->target_address,
+		    strchr(conf->target_address, ':') ? "]" : "", conf->target_port, conf->nqn,
+		    conf->mount, storage_fs_name(conf->fs));
+	if (conf->uuid)
+		strbuf_addf(&cmd, " --uuid %s", conf->uuid);
+	if (conf->interface)
+		strbuf_addf(&cmd, " --iface %s", conf->interface);
+	strbuf_addstr(&cmd, " --nodes ");
+	for (size_t i = 0; i < conf->nr_nodes; i++) {
+		strbuf_addf(&cmd, "%s%s", i ? "," : "", conf->nodes[i].name);
+		if (conf->nodes[i].access == STORAGE_ACCESS_RW)
+			writer = conf->nodes[i].name;
+	}
+	if (writer)
+		strbuf_addf(&cmd, " --writer %s", writer);
+	else
+		strbuf_addstr(&cmd, " --ro-all");
+	strbuf_addstr(&cmd, " --write");
+	return strbuf_detach(&cmd, NULL);
+}
+
+/* "sparkctl storage connect --mount DIR", after a disconnect when reconnect. */
+static char *connect_fix(const struct storage_conf *conf, bool reconnect)
+{
+	return reconnect ? xasprintf("sparkctl storage disconnect --mount %s && "
+				     "sparkctl storage connect --mount %s",
+				     conf->mount, conf->mount)
+			 : xasprintf("sparkctl storage connect --mount %s", conf->mount);
+}
+
+/*
  * The plan a volume is held to: one with a subsystem and a target (the
  * parser insists; a saved inventory may lack them, and storage.conf then
  * says so), else NULL.
@@ -204,9 +244,12 @@ static void path_live_volume(struct check_ctx *ctx, const struct inv_storage_vol
 	struct finding *f;
 
 	if (!c) {
-		f = report_volume(ctx, v, CHECK_FAIL, "sparkctl storage connect",
+		char *fix = connect_fix(conf, false);
+
+		f = report_volume(ctx, v, CHECK_FAIL, fix,
 				  "no controller to %s at %s:%u: the volume is not connected",
 				  conf->nqn, conf->target_address, conf->target_port);
+		free(fix);
 		/* A controller to the subsystem elsewhere says where it went instead. */
 		for (size_t i = 0; i < st->nr_controllers; i++)
 			finding_evidence(
@@ -228,11 +271,12 @@ static void path_live_volume(struct check_ctx *ctx, const struct inv_storage_vol
 			"%s to %s at %s:%u is %s: the kernel is reconnecting, I/O waits", c->name,
 			conf->nqn, conf->target_address, conf->target_port, c->state);
 	} else {
-		f = report_volume(ctx, v, CHECK_FAIL,
-				  "sparkctl storage disconnect && sparkctl storage connect",
-				  "%s to %s at %s:%u is %s", c->name, conf->nqn,
-				  conf->target_address, conf->target_port,
+		char *fix = connect_fix(conf, true);
+
+		f = report_volume(ctx, v, CHECK_FAIL, fix, "%s to %s at %s:%u is %s", c->name,
+				  conf->nqn, conf->target_address, conf->target_port,
 				  c->state ? c->state : "in an unknown state");
+		free(fix);
 	}
 	finding_evidence(f, "state=%s", c->state ? c->state : "");
 }
@@ -276,11 +320,14 @@ static void path_iface_volume(struct check_ctx *ctx, const struct inv_storage_vo
 		if (streq(c->host_iface, conf->interface))
 			report_volume(ctx, v, CHECK_PASS, NULL, "%s is bound to %s, as planned",
 				      c->name, c->host_iface);
-		else
-			report_volume(ctx, v, CHECK_FAIL,
-				      "sparkctl storage disconnect && sparkctl storage connect",
+		else {
+			char *fix = connect_fix(conf, true);
+
+			report_volume(ctx, v, CHECK_FAIL, fix,
 				      "%s is bound to %s, not to the planned %s", c->name,
 				      c->host_iface, conf->interface);
+			free(fix);
+		}
 		return;
 	}
 	if (!c->src_addr) {
@@ -293,12 +340,15 @@ static void path_iface_volume(struct check_ctx *ctx, const struct inv_storage_vo
 		f = report_volume(ctx, v, CHECK_PASS, NULL, "%s leaves from %s on %s, as planned",
 				  c->name, c->src_addr, nd->name);
 	} else {
+		char *fix = connect_fix(conf, true);
+
 		f = report_volume(
-			ctx, v, CHECK_FAIL,
-			"sparkctl storage disconnect && sparkctl storage connect (it binds the "
+			ctx, v, CHECK_FAIL, fix,
+			"%s leaves from %s on %s, not on the planned %s (connect binds the "
 			"planned interface)",
-			"%s leaves from %s on %s, not on the planned %s", c->name, c->src_addr,
-			nd ? nd->name : "no interface of this node", conf->interface);
+			c->name, c->src_addr, nd ? nd->name : "no interface of this node",
+			conf->interface);
+		free(fix);
 	}
 	finding_evidence(f, "src_addr=%s", c->src_addr);
 }
@@ -335,8 +385,11 @@ static void iface_mtu_volume(struct check_ctx *ctx, const struct inv_storage_vol
 		return;
 	}
 	if (!(nd = inventory_netdev(ctx->inv, name))) {
-		report_volume(ctx, v, CHECK_WARN, FIX_PLAN,
+		char *fix = plan_fix(conf);
+
+		report_volume(ctx, v, CHECK_WARN, fix,
 			      "the planned interface %s does not exist here", name);
+		free(fix);
 		return;
 	}
 	if (nd->mtu < 0) {
@@ -403,16 +456,19 @@ static void mounted_volume(struct check_ctx *ctx, const struct inv_storage_volum
 		return;
 	}
 	if (v->mount.mounted == TRI_NO) {
-		strbuf_addf(&fix, "%ssudo mount %s",
-			    v->uuid_device ? "" : "sparkctl storage connect, then: ", conf->mount);
+		if (!v->uuid_device)
+			strbuf_addf(&fix,
+				    "sparkctl storage connect --mount %s, then: ", conf->mount);
+		strbuf_addf(&fix, "sudo mount %s", conf->mount);
 		f = report(ctx, CHECK_FAIL, fix.buf, "nothing is mounted at %s%s", conf->mount,
 			   v->uuid_device ? "" : ", and no device has the planned UUID");
 		finding_evidence(f, "uuid=%s", conf->uuid ? conf->uuid : "");
 		goto out;
 	}
 	if (!v->uuid_device || !v->mount.device || !streq(v->uuid_device, v->mount.device)) {
-		strbuf_addf(&fix, "sudo umount %s; sparkctl storage connect; sudo mount %s",
-			    conf->mount, conf->mount);
+		strbuf_addf(&fix,
+			    "sudo umount %s; sparkctl storage connect --mount %s; sudo mount %s",
+			    conf->mount, conf->mount, conf->mount);
 		f = report(ctx, CHECK_FAIL, fix.buf,
 			   "%s is mounted from %s, not from the volume with UUID %s (%s)",
 			   conf->mount, v->mount.device ? v->mount.device : "?",
@@ -447,6 +503,7 @@ static void nofail_volume(struct check_ctx *ctx, const struct inv_storage_volume
 	const char *missing[2];
 	size_t nr_missing = 0;
 	struct finding *f;
+	char *fix;
 
 	if (!conf->mount)
 		return;
@@ -454,8 +511,10 @@ static void nofail_volume(struct check_ctx *ctx, const struct inv_storage_volume
 		report_volume(ctx, v, CHECK_SKIP, NULL, "/etc/fstab could not be read");
 		return;
 	}
+	fix = plan_fix(conf);
 	if (v->fstab.present == TRI_NO) {
-		report(ctx, CHECK_FAIL, FIX_PLAN, "/etc/fstab has no line for %s", conf->mount);
+		report(ctx, CHECK_FAIL, fix, "/etc/fstab has no line for %s", conf->mount);
+		free(fix);
 		return;
 	}
 	if (!mount_has_option(v->fstab.options, "nofail"))
@@ -465,13 +524,13 @@ static void nofail_volume(struct check_ctx *ctx, const struct inv_storage_volume
 	if (!conf->uuid || strncmp(v->fstab.spec, "UUID=", 5) != 0 ||
 	    strcasecmp(v->fstab.spec + 5, conf->uuid) != 0) {
 		f = report_volume(
-			ctx, v, CHECK_FAIL, FIX_PLAN,
+			ctx, v, CHECK_FAIL, fix,
 			"/etc/fstab mounts %s at %s, not UUID=%s: NVMe device names follow the "
 			"order of connection and change across boots",
 			v->fstab.spec, conf->mount, conf->uuid ? conf->uuid : "?");
 	} else if (nr_missing) {
 		f = report_volume(
-			ctx, v, CHECK_FAIL, FIX_PLAN,
+			ctx, v, CHECK_FAIL, fix,
 			"the fstab line of %s lacks %s%s%s: a boot without the target waits for "
 			"the volume, then stops in emergency mode",
 			conf->mount, missing[0], nr_missing > 1 ? " and " : "",
@@ -481,6 +540,7 @@ static void nofail_volume(struct check_ctx *ctx, const struct inv_storage_volume
 			   "%s is in /etc/fstab by UUID, with nofail and _netdev", conf->mount);
 	}
 	finding_evidence(f, "options=%s", v->fstab.options);
+	free(fix);
 }
 
 void check_storage_nofail(struct check_ctx *ctx)

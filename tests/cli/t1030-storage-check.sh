@@ -79,6 +79,8 @@ fault storage.path_iface "leaves from 192.168.1.51 on enP7s7, not on the planned
 tree f
 sed -i 's/_netdev,nofail,/_netdev,/' "$TMP/f/etc/fstab"
 fault storage.nofail "lacks nofail"
+# The fix is the plan's own command: it writes the line again as planned.
+contains "$TMP/out" "fix: sparkctl storage plan --target 192.168.177.1:4420 --nqn nqn.2026-01.org.example:shared --mount /mnt/shared --fs ext4 --uuid 0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11"
 
 # Not mounted.
 tree f
@@ -96,7 +98,7 @@ fault storage.path_live "is deleting"
 # No controller at all: connect is the fix.
 rm "$TMP/f/sys/class/nvme/nvme1"
 fault storage.path_live "the volume is not connected"
-contains "$TMP/out" "fix: sparkctl storage connect"
+contains "$TMP/out" "fix: sparkctl storage connect --mount /mnt/shared"
 
 # A bad plan.
 tree f
