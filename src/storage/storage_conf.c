@@ -546,9 +546,9 @@ int storage_conf_load_all(const struct rootfs *root, struct storage_conf **confs
 
 	*confs = NULL;
 	*nr = 0;
-	if ((r = storage_conf_list(root, &names, err)) < 0)
-		goto out;
-	all = xcalloc(names.nr ? names.nr : 1, sizeof(*all));
+	if ((r = storage_conf_list(root, &names, err)) < 0 || names.nr == 0)
+		goto out; /* none planned: *confs stays NULL */
+	all = xcalloc(names.nr, sizeof(*all));
 	for (n = 0; n < names.nr; n++)
 		if ((r = storage_conf_load_file(root, names.v[n], &all[n], err)) < 0)
 			goto out;
