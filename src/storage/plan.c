@@ -298,8 +298,17 @@ void storage_plan_unit(const struct storage_conf *conf, struct strbuf *out)
 			   "After=network-online.target\n"
 			   "\n[Service]\n"
 			   "Type=oneshot\n"
-			   "RemainAfterExit=yes\n"
-			   "ExecStartPre=/sbin/modprobe nvme-tcp\n"
+			   "RemainAfterExit=yes\n");
+	/*
+	 * A volume connected already (by 'sparkctl storage connect', to
+	 * format it) would make nvme connect fail with "already connected":
+	 * the condition skips the start then, which is no failure, so the
+	 * mount that requires this unit goes ahead.  "$$1" is "$1" to sh.
+	 */
+	strbuf_addstr(out, "ExecCondition=/bin/sh -c '! grep -qsxF -e \"$$1\" "
+			   "/sys/class/nvme/nvme*/subsysnqn' sparkctl-nvme ");
+	add_exec_arg(out, conf->nqn);
+	strbuf_addstr(out, "\nExecStartPre=/sbin/modprobe nvme-tcp\n"
 			   "ExecStart=/usr/sbin/nvme connect -t tcp -n ");
 	add_exec_arg(out, conf->nqn);
 	strbuf_addstr(out, " -a ");

@@ -74,6 +74,17 @@ contains "$TMP/node0/discovery.conf" "--transport=tcp --traddr=fd00::1 --trsvcid
 # The checks can fail: a program that does not exist, a line findmnt cannot parse.
 sed 's|/usr/sbin/nvme connect|/usr/sbin/no-such-nvme connect|' "$TMP/node0/$unit" > "$TMP/broken.service"
 ! systemd-analyze verify --man=no "$TMP/broken.service" > /dev/null 2>&1 || fail "systemd-analyze verify passes anything"
+# ExecCondition skips the connect of a volume connected already: run its command as
+# systemd would ($$ is $), on a sysfs of the test's (sh and grep are the real ones).
+cond=$(sed -n 's/^ExecCondition=//p' "$TMP/node0/$unit" | sed 's/\$\$/$/g' | sed "s|/sys/class/nvme/|$TMP/sysnvme/|")
+[ -n "$cond" ] || fail "no ExecCondition in the unit"
+mkdir -p "$TMP/sysnvme/nvme0" "$TMP/sysnvme/nvme1"
+echo nqn.2026-01.org.example:other > "$TMP/sysnvme/nvme0/subsysnqn"
+eval "$cond" || fail "ExecCondition skips the connect of a volume that is not connected"
+echo "$NQN" > "$TMP/sysnvme/nvme1/subsysnqn"
+! eval "$cond" || fail "ExecCondition lets nvme connect run for a volume connected already"
+rm -r "$TMP/sysnvme"
+eval "$cond" || fail "ExecCondition skips the connect where no NVMe controller exists"
 
 # ---- --write below a root: this node by its host name
 R=$TMP/root

@@ -208,6 +208,8 @@ static void unit_file(void **state)
 	assert_non_null(strstr(out.buf, "\nWants=network-online.target\n"
 					"After=network-online.target\n"));
 	assert_non_null(strstr(out.buf, "\n[Service]\nType=oneshot\nRemainAfterExit=yes\n"
+					"ExecCondition=/bin/sh -c '! grep -qsxF -e \"$$1\" "
+					"/sys/class/nvme/nvme*/subsysnqn' sparkctl-nvme " NQN "\n"
 					"ExecStartPre=/sbin/modprobe nvme-tcp\n"
 					"ExecStart=/usr/sbin/nvme connect -t tcp -n " NQN
 					" -a 198.18.1.1 -s 4420 -f enp1s0f1np1 -l 600 -c 10\n"
