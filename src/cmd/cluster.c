@@ -298,12 +298,7 @@ static int cluster_path(const struct cmd *cmd, int argc, char **argv)
 	else
 		emit_text(&e, "  (%s%s)\n", cluster_file_origin_text(loc.origin),
 			  loc.exists ? "" : "; it does not exist yet");
-	if (json) {
-		json_t *doc = emit_document(&e);
-		json_to_strbuf(doc, &out);
-		json_decref(doc);
-	}
-	emit_release(&e);
+	emit_finish(&e, &out);
 	fputs(out.buf, stdout);
 out:
 	strbuf_release(&out);

@@ -473,12 +473,7 @@ static void emit_connection(const struct volume *v, const struct nvme_subsys_lis
 		emit_close(&e);
 	}
 	emit_close(&e);
-	if (json) {
-		json_t *doc = emit_document(&e);
-		json_to_strbuf(doc, &out);
-		json_decref(doc);
-	}
-	emit_release(&e);
+	emit_finish(&e, &out);
 	fputs(out.buf, stdout);
 	strbuf_release(&out);
 }

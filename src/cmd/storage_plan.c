@@ -261,12 +261,7 @@ static void print_plan(const struct plan_args *a, const struct storage_conf *pla
 		if (!a->node || streq(a->node, plan->nodes[i].name))
 			emit_node(&e, plan, i, shown++ == 0);
 	emit_close(&e);
-	if (a->json) {
-		json_t *doc = emit_document(&e);
-		json_to_strbuf(doc, &out);
-		json_decref(doc);
-	}
-	emit_release(&e);
+	emit_finish(&e, &out);
 	fputs(out.buf, stdout);
 	strbuf_release(&out);
 }
@@ -435,12 +430,7 @@ static void print_written(const struct plan_args *a, const struct storage_conf *
 	for (size_t i = 0; i < ARRAY_SIZE(next); i++)
 		emit_str(&e, NULL, "  %s\n", next[i]);
 	emit_close(&e);
-	if (a->json) {
-		json_t *doc = emit_document(&e);
-		json_to_strbuf(doc, &out);
-		json_decref(doc);
-	}
-	emit_release(&e);
+	emit_finish(&e, &out);
 	fputs(out.buf, stdout);
 	strbuf_release(&out);
 	strbuf_release(&cmd);

@@ -31,6 +31,13 @@ json_t *emit_document(const struct emitter *e)
 	return e->mode == EMIT_JSON ? json_incref(e->stack[0]) : NULL;
 }
 
+void emit_finish(struct emitter *e, struct strbuf *out)
+{
+	if (e->mode == EMIT_JSON)
+		json_to_strbuf(e->stack[0], out);
+	emit_release(e);
+}
+
 void emit_release(struct emitter *e)
 {
 	if (e->in_table)

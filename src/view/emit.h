@@ -64,6 +64,12 @@ void emit_init(struct emitter *e, enum emit_mode mode, struct strbuf *out, bool 
 /* The JSON document (a new reference: the caller decrefs it); NULL in text mode. */
 json_t *emit_document(const struct emitter *e);
 void emit_release(struct emitter *e);
+/*
+ * The end of a report: in JSON mode the document's text (indented, with a
+ * final newline) is added to out, which then holds the whole report in
+ * either mode; the emitter is released.
+ */
+void emit_finish(struct emitter *e, struct strbuf *out);
 
 static inline bool emit_is_json(const struct emitter *e)
 {
