@@ -72,52 +72,43 @@ bad:
 	return r;
 }
 
+/* "--OPTION 'VALUE' WHY" into err: -EINVAL. */
+static int refuse_value(struct strbuf *err, const char *option, const char *value, const char *why)
+{
+	strbuf_addf(err, "--%s '", option);
+	strbuf_addstr_printable(err, value);
+	strbuf_addf(err, "' %s", why);
+	return -EINVAL;
+}
+
 /* The fields of req other than the nodes, checked, into conf. */
 static int make_volume(const struct storage_plan_request *req, struct storage_conf *conf,
 		       struct strbuf *err)
 {
+	struct strbuf unit = STRBUF_INIT;
 	int r;
 
 	if ((r = storage_plan_parse_target(req->target, &conf->target_address, &conf->target_port,
 					   err)) < 0)
 		return r;
-	if (!nvme_nqn_valid(req->nqn)) {
-		strbuf_addstr(err, "--nqn '");
-		strbuf_addstr_printable(err, req->nqn);
-		strbuf_addstr(err, "' is not an NQN (" NVME_NQN_RULE ")");
-		return -EINVAL;
-	}
+	if (!nvme_nqn_valid(req->nqn))
+		return refuse_value(err, "nqn", req->nqn, "is not an NQN (" NVME_NQN_RULE ")");
 	conf->nqn = xstrdup(req->nqn);
-	if (!storage_mount_valid(req->mount)) {
-		strbuf_addstr(err, "--mount '");
-		strbuf_addstr_printable(err, req->mount);
-		strbuf_addstr(err, "' is not an absolute path below / (no '.', '..', empty "
-				   "components or control characters)");
-		return -EINVAL;
-	}
+	if (!storage_mount_valid(req->mount))
+		return refuse_value(err, "mount", req->mount,
+				    "is not an absolute path below / (no '.', '..', empty "
+				    "components or control characters)");
 	conf->mount = xstrdup(req->mount);
-	if (req->fs && storage_fs_parse(req->fs, &conf->fs) < 0) {
-		strbuf_addstr(err, "--fs '");
-		strbuf_addstr_printable(err, req->fs);
-		strbuf_addstr(err, "': ext4 or xfs");
-		return -EINVAL;
-	}
-	if (req->uuid && !storage_uuid_valid(req->uuid)) {
-		strbuf_addstr(err, "--uuid '");
-		strbuf_addstr_printable(err, req->uuid);
-		strbuf_addstr(err, "' is not a filesystem UUID (8-4-4-4-12 hex digits, as blkid "
-				   "prints it)");
-		return -EINVAL;
-	}
+	if (req->fs && storage_fs_parse(req->fs, &conf->fs) < 0)
+		return refuse_value(err, "fs", req->fs, "is not ext4 or xfs");
+	if (req->uuid && !storage_uuid_valid(req->uuid))
+		return refuse_value(err, "uuid", req->uuid,
+				    "is not a filesystem UUID (8-4-4-4-12 hex digits, as blkid "
+				    "prints it)");
 	conf->uuid = xstrdup_or_null(req->uuid);
-	if (req->iface && !storage_iface_valid(req->iface)) {
-		strbuf_addstr(err, "--iface '");
-		strbuf_addstr_printable(err, req->iface);
-		strbuf_addstr(err, "' is not an interface name");
-		return -EINVAL;
-	}
+	if (req->iface && !storage_iface_valid(req->iface))
+		return refuse_value(err, "iface", req->iface, "is not an interface name");
 	conf->interface = xstrdup_or_null(req->iface);
-	struct strbuf unit = STRBUF_INIT;
 	storage_unit_name(conf->mount, &unit);
 	conf->unit = strbuf_detach(&unit, NULL);
 	return 0;

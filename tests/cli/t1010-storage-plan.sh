@@ -225,7 +225,7 @@ refused "--write needs --uuid" --target 198.18.1.1 --mount /m --nodes a
 refused "--target 'fd00::1:4420:' is not ADDR[:PORT]" --target 'fd00::1:4420:' --mount /m --uuid "$UUID" --nodes a
 refused "--target '198.18.1.1:0' is not ADDR[:PORT]" --target 198.18.1.1:0 --mount /m --uuid "$UUID" --nodes a
 refused "--iface 'eth0:1' is not an interface name" --target 198.18.1.1 --mount /m --uuid "$UUID" --nodes a --iface eth0:1
-refused "--fs 'btrfs': ext4 or xfs" --target 198.18.1.1 --mount /m --uuid "$UUID" --nodes a --fs btrfs
+refused "--fs 'btrfs' is not ext4 or xfs" --target 198.18.1.1 --mount /m --uuid "$UUID" --nodes a --fs btrfs
 # shellcheck disable=SC2086
 refused "--node 'a' is not one of the nodes (x, y)" --target 198.18.1.1 --mount /m --uuid "$UUID" --nodes x,y
 # This host's name is not a node: --write says so.

@@ -168,7 +168,7 @@ static void refusals(void **state)
 	refused(&req, "--iface 'a/b' is not an interface name");
 	req = request();
 	req.fs = "btrfs";
-	refused(&req, "--fs 'btrfs': ext4 or xfs");
+	refused(&req, "--fs 'btrfs' is not ext4 or xfs");
 }
 
 static void discovery_lines(void **state)
