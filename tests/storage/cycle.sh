@@ -34,6 +34,11 @@ sk target 0 storage target --nqn "$NQN" --null-blk 64M --listen 127.0.0.1:4420 -
 [ -d "$CONFIGFS/nvmet/subsystems/$NQN" ] || die "no subsystem $NQN in configfs after target --apply"
 ls -d "$CONFIGFS"/nvmet/ports/*/subsystems/"$NQN" > /dev/null 2>&1 || die "no port exposes $NQN"
 
+say "connect: no target at the port, a subsystem the target does not offer"
+sk connect-down 3 storage connect --target 127.0.0.1:4421 --nqn "$NQN" --connect-timeout 20
+sk connect-wrong 3 storage connect --target 127.0.0.1 --nqn "$NQN-wrong" --connect-timeout 20
+no_ctrl "$NQN-wrong" || die "a controller is left after a refused connect"
+
 say "connect"
 sk connect 0 storage connect --target 127.0.0.1 --nqn "$NQN" --json
 ctrl_live "$NQN" || die "connect returned without a live controller of $NQN"

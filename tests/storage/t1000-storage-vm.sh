@@ -111,6 +111,9 @@ else
     "d['schema_version'] >= 1 and d['nqn'] == '$nqn' and [(c['state'], c['transport'], c['src_addr']) for c in d['controllers']] == [('live', 'tcp', '127.0.0.1')]"
   # connect names the namespace's block device: the one mkfs was run on.
   json_check "$VM_OUT/connect.out" "d['controllers'][0]['devices'] == ['$(cat "$VM_OUT/dev")']"
+  # The real nvme-cli's answers to a port where nothing listens and to an NQN not offered.
+  contains "$VM_OUT/connect-down.err" "no NVMe/TCP target answers at 127.0.0.1:4421"
+  contains "$VM_OUT/connect-wrong.err" "does not offer $nqn-wrong; it offers: $nqn"
   grep -q "^UUID=$uuid /mnt/shared ext4 _netdev,nofail,noatime,x-systemd.requires=sparkctl-nvme-mnt-shared.service 0 0\$" \
     "$VM_OUT/fstab" || { cat "$VM_OUT/fstab" >&2; fail "plan --write wrote no fstab line for UUID=$uuid"; }
   # All pass: path live, on the route's interface, mounted, nofail there.
