@@ -14,6 +14,7 @@
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"
 #include "probe/hostname.h"
+#include "probe/nvme.h"
 #include "probe/reader.h"
 #include "remote/hosts.h"
 #include "storage/plan.h"
@@ -29,7 +30,7 @@ static const char *const plan_usage[] = {
 	"sparkctl storage plan --target ADDR[:PORT] --nqn NQN --mount DIR [--fs ext4|xfs]\n"
 	"                        [--uuid UUID] [--writer NODE | --ro-all] [--iface IF]\n"
 	"                        [--nodes A,B | -H HOSTS | --hostfile FILE] [--json]",
-	"sparkctl storage plan ... --uuid UUID --write [--node NAME] [--root DIR]",
+	"sparkctl storage plan ... --uuid UUID --write [--force] [--node NAME] [--root DIR]",
 	NULL,
 };
 
@@ -56,13 +57,14 @@ static const char plan_description[] =
 	"mode 0644, keeping each file it replaces as NAME.bak (/etc/fstab as\n"
 	"/etc/" FSTAB_BACKUP "); it needs --uuid (blkid prints it after mkfs).  Running\n"
 	"it again changes nothing.  It never runs systemctl: it prints the commands to\n"
-	"run next.";
+	"run next.  It refuses a mount point that holds files with nothing mounted there\n"
+	"(the volume would hide them) unless --force.";
 
 struct plan_args {
 	const char *target, *nqn, *mount, *fs, *uuid, *iface, *nodes, *hosts, *hostfile, *cluster,
 		*node, *root;
 	struct strvec writers;
-	bool ro_all, write, json;
+	bool ro_all, write, json, force;
 };
 
 /*
@@ -466,6 +468,37 @@ static int check_other_plans(const struct rootfs *root, const struct storage_con
 	return ret;
 }
 
+/*
+ * The mount point empty, or mounted already: mounting the volume over
+ * files would hide them (nothing is lost, but a dataset or weights left
+ * there seem to vanish, and reappear when the volume is not mounted).
+ */
+static int check_mount_point(const struct rootfs *root, const struct storage_conf *conf)
+{
+	struct strvec entries = STRVEC_INIT;
+	bool mounted;
+	int r = mount_point_state(root, conf->mount, &entries, &mounted), ret = SPARKCTL_EXIT_OK;
+
+	if (r == -ENOTDIR) {
+		cmd_error("storage plan", "%s is not a directory: it cannot be a mount point",
+			  conf->mount);
+		ret = SPARKCTL_EXIT_ERROR;
+	} else if (r < 0) {
+		cmd_error("storage plan", "cannot read the mount point %s: %s", conf->mount,
+			  strerror(-r));
+		ret = SPARKCTL_EXIT_ERROR;
+	} else if (entries.nr && !mounted) {
+		cmd_error("storage plan",
+			  "%s holds %zu entr%s (%s%s) and nothing is mounted there: the volume "
+			  "would hide them; move them away, choose another --mount, or --force",
+			  conf->mount, entries.nr, entries.nr == 1 ? "y" : "ies", entries.v[0],
+			  entries.nr > 1 ? ", ..." : "");
+		ret = SPARKCTL_EXIT_ERROR;
+	}
+	strvec_clear(&entries);
+	return ret;
+}
+
 /* --write: this node's files below the root. */
 static int write_plan(const struct plan_args *a, const struct storage_conf *plan)
 {
@@ -486,7 +519,8 @@ static int write_plan(const struct plan_args *a, const struct storage_conf *plan
 	if ((ret = this_node(a, &root, plan, &name)) != SPARKCTL_EXIT_OK)
 		goto out_root;
 	storage_plan_for_node(plan, name, &conf);
-	if ((ret = check_other_plans(&root, &conf)) != SPARKCTL_EXIT_OK)
+	if ((ret = check_other_plans(&root, &conf)) != SPARKCTL_EXIT_OK ||
+	    (!a->force && (ret = check_mount_point(&root, &conf)) != SPARKCTL_EXIT_OK))
 		goto out_root;
 	strbuf_addf(&unit_backup, "%s.bak", conf.unit);
 	storage_conf_file_name(conf.mount, &conf_name);
@@ -549,6 +583,9 @@ static int storage_plan(const struct cmd *cmd, int argc, char **argv)
 		OPT_STRING(0, "node", &a.node, "NAME",
 			   "the node --write installs (default: this host); print only its files"),
 		OPT_BOOL(0, "write", &a.write, "install this node's files"),
+		OPT_BOOL(0, "force", &a.force,
+			 "--write over a mount point that holds files (they are hidden while "
+			 "the volume is mounted)"),
 		OPT_STRING(0, "root", &a.root, "DIR", "install below DIR instead of / (--write)"),
 		OPT_BOOL(0, "json", &a.json, "the files as JSON"),
 		OPT_HELP(),
@@ -586,7 +623,8 @@ const struct cmd cmd_storage_plan = {
 	.usage = plan_usage,
 	.description = plan_description,
 	.exit_status = "0 printed or installed, 1 a root or a file that cannot be read or written, "
-		       "2 usage (also two writers, a writer that is not a node, a bad value, "
+		       "a mount point that holds files (without --force), 2 usage (also two "
+		       "writers, a writer that is not a node, a bad value, "
 		       "--write without --uuid or on a node that is not in the plan)",
 	.max_operands = 0,
 };

@@ -305,6 +305,41 @@ out:
 	return r;
 }
 
+/* The mount table of this process's namespace; /proc/mounts in older trees. */
+static int read_mount_table(const struct rootfs *root, const char **path, struct strbuf *out)
+{
+	int r;
+
+	*path = "proc/self/mounts";
+	r = rootfs_read_file(root, *path, NVME_TABLE_MAX, out);
+	if (r < 0 && rootfs_absent(r)) {
+		*path = "proc/mounts";
+		r = rootfs_read_file(root, *path, NVME_TABLE_MAX, out);
+	}
+	return r;
+}
+
+int mount_point_state(const struct rootfs *root, const char *dir, struct strvec *entries,
+		      bool *mounted)
+{
+	struct strbuf table = STRBUF_INIT;
+	struct mount_line m;
+	const char *path;
+	int r = rootfs_list(root, dir[0] == '/' ? dir + 1 : dir, entries);
+
+	*mounted = false;
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (read_mount_table(root, &path, &table) >= 0 &&
+	    mount_table_find(table.buf, table.len, dir, &m) == 1) {
+		*mounted = true;
+		mount_line_release(&m);
+	}
+	strvec_sort(entries);
+	strbuf_release(&table);
+	return 0;
+}
+
 /* Whether a TCP connection to address:port opens within the timeout; why not in *why. */
 static int tcp_reachable(const char *address, unsigned port, char **why)
 {
@@ -357,14 +392,9 @@ struct mount_tables {
 
 static void read_mount_tables(struct probe_ctx *ctx, struct mount_tables *t)
 {
-	/* The mount table of this process's namespace; /proc/mounts in older trees. */
-	const char *mounts = "proc/self/mounts";
-	int r = rootfs_read_file(ctx->root, mounts, NVME_TABLE_MAX, &t->mounts);
+	const char *mounts;
+	int r = read_mount_table(ctx->root, &mounts, &t->mounts);
 
-	if (r < 0 && rootfs_absent(r)) {
-		mounts = "proc/mounts";
-		r = rootfs_read_file(ctx->root, mounts, NVME_TABLE_MAX, &t->mounts);
-	}
 	if (r < 0)
 		probe_read_failed(ctx, mounts, r);
 	t->have_mounts = r >= 0;

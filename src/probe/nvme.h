@@ -78,6 +78,16 @@ struct strvec;
  */
 int nvme_controller_devices(const struct rootfs *root, const char *ctrl, struct strvec *devices);
 
+/*
+ * What is at mount point dir (absolute) below root: the names it holds
+ * (sorted; none when it does not exist), and whether the mount table
+ * (proc/self/mounts, or proc/mounts) has something mounted there (false
+ * where no table can be read).  0, or -errno (-ENOTDIR: dir is no
+ * directory).
+ */
+int mount_point_state(const struct rootfs *root, const char *dir, struct strvec *entries,
+		      bool *mounted);
+
 struct probe_ctx;
 /* inv->storage: NULL when no plan and no fabric controller is found. */
 void probe_storage(struct probe_ctx *ctx);

@@ -197,6 +197,28 @@ expect 0 plan --target 198.18.1.1 --mount /mnt/shared --uuid "$UUID" --nodes spa
 contains "$TMP/out" "node spark2 (read-only)"
 contains "$R3/etc/fstab" ",ro,noload 0 0"
 
+# A mount point that holds files, with nothing mounted there: the volume would hide
+# them; refused (exit 1, nothing written) unless --force; mounted already, it is fine.
+R4=$TMP/root4
+mkdir -p "$R4/mnt/shared/weights" "$R4/proc/self"
+touch "$R4/mnt/shared/train.jsonl"
+m4="--target 198.18.1.1 --mount /mnt/shared --uuid $UUID --nodes n1 --node n1 --root $R4 --write"
+# shellcheck disable=SC2086
+expect 1 plan $m4
+contains "$TMP/err" "/mnt/shared holds 2 entries (train.jsonl, ...) and nothing is mounted there: the volume would hide them"
+[ ! -e "$R4/etc" ] || fail "written for a mount point that holds files: $(find "$R4/etc")"
+echo "/dev/nvme1n1 /mnt/shared ext4 rw,relatime 0 0" > "$R4/proc/self/mounts"
+# shellcheck disable=SC2086
+expect 0 plan $m4
+rm -r "$R4/etc" "$R4/proc/self/mounts"
+# shellcheck disable=SC2086
+expect 0 plan $m4 --force
+[ -f "$R4/etc/fstab" ] || fail "--force wrote no fstab"
+rm -r "$R4/etc"
+mkdir -p "$R4/srv" && touch "$R4/srv/file"
+expect 1 plan --target 198.18.1.1 --mount /srv/file --uuid "$UUID" --nodes n1 --node n1 --root "$R4" --write
+contains "$TMP/err" "/srv/file is not a directory: it cannot be a mount point"
+
 # ---- refusals: one line, exit 2, nothing written
 E=$TMP/empty-root
 mkdir -p "$E"
