@@ -66,6 +66,8 @@ int ddp_figures(const struct ddp_measure *m, const struct ddp_measure *base,
 	ret->comm_ratio = m->comm_us / m->step_p50_us;
 	ret->other_us = m->step_p50_us - m->compute_us - m->comm_us;
 	ret->busbw_gbytes_per_second = ddp_busbw(m->grad_bytes, m->ranks, m->comm_us);
+	ret->lost_comm_ratio = m == base ? 0 : (m->comm_us - base->comm_us) / m->step_p50_us;
+	ret->lost_other_ratio = m == base ? 0 : 1 - ret->efficiency_ratio - ret->lost_comm_ratio;
 	return 0;
 }
 

@@ -35,6 +35,13 @@ struct ddp_figures {
 	double comm_ratio;	   /* comm / step */
 	double other_us;	   /* step - compute - comm: > 0 lost outside both, < 0 overlap */
 	double busbw_gbytes_per_second; /* ring all-reduce bus bandwidth (0 on one rank) */
+	/*
+	 * 1 - efficiency, split: the step time gained by comm over base's, and
+	 * the rest (compute, waiting for the slowest rank, overlap lost), as
+	 * fractions of this step.  Exact with one rank per node under weak
+	 * scaling, where efficiency is base's step over this one.
+	 */
+	double lost_comm_ratio, lost_other_ratio;
 };
 
 /* Samples per second at a p50 step time; 0 for a step time that is not positive. */

@@ -83,6 +83,10 @@ static void test_figures(void **state)
 	near(f.comm_ratio, 3.0 / 48);
 	/* compute + comm = step: nothing else lost, no overlap. */
 	near(f.other_us, 0);
+	/* 1 - 45/48 lost: the 3 s of comm of 48; nothing else. */
+	near(f.lost_comm_ratio, 3.0 / 48);
+	near(f.lost_other_ratio, 0);
+	near(f.lost_comm_ratio + f.lost_other_ratio, 1 - f.efficiency_ratio);
 	/* 2 ranks: each sends 2(2-1)/2 = 1 x 400 MB in 3 s: 0.1333 GB/s. */
 	near(f.busbw_gbytes_per_second, 400e6 / 3e6 / 1000);
 
@@ -93,6 +97,12 @@ static void test_figures(void **state)
 	two.compute_us = 44e6;
 	assert_int_equal(ddp_figures(&two, &one, &f), 0);
 	near(f.other_us, 1e6);
+	/* A slower step with the same comm: the loss is the rest's. */
+	two.step_p50_us = 50e6;
+	assert_int_equal(ddp_figures(&two, &one, &f), 0);
+	near(f.lost_comm_ratio, 3.0 / 50);
+	near(f.lost_other_ratio, 1 - 45.0 / 50 - 3.0 / 50);
+	two.step_p50_us = 48e6;
 
 	two.step_p50_us = 0;
 	assert_int_equal(ddp_figures(&two, &one, &f), -EINVAL);
