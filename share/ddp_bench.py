@@ -154,8 +154,16 @@ def run(args, torch, dist, nn, DDP):
     model = build_model(nn, args).to(device=device, dtype=dtype)
     params = sum(p.numel() for p in model.parameters())
     grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    ddp = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None,
-              bucket_cap_mb=args.bucket_mb)
+    try:
+        ddp = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None,
+                  bucket_cap_mb=args.bucket_mb)
+    except RuntimeError as e:
+        # DDP's first collective (the broadcast of rank 0's parameters) is
+        # where a backend without the data type says so.
+        if args.dtype == "bf16" and "scalar type" in str(e):
+            return missing("bfloat16 collectives in %s (torch %s): --dtype fp32 runs"
+                           % (backend, torch.__version__))
+        raise
     clock = Clock(torch, device)
     intervals = []
     buckets = [0]

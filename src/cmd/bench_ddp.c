@@ -352,18 +352,24 @@ out:
 	return r;
 }
 
-/* The job's stderr lines that say why, as messages. */
+/* The job's last stderr lines (the end of a traceback says why), as messages. */
 static void report_job_errors(const struct run_job *job, const char *hosts)
 {
-	const char *p = job->err.buf;
-	int shown = 0;
+	const char *p = job->err.buf + job->err.len;
+	int lines = 0;
 
-	while (*p && shown < 8) {
+	/* Back from the end over at most 6 lines. */
+	while (p > job->err.buf && lines < 6) {
+		p--;
+		if (*p == '\n' && p + 1 < job->err.buf + job->err.len)
+			lines++;
+	}
+	if (lines == 6 || *p == '\n')
+		p++;
+	while (*p) {
 		size_t n = strcspn(p, "\n");
-		if (n) {
+		if (n)
 			cmd_error(DDP_CMD, "%s: %.*s", hosts, (int)n, p);
-			shown++;
-		}
 		p += n + (p[n] == '\n');
 	}
 }
@@ -559,7 +565,7 @@ static int print_report(const struct ddp_args *a, const struct ddp_plan *p)
 		}
 		json_decref(doc);
 	}
-	if (ret == SPARKCTL_EXIT_OK && !a->json && !a->quiet) {
+	if (ret == SPARKCTL_EXIT_OK && !a->json) {
 		emit_init(&e, EMIT_TEXT, &out, cmd_use_color());
 		emit_report(a, p, &e);
 		emit_release(&e);
@@ -629,7 +635,7 @@ static int run_bench_ddp(const struct cmd *cmd, int argc, char **argv)
 		OPT_BOOL(0, "json", &a.json, "print the report as JSON, not as text"),
 		OPT_STRING('o', "output", &a.output, "FILE",
 			   "also write the report as JSON to FILE"),
-		OPT_BOOL('q', "quiet", &a.quiet, "no text report (errors only)"),
+		OPT_BOOL('q', "quiet", &a.quiet, "no progress line: errors and the report only"),
 		OPT_HELP(),
 		OPT_END(),
 	};
