@@ -4,7 +4,8 @@
 # 2-node runs complete with positive figures; the speedup is the ratio of
 # the throughputs and the efficiency the speedup per node; comm and compute
 # add up to the step time within the noise the run measured; the
-# prediction is there and marked; the JSON conforms to its schema.  A
+# prediction is there and marked; the JSON conforms to its schema; the
+# transformer has the shape its parameter count says.  A
 # --params that would not fit in memory is refused (2), a torch that is
 # missing on the nodes is named (3).
 . "$SRCDIR/tests/lib.sh"
@@ -93,6 +94,19 @@ comms = [two["comm_us"]] + [x["comm_us"] for x in p]
 check(all(b > a for a, b in zip(comms, comms[1:])), "comm grows with the nodes")
 check(abs(p[-1]["comm_us"] - two["comm_us"] * 1.75) < 1, "8 nodes: 1.75 x the comm of 2")
 PY
+
+# The transformer, on node1 alone: 2 encoder layers of width d, 12d^2 + 13d
+# parameters each, d a multiple of 8.
+expect 0 timeout 120 "$SPARKCTL" bench ddp -H node1 --model transformer --params 100k --batch 2 \
+  --steps 2 --warmup 1 --json
+/usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = d["width"]
+assert d["model"] == "transformer" and w % 8 == 0, d
+assert d["params"] == 2 * (12 * w * w + 13 * w) <= 100000 < 2 * (12 * (w + 8) ** 2 + 13 * (w + 8)), d
+assert [r["nodes"] for r in d["runs"]] == [1] and d["runs"][0]["hosts"] == "node1" and d["predicted"] == [], d
+' "$TMP/out" || fail "the transformer's shape"
 
 # torch missing on the nodes: exit 3, and the line says what is missing.
 printf '#!/bin/sh\nexec %s -S -I "$@"\n' "$TORCH_PYTHON" > "$TMP/no-torch-python"
