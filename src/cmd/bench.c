@@ -2,6 +2,7 @@
  * sparkctl bench - measure the cluster.
  *
  *   sparkctl bench nccl   NCCL collectives, nccl-tests' table, without MPI
+ *   sparkctl bench ddp    training scaling across nodes (bench_ddp.c)
  *
  * The work is in src/bench/: nccl_perf.c (sizes, formulas, the table),
  * nccl_run.c (one rank), rendezvous.c (how the ranks meet).  Here: the
@@ -602,11 +603,12 @@ static const char *const bench_usage[] = {
 	NULL,
 };
 
-static const struct cmd *const bench_verbs[] = { &cmd_bench_nccl, &cmd_bench_link, NULL };
+static const struct cmd *const bench_verbs[] = { &cmd_bench_nccl, &cmd_bench_link, &cmd_bench_ddp,
+						 NULL };
 
 const struct cmd cmd_bench = {
 	.name = "bench",
-	.summary = "time NCCL collectives; measure RDMA and TCP links between nodes",
+	.summary = "time NCCL collectives; measure RDMA and TCP links and training scaling",
 	.usage = bench_usage,
 	.verbs = bench_verbs,
 	.verb_noun = "benchmark",

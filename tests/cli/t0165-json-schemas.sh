@@ -2,7 +2,9 @@
 # Every JSON output that can be made here conforms to its schema in docs/schemas
 # (docs/json.md): topo, doctor, doctor --list, env, agent status, status, deploy,
 # agent ping, bench nccl (on the stand-in libraries) and launch's summary.json.
-# bench link's is validated in tests/cluster/t0620-bench-link.sh, which makes it.
+# bench link's is validated in tests/cluster/t0620-bench-link.sh, which makes it;
+# bench ddp's here on one node (with Debian's python3-torch), and across
+# namespace nodes in tests/launch/t0850-bench-ddp.sh.
 # A document that drifts - a renamed key, a percent for a ratio, a size that is
 # not an integer, a missing schema_version - is refused.
 . "$SRCDIR/tests/lib.sh"
@@ -23,7 +25,7 @@ assert top["properties"]["schema_version"]["const"] >= 1, "schema_version"
 assert top["additionalProperties"] is False, "additionalProperties"
 PY
 done
-for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link launch-summary top discover cluster cluster-path storage storage-plan storage-bench storage-connect; do
+for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link bench-ddp launch-summary top discover cluster cluster-path storage storage-plan storage-bench storage-connect; do
   [ -f "docs/schemas/$name.schema.json" ] || fail "no docs/schemas/$name.schema.json"
 done
 
@@ -35,6 +37,14 @@ printf '#!/bin/sh\n' > "$TMP/nvme-bin/modprobe"
 chmod +x "$TMP/nvme-bin/modprobe"
 PATH="$TMP/nvme-bin:$PATH" "$SPARKCTL" storage connect --target 127.0.0.1 --nqn nqn.2026-11.io.sparkctl:shared --json > "$TMP/storage-connect.json"
 json_valid storage-connect "$TMP/storage-connect.json"
+
+# ---- bench ddp on this node alone (the worker from the source tree)
+if /usr/bin/python3 -c 'import torch.distributed' 2> /dev/null; then
+  expect 0 env SPARKCTL_DATA_DIR="$SRCDIR/share" SPARKCTL_PYTHON=/usr/bin/python3 timeout 120 \
+    "$SPARKCTL" bench ddp -H localhost --params 50k --batch 8 --steps 3 --warmup 1 --json
+  cp "$TMP/out" "$TMP/bench-ddp.json"
+  json_valid bench-ddp "$TMP/bench-ddp.json"
+fi
 
 # ---- topo: the inventory, from trees, from the live host, from a version 1 inventory
 for f in $fixtures; do

@@ -57,7 +57,7 @@ offers_none
 
 # Verbs.
 complete_line bench ""
-offers nccl link
+offers nccl link ddp
 complete_line bench l
 offers_only link
 complete_line agent ""
@@ -134,7 +134,7 @@ offers_only sparka sparkb sparkc
 complete_line help ""
 offers topo doctor bench
 complete_line help bench ""
-offers_only nccl link
+offers_only nccl link ddp
 complete_line launch -N 2 --contain auto ""
 grep -qxF bash "$TMP/reply" || fail "launch's command is not completed from the commands"
 complete_line launch -N 2 python3 -

@@ -78,6 +78,7 @@ has_file /lib/systemd/system/sparkctl-exporter.service
 has_file /usr/share/sparkctl/sparkctl-dashboard.json
 has_file /usr/share/sparkctl/sparkctl-alerts.yml
 has_file /usr/share/sparkctl/prometheus.yml
+has_file /usr/share/sparkctl/ddp_bench.py
 has_file /usr/share/doc/sparkctl/copyright
 has_file /usr/share/doc/sparkctl/README.md
 for doc in "$src"/docs/*.md; do

@@ -112,7 +112,7 @@ static void page_of_a_verb_and_of_sparkctl(void **state)
 	strbuf_reset(&out);
 	man_page_command(&cmd_bench, NULL, NULL, &out);
 	contains(out.buf, ".SH BENCHMARKS\n.TP\n\\fBnccl\\fR\n");
-	contains(out.buf, ".BR sparkctl\\-bench\\-link (1)\n");
+	contains(out.buf, ".BR sparkctl\\-bench\\-link (1) ,\n.BR sparkctl\\-bench\\-ddp (1)\n");
 	strbuf_reset(&out);
 	man_page_sparkctl(fake_commands, &out);
 	contains(out.buf, ".TP\n\\fBfake\\fR\ndo nothing, for the tests\n");

@@ -1,0 +1,159 @@
+/*
+ * ddp_model.c - the arithmetic of 'sparkctl bench ddp' (ddp_model.h).
+ */
+#include "sparkctl.h"
+
+#include <math.h>
+
+#include "bench/ddp_model.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int ddp_percentile(double *values, size_t n, double p, double *ret)
+{
+	double pos, frac;
+	size_t lo;
+
+	if (n == 0 || !(p >= 0 && p <= 100))
+		return -EINVAL;
+	qsort(values, n, sizeof(*values), cmp_double);
+	pos = p / 100 * (double)(n - 1);
+	lo = (size_t)floor(pos);
+	frac = pos - (double)lo;
+	*ret = lo + 1 < n ? values[lo] + frac * (values[lo + 1] - values[lo]) : values[lo];
+	return 0;
+}
+
+double ddp_samples_per_second(unsigned ranks, unsigned batch_per_rank, double step_us)
+{
+	if (!(step_us > 0))
+		return 0;
+	return (double)ranks * batch_per_rank * 1e6 / step_us;
+}
+
+double ddp_ring_factor(unsigned ranks)
+{
+	return ranks < 2 ? 0 : 2.0 * (ranks - 1) / ranks;
+}
+
+double ddp_busbw(double bytes, unsigned ranks, double us)
+{
+	if (ranks < 2 || !(us > 0))
+		return 0;
+	/* bytes per us is 10^6 B/s: / 1000 for 10^9 B/s. */
+	return ddp_ring_factor(ranks) * bytes / us / 1000;
+}
+
+int ddp_figures(const struct ddp_measure *m, const struct ddp_measure *base,
+		struct ddp_figures *ret)
+{
+	double s1, sn;
+
+	if (!m->nodes || !base->nodes)
+		return -EINVAL;
+	sn = ddp_samples_per_second(m->ranks, m->batch_per_rank, m->step_p50_us);
+	s1 = ddp_samples_per_second(base->ranks, base->batch_per_rank, base->step_p50_us);
+	if (!(sn > 0) || !(s1 > 0))
+		return -EINVAL;
+	ret->samples_per_second = sn;
+	ret->speedup = sn / s1;
+	ret->efficiency_ratio = sn / (m->nodes * s1);
+	ret->comm_ratio = m->comm_us / m->step_p50_us;
+	ret->other_us = m->step_p50_us - m->compute_us - m->comm_us;
+	ret->busbw_gbytes_per_second = ddp_busbw(m->grad_bytes, m->ranks, m->comm_us);
+	ret->lost_comm_ratio = m == base ? 0 : (m->comm_us - base->comm_us) / m->step_p50_us;
+	ret->lost_other_ratio = m == base ? 0 : 1 - ret->efficiency_ratio - ret->lost_comm_ratio;
+	return 0;
+}
+
+int ddp_predict(const struct ddp_measure *base, const struct ddp_measure *multi, unsigned nodes,
+		struct ddp_prediction *ret)
+{
+	unsigned per_node, ranks;
+	double busbw, s1;
+
+	if (!nodes || !multi->nodes || multi->ranks < 2 || multi->ranks % multi->nodes)
+		return -EINVAL;
+	busbw = ddp_busbw(multi->grad_bytes, multi->ranks, multi->comm_us);
+	s1 = ddp_samples_per_second(base->ranks, base->batch_per_rank, base->step_p50_us);
+	if (!(busbw > 0) || !(s1 > 0) || !(multi->compute_us > 0))
+		return -EINVAL;
+	per_node = multi->ranks / multi->nodes;
+	ranks = nodes * per_node;
+	ret->nodes = nodes;
+	ret->compute_us = multi->compute_us;
+	ret->comm_us = ddp_ring_factor(ranks) * multi->grad_bytes / busbw / 1000;
+	ret->step_us = ret->compute_us + ret->comm_us;
+	ret->samples_per_second =
+		ddp_samples_per_second(ranks, multi->batch_per_rank, ret->step_us);
+	ret->speedup = ret->samples_per_second / s1;
+	ret->efficiency_ratio = ret->speedup / nodes;
+	return 0;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+	if (a <= 0 || b <= 0)
+		return 0;
+	return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+int64_t ddp_rank_bytes(int64_t params, unsigned elem_bytes, int64_t activation_elems,
+		       unsigned batch)
+{
+	int64_t state = sat_mul(sat_mul(params, 4), elem_bytes);
+	int64_t acts = sat_mul(sat_mul(sat_mul(activation_elems, batch), elem_bytes), 2);
+
+	return sat_add(state, acts);
+}
+
+bool ddp_fits(int64_t rank_bytes, unsigned ranks, int64_t available, double margin)
+{
+	double need = (double)rank_bytes * ranks;
+
+	return available > 0 && need <= (double)available * (1 - margin);
+}
+
+int ddp_shape(enum ddp_model_kind kind, int64_t params, struct ddp_shape *ret)
+{
+	double w;
+
+	switch (kind) {
+	case DDP_MODEL_MLP:
+		/* layers x (w^2 + w) <= params */
+		w = floor((-1 + sqrt(1 + 4.0 * (double)params / DDP_MLP_LAYERS)) / 2);
+		if (w < 1)
+			return -EINVAL;
+		ret->width = (unsigned)w;
+		ret->params = (int64_t)DDP_MLP_LAYERS * ((int64_t)w * (int64_t)w + (int64_t)w);
+		/* each layer's output, and the ReLU's between them */
+		ret->activation_elems = (int64_t)(2 * DDP_MLP_LAYERS) * (int64_t)w;
+		return 0;
+	case DDP_MODEL_TRANSFORMER:
+		/*
+		 * A layer: attention 4d^2 + 4d, feed-forward (4d) 8d^2 + 5d, two
+		 * norms 4d: 12d^2 + 13d.  d a multiple of 8 (heads of 8 wide).
+		 */
+		w = floor((-13 + sqrt(169 + 48.0 * (double)params / DDP_TF_LAYERS)) / 24);
+		w = floor(w / 8) * 8;
+		if (w < 8)
+			return -EINVAL;
+		ret->width = (unsigned)w;
+		ret->params =
+			(int64_t)DDP_TF_LAYERS * (12 * (int64_t)w * (int64_t)w + 13 * (int64_t)w);
+		/* per token and layer: about 16 d kept (qkv, attention out, 4d x 2 ff, norms) */
+		ret->activation_elems = (int64_t)DDP_TF_LAYERS * DDP_TF_SEQ * 16 * (int64_t)w;
+		return 0;
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,116 @@
+/*
+ * ddp_model.h - the arithmetic of 'sparkctl bench ddp': percentiles of
+ * step times, throughput, speedup and efficiency under weak scaling, the
+ * split of a step into gradient all-reduce and the rest, the all-reduce's
+ * bus bandwidth, the prediction for more nodes, and the memory a run needs.
+ * Pure functions: no I/O, unit-tested in tests/unit/test-ddp-model.c.
+ */
+#ifndef SPARKCTL_DDP_MODEL_H
+#define SPARKCTL_DDP_MODEL_H
+
+#include "sparkctl.h"
+
+/*
+ * The p-th percentile (0..100) of n values, interpolated linearly between
+ * the two nearest ranks (numpy's default): sorts values in place.
+ * Returns -EINVAL for n == 0 or p out of range.
+ */
+int ddp_percentile(double *values, size_t n, double p, double *ret);
+
+/* What one configuration (nodes x ranks per node) measured; times in us. */
+struct ddp_measure {
+	unsigned nodes, ranks;	 /* ranks: in all (nodes x ranks per node) */
+	unsigned batch_per_rank; /* samples per rank per step */
+	double step_p50_us, step_p95_us;
+	double comm_us;	   /* gradient all-reduce per step (p50), from the comm hook */
+	double compute_us; /* a step without gradient all-reduce (p50, DDP's no_sync) */
+	double grad_bytes; /* gradient bytes all-reduced per step */
+};
+
+/* What follows from a measure (and the 1-node one it is compared with). */
+struct ddp_figures {
+	double samples_per_second; /* ranks x batch / p50 step */
+	double speedup;		   /* S_N / S_1 */
+	double efficiency_ratio;   /* S_N / (N x S_1): N in nodes */
+	double comm_ratio;	   /* comm / step */
+	double other_us;	   /* step - compute - comm: > 0 lost outside both, < 0 overlap */
+	double busbw_gbytes_per_second; /* ring all-reduce bus bandwidth (0 on one rank) */
+	/*
+	 * 1 - efficiency, split: the step time gained by comm over base's, and
+	 * the rest (compute, waiting for the slowest rank, overlap lost), as
+	 * fractions of this step.  Exact with one rank per node under weak
+	 * scaling, where efficiency is base's step over this one.
+	 */
+	double lost_comm_ratio, lost_other_ratio;
+};
+
+/* Samples per second at a p50 step time; 0 for a step time that is not positive. */
+double ddp_samples_per_second(unsigned ranks, unsigned batch_per_rank, double step_us);
+
+/*
+ * The figures of m against base (the 1-node run; base == m for itself).
+ * Returns -EINVAL where a time or throughput is not positive.
+ */
+int ddp_figures(const struct ddp_measure *m, const struct ddp_measure *base,
+		struct ddp_figures *ret);
+
+/* Ring all-reduce: the bytes each rank sends, 2(n-1)/n x bytes; 0 for n < 2. */
+double ddp_ring_factor(unsigned ranks);
+
+/* Bus bandwidth in 10^9 B/s of an all-reduce of bytes over ranks in us; 0 if none. */
+double ddp_busbw(double bytes, unsigned ranks, double us);
+
+/*
+ * The prediction for nodes (same ranks per node as multi) from the 1-node
+ * run base and the smallest multi-node run multi: compute per step as
+ * measured in multi, the all-reduce of the gradient bytes at multi's bus
+ * bandwidth scaled by the ring factor, and no overlap (step = compute +
+ * comm: what DDP hides behind the backward pass is not counted on).
+ */
+struct ddp_prediction {
+	unsigned nodes;
+	double step_us, comm_us, compute_us;
+	double samples_per_second, speedup, efficiency_ratio;
+};
+
+int ddp_predict(const struct ddp_measure *base, const struct ddp_measure *multi, unsigned nodes,
+		struct ddp_prediction *ret);
+
+/*
+ * Bytes one rank needs: weights, gradients, DDP's buckets (a copy of the
+ * gradients) and the optimizer's momentum (4 copies of params x elem
+ * bytes), plus the activations kept for the backward pass
+ * (activation_elems per sample x batch x elem bytes x 2: forward and
+ * gradient).  Saturates at INT64_MAX.
+ */
+int64_t ddp_rank_bytes(int64_t params, unsigned elem_bytes, int64_t activation_elems,
+		       unsigned batch);
+
+/*
+ * Whether ranks of rank_bytes each fit in available bytes with a margin
+ * (a fraction, 0..1, of available kept free).
+ */
+bool ddp_fits(int64_t rank_bytes, unsigned ranks, int64_t available, double margin);
+
+/*
+ * The model shapes for a parameter count: mlp, a stack of DDP_MLP_LAYERS
+ * square layers of width w (params = layers x (w^2 + w)); transformer,
+ * DDP_TF_LAYERS encoder layers of width d, a multiple of 8 (about 12 d^2
+ * each), over DDP_TF_SEQ tokens.  The activations per sample that
+ * ddp_rank_bytes() counts.  -EINVAL for a count too small for the model.
+ */
+#define DDP_MLP_LAYERS 4
+#define DDP_TF_LAYERS  2
+#define DDP_TF_SEQ     32
+enum ddp_model_kind {
+	DDP_MODEL_MLP,
+	DDP_MODEL_TRANSFORMER
+};
+struct ddp_shape {
+	unsigned width;
+	int64_t params;		  /* what that width gives */
+	int64_t activation_elems; /* per sample */
+};
+int ddp_shape(enum ddp_model_kind kind, int64_t params, struct ddp_shape *ret);
+
+#endif

@@ -1,0 +1,696 @@
+/*
+ * sparkctl bench ddp - training scaling across nodes: a synthetic-data
+ * DistributedDataParallel loop (share/ddp_bench.py, run by the nodes' own
+ * PyTorch) through 'sparkctl launch', first on one node, then on more,
+ * with the same batch per rank (weak scaling).  The arithmetic is
+ * bench/ddp_model.h; here the command line, the runs and the report.
+ */
+#include "sparkctl.h"
+
+#include <libgen.h>
+
+#include "bench/ddp_model.h"
+#include "cmd/cmd.h"
+#include "lib/json.h"
+#include "lib/parse.h"
+#include "lib/rootfs.h"
+#include "lib/xalloc.h"
+#include "probe/meminfo.h"
+#include "probe/procs.h"
+#include "proc/run.h"
+#include "remote/hosts.h"
+#include "view/emit.h"
+#include "view/progress.h"
+
+#define DDP_CMD		   "bench ddp"
+#define DDP_WORKER	   "ddp_bench.py"
+#define DDP_MARKER	   "sparkctl-ddp {"
+#define DDP_MAX_CONFIGS	   16
+#define DDP_PREDICT_MIN	   3
+#define DDP_PREDICT_MAX	   8
+/* Of MemAvailable, kept free: the page cache, the launcher, what torch allocates beside. */
+#define DDP_MEMORY_MARGIN  0.25
+#define DDP_DEFAULT_PYTHON "/usr/bin/python3"
+#define DDP_SCHEMA_VERSION 1
+
+static const char *const ddp_usage[] = {
+	"sparkctl bench ddp [-H HOSTS] [--nodes 1,N] [--model mlp|transformer] [--params N] "
+	"[--batch B] [--steps S] [options]",
+	NULL,
+};
+
+static const char ddp_description[] =
+	"Measure how data-parallel training scales across nodes, and where the\n"
+	"efficiency goes.  A synthetic-data DistributedDataParallel loop (shipped with\n"
+	"sparkctl, run by the nodes' PyTorch: NCCL on GPUs, gloo on CPUs) runs through\n"
+	"'sparkctl launch' on the first node of -H, then on the first N nodes for each N\n"
+	"of --nodes, with the same batch per rank (weak scaling).  Each step is timed,\n"
+	"and the gradient all-reduce inside it through a DDP communication hook around\n"
+	"the real buckets; the same steps without the all-reduce (no_sync) give the\n"
+	"compute time.  Reported per run: p50 and p95 step time, samples/s, speedup\n"
+	"S_N/S_1 and efficiency S_N/(N x S_1), comm and compute per step, the\n"
+	"all-reduce's bus bandwidth, and the lost efficiency split into comm and the\n"
+	"rest.  From the 1 -> N measurement it predicts 3 to 8 nodes: compute as\n"
+	"measured plus a ring all-reduce of the gradients at the measured bus bandwidth,\n"
+	"with no overlap assumed.\n"
+	"\n"
+	"Python is $SPARKCTL_PYTHON, else /usr/bin/python3, on every node; the worker is\n"
+	"found in $SPARKCTL_DATA_DIR, else in share/sparkctl beside the binary's\n"
+	"prefix, and is sent to the nodes on the command line.  A --params or --batch\n"
+	"whose ranks would not fit in this node's MemAvailable (less a quarter) is\n"
+	"refused.";
+
+struct ddp_args {
+	const char *hosts, *hostfile, *cluster, *nodes, *model, *params, *dtype, *output;
+	unsigned batch, steps, warmup, bucket_mb, nproc, timeout;
+	bool json, quiet;
+};
+
+/* One configuration: what was asked, what came back. */
+struct ddp_run {
+	unsigned nodes;
+	struct strbuf hosts; /* -H of its launch */
+	struct ddp_measure m;
+	struct ddp_figures f;
+	unsigned buckets;
+	char *backend, *device, *torch_version;
+	int64_t params;
+};
+
+struct ddp_plan {
+	enum ddp_model_kind kind;
+	struct ddp_shape shape;
+	unsigned layers, elem_bytes;
+	struct ddp_run runs[DDP_MAX_CONFIGS];
+	size_t nr_runs;
+	const char *python;
+	struct strbuf script;
+};
+
+/* "25M", "1.5G", "300000": a count of parameters (k, M, G, T: powers of 1000). */
+static int parse_count(const char *s, int64_t *ret)
+{
+	static const char units[] = "kMGT";
+	double v, scale = 1;
+	char *end;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end) {
+		const char *u = strchr(units, *end == 'K' ? 'k' : *end);
+		if (!u || end[1])
+			return -EINVAL;
+		for (const char *p = units; p <= u; p++)
+			scale *= 1000;
+	}
+	v *= scale;
+	if (!(v >= 1) || v > 1e15)
+		return -EINVAL;
+	*ret = (int64_t)v;
+	return 0;
+}
+
+/* "1,2,4": increasing node counts, 1 first (the baseline), at most nr_hosts. */
+static int parse_nodes(const char *s, size_t nr_hosts, struct ddp_plan *p)
+{
+	const char *q = s;
+
+	p->nr_runs = 0;
+	while (*q) {
+		uint32_t n;
+		size_t len = strcspn(q, ",");
+		char word[16];
+		if (!len || len >= sizeof(word) || p->nr_runs == DDP_MAX_CONFIGS)
+			return cmd_usage_error(DDP_CMD, "bad --nodes '%s': counts such as 1,2", s);
+		memcpy(word, q, len);
+		word[len] = '\0';
+		if (parse_u32(word, &n) < 0 || n < 1 ||
+		    (p->nr_runs && n <= p->runs[p->nr_runs - 1].nodes))
+			return cmd_usage_error(
+				DDP_CMD, "bad --nodes '%s': increasing counts such as 1,2", s);
+		if (n > nr_hosts)
+			return cmd_usage_error(DDP_CMD, "--nodes %s: %zu node%s given", s, nr_hosts,
+					       nr_hosts == 1 ? "" : "s");
+		p->runs[p->nr_runs++].nodes = n;
+		q += len;
+		if (*q == ',' && !*++q)
+			return cmd_usage_error(DDP_CMD, "bad --nodes '%s'", s);
+	}
+	if (!p->nr_runs || p->runs[0].nodes != 1)
+		return cmd_usage_error(DDP_CMD,
+				       "--nodes %s: the first run is on 1 node, the baseline", s);
+	return SPARKCTL_EXIT_OK;
+}
+
+/* The worker's text: $SPARKCTL_DATA_DIR, else PREFIX/share/sparkctl beside bin/sparkctl. */
+static int read_worker(struct strbuf *script)
+{
+	struct strbuf path = STRBUF_INIT;
+	const char *dir = getenv("SPARKCTL_DATA_DIR");
+	int ret = SPARKCTL_EXIT_OK;
+
+	if (dir && *dir) {
+		strbuf_addf(&path, "%s/%s", dir, DDP_WORKER);
+	} else {
+		char *self = proc_self_path_or_name();
+		char *bindir = dirname(self);
+		strbuf_addf(&path, "%s/../share/sparkctl/%s", bindir, DDP_WORKER);
+		free(self);
+	}
+	struct rootfs root;
+	int r = rootfs_open(&root, "/");
+	if (r == 0) {
+		r = rootfs_read_file(&root, path.buf[0] == '/' ? path.buf + 1 : path.buf, 1 << 20,
+				     script);
+		rootfs_close(&root);
+	}
+	if (r < 0) {
+		cmd_error(DDP_CMD, "no worker %s: %s (set SPARKCTL_DATA_DIR to its directory)",
+			  path.buf, strerror(-r));
+		ret = SPARKCTL_EXIT_UNAVAILABLE;
+	}
+	strbuf_release(&path);
+	return ret;
+}
+
+/* MemAvailable of this node (the nodes are taken to be alike); -errno. */
+static int mem_available(int64_t *ret)
+{
+	struct rootfs root;
+	struct meminfo mi;
+	int r = rootfs_open(&root, rootfs_root_path(NULL));
+
+	if (r < 0)
+		return r;
+	const struct host_reader rd = { .root = &root };
+	r = meminfo_read(&rd, &mi);
+	rootfs_close(&root);
+	if (r <= 0 || mi.mem_available == INV_UNKNOWN)
+		return -ENODATA;
+	*ret = mi.mem_available;
+	return 0;
+}
+
+static int check_args(const struct ddp_args *a, struct ddp_plan *p)
+{
+	int64_t params, need, avail;
+
+	if (streq(a->model, "mlp")) {
+		p->kind = DDP_MODEL_MLP;
+		p->layers = DDP_MLP_LAYERS;
+	} else if (streq(a->model, "transformer")) {
+		p->kind = DDP_MODEL_TRANSFORMER;
+		p->layers = DDP_TF_LAYERS;
+	} else {
+		return cmd_usage_error(DDP_CMD, "bad --model '%s': mlp or transformer", a->model);
+	}
+	if (streq(a->dtype, "fp32"))
+		p->elem_bytes = 4;
+	else if (streq(a->dtype, "bf16"))
+		p->elem_bytes = 2;
+	else
+		return cmd_usage_error(DDP_CMD, "bad --dtype '%s': bf16 or fp32", a->dtype);
+	if (parse_count(a->params, &params) < 0)
+		return cmd_usage_error(DDP_CMD, "bad --params '%s': a count such as 25M",
+				       a->params);
+	if (ddp_shape(p->kind, params, &p->shape) < 0)
+		return cmd_usage_error(DDP_CMD, "--params %s: too few for a %s", a->params,
+				       a->model);
+	if (a->batch < 1 || a->batch > 1000000)
+		return cmd_usage_error(DDP_CMD, "--batch takes 1 to 1000000");
+	if (a->steps < 1 || a->steps > 100000)
+		return cmd_usage_error(DDP_CMD, "--steps takes 1 to 100000");
+	if (a->warmup > 10000)
+		return cmd_usage_error(DDP_CMD, "--warmup takes 0 to 10000");
+	if (a->bucket_mb < 1 || a->bucket_mb > 4096)
+		return cmd_usage_error(DDP_CMD, "--bucket-mb takes 1 to 4096");
+	if (a->nproc < 1 || a->nproc > 64)
+		return cmd_usage_error(DDP_CMD, "-N takes 1 to 64 ranks per node");
+	if (a->timeout < 1 || a->timeout > 86400)
+		return cmd_usage_error(DDP_CMD, "--job-timeout takes 1 to 86400 seconds");
+	if (a->json && a->output)
+		return cmd_usage_error(DDP_CMD, "--json prints the JSON, -o writes it to a file: "
+						"choose one");
+	need = ddp_rank_bytes(p->shape.params, p->elem_bytes, p->shape.activation_elems, a->batch);
+	if (mem_available(&avail) == 0 && !ddp_fits(need, a->nproc, avail, DDP_MEMORY_MARGIN))
+		return cmd_usage_error(DDP_CMD,
+				       "--params %s --batch %u: %u rank%s of about %.1f GB each "
+				       "would not fit in %.1f GB, three quarters of MemAvailable",
+				       a->params, a->batch, a->nproc, a->nproc == 1 ? "" : "s",
+				       (double)need / 1e9, (double)avail * 0.75 / 1e9);
+	p->python = getenv("SPARKCTL_PYTHON");
+	if (!p->python || !*p->python)
+		p->python = DDP_DEFAULT_PYTHON;
+	return SPARKCTL_EXIT_OK;
+}
+
+static void launch_argv(const struct ddp_args *a, const struct ddp_plan *p,
+			const struct ddp_run *run, struct strvec *v)
+{
+	char *self = proc_self_path_or_name();
+
+	strvec_push(v, self);
+	free(self);
+	strvec_push(v, "launch");
+	strvec_pushf(v, "--hosts=%s", run->hosts.buf);
+	strvec_pushf(v, "--nproc-per-node=%u", a->nproc);
+	strvec_pushf(v, "--job-timeout=%u", a->timeout);
+	strvec_push(v, "--quiet");
+	strvec_push(v, "--");
+	strvec_push(v, p->python);
+	strvec_push(v, "-c");
+	strvec_push(v, p->script.buf);
+	strvec_pushf(v, "--model=%s", a->model);
+	strvec_pushf(v, "--width=%u", p->shape.width);
+	strvec_pushf(v, "--layers=%u", p->layers);
+	strvec_pushf(v, "--seq=%u", DDP_TF_SEQ);
+	strvec_pushf(v, "--batch=%u", a->batch);
+	strvec_pushf(v, "--steps=%u", a->steps);
+	strvec_pushf(v, "--warmup=%u", a->warmup);
+	strvec_pushf(v, "--bucket-mb=%u", a->bucket_mb);
+	strvec_pushf(v, "--dtype=%s", a->dtype);
+	strvec_pushf(v, "--timeout=%u", a->timeout);
+}
+
+/* The p50 of a JSON array of numbers into *p50 (and p95); -EINVAL if not one. */
+static int array_percentiles(const json_t *arr, size_t want, double *p50, double *p95)
+{
+	size_t n = json_array_size(arr), i;
+	double *v;
+	json_t *x;
+	int r = -EINVAL;
+
+	if (!json_is_array(arr) || n != want || n == 0)
+		return -EINVAL;
+	v = xcalloc(n, sizeof(*v));
+	json_array_foreach(arr, i, x)
+	{
+		if (!json_is_number(x) || json_number_value(x) < 0)
+			goto out;
+		v[i] = json_number_value(x);
+	}
+	r = ddp_percentile(v, n, 50, p50);
+	if (r == 0 && p95)
+		r = ddp_percentile(v, n, 95, p95);
+out:
+	free(v);
+	return r;
+}
+
+static char *json_dup_str(const json_t *doc, const char *key)
+{
+	const char *s = json_string_value(json_object_get(doc, key));
+
+	return xstrdup(s ? s : "");
+}
+
+/* Rank 0's line in the job's output into run; -EINVAL with a message in err. */
+static int parse_worker_line(const char *out, const struct ddp_args *a, struct ddp_run *run,
+			     struct strbuf *err)
+{
+	const char *line = strstr(out, DDP_MARKER), *end;
+	json_t *doc = NULL;
+	int r = -EINVAL;
+
+	if (!line) {
+		strbuf_addstr(err, "rank 0 printed no figures");
+		return -EINVAL;
+	}
+	line += strlen(DDP_MARKER) - 1;
+	end = strchr(line, '\n');
+	if (json_load_buffer(line, end ? (size_t)(end - line) : strlen(line), "rank 0's figures",
+			     &doc, err) < 0)
+		return -EINVAL;
+	run->params = json_integer_value(json_object_get(doc, "params"));
+	run->m.grad_bytes = (double)json_integer_value(json_object_get(doc, "grad_bytes"));
+	run->buckets = (unsigned)json_integer_value(json_object_get(doc, "buckets"));
+	run->m.ranks = (unsigned)json_integer_value(json_object_get(doc, "world_size"));
+	run->backend = json_dup_str(doc, "backend");
+	run->device = json_dup_str(doc, "device");
+	run->torch_version = json_dup_str(doc, "torch_version");
+	if (run->m.ranks != run->nodes * a->nproc || run->params <= 0) {
+		strbuf_addf(err, "rank 0 reports %u ranks, not %u", run->m.ranks,
+			    run->nodes * a->nproc);
+		goto out;
+	}
+	if (array_percentiles(json_object_get(doc, "step_us"), a->steps, &run->m.step_p50_us,
+			      &run->m.step_p95_us) < 0 ||
+	    array_percentiles(json_object_get(doc, "comm_us"), a->steps, &run->m.comm_us, NULL) <
+		    0 ||
+	    array_percentiles(json_object_get(doc, "compute_us"), a->steps, &run->m.compute_us,
+			      NULL) < 0) {
+		strbuf_addstr(err, "rank 0's figures are not one time per step");
+		goto out;
+	}
+	run->m.nodes = run->nodes;
+	run->m.batch_per_rank = a->batch;
+	r = 0;
+out:
+	json_decref(doc);
+	return r;
+}
+
+/* The job's last stderr lines (the end of a traceback says why), as messages. */
+static void report_job_errors(const struct run_job *job, const char *hosts)
+{
+	const char *p = job->err.buf + job->err.len;
+	int lines = 0;
+
+	/* Back from the end over at most 6 lines. */
+	while (p > job->err.buf && lines < 6) {
+		p--;
+		if (*p == '\n' && p + 1 < job->err.buf + job->err.len)
+			lines++;
+	}
+	if (lines == 6 || *p == '\n')
+		p++;
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		if (n)
+			cmd_error(DDP_CMD, "%s: %.*s", hosts, (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+}
+
+/* One configuration through 'sparkctl launch': an exit status. */
+static int run_config(const struct ddp_args *a, struct ddp_plan *p, struct ddp_run *run)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct run_job job;
+	int ret = SPARKCTL_EXIT_ERROR;
+
+	run_job_init(&job);
+	launch_argv(a, p, run, &job.argv);
+	progress_begin(!a->json && !a->quiet, "bench ddp: training on %u node%s", run->nodes,
+		       run->nodes == 1 ? "" : "s");
+	/* launch ends the job at --job-timeout; the extra time is for its own ending. */
+	int r = run_jobs(&job, 1, 1, (a->timeout + 30) * 1000, 0);
+	progress_end();
+	if (r < 0 || job.spawn_error) {
+		cmd_error(DDP_CMD, "cannot run sparkctl launch: %s",
+			  strerror(-(r < 0 ? r : job.spawn_error)));
+		goto out;
+	}
+	if (job.timed_out || job.status == SPARKCTL_EXIT_TIMEOUT) {
+		report_job_errors(&job, run->hosts.buf);
+		cmd_error(DDP_CMD, "%s: the job did not end within %u s (--job-timeout)",
+			  run->hosts.buf, a->timeout);
+		ret = SPARKCTL_EXIT_TIMEOUT;
+		goto out;
+	}
+	if (job.status != 0) {
+		report_job_errors(&job, run->hosts.buf);
+		/* 3: a node unreachable, or torch, NCCL or gloo missing (the worker says which). */
+		ret = job.status == SPARKCTL_EXIT_UNAVAILABLE || job.status == 127
+			      ? SPARKCTL_EXIT_UNAVAILABLE
+			      : SPARKCTL_EXIT_ERROR;
+		if (job.status == 127)
+			cmd_error(DDP_CMD, "%s: no %s (set SPARKCTL_PYTHON)", run->hosts.buf,
+				  p->python);
+		goto out;
+	}
+	if (parse_worker_line(job.out.buf, a, run, &err) < 0) {
+		cmd_error(DDP_CMD, "%s: %s", run->hosts.buf, err.buf);
+		goto out;
+	}
+	ret = SPARKCTL_EXIT_OK;
+out:
+	run_job_release(&job);
+	strbuf_release(&err);
+	return ret;
+}
+
+static json_t *jr(double v, int decimals)
+{
+	return jreal_rounded(v, decimals);
+}
+
+static void emit_runs(const struct ddp_plan *p, struct emitter *e)
+{
+	static const char *const headers[] = {
+		">NODES",   ">RANKS",	   "HOSTS",    ">STEP P50 ms", ">P95 ms",  ">SAMPLES/S",
+		">SPEEDUP", ">EFFICIENCY", ">COMM ms", ">COMPUTE ms",  ">REST ms", ">BUSBW GB/s",
+	};
+
+	emit_table_open(e, "runs", headers, ARRAY_SIZE(headers), 120);
+	for (size_t i = 0; i < p->nr_runs; i++) {
+		const struct ddp_run *r = &p->runs[i];
+		emit_row_open(e);
+		emit_cellf(e, "nodes", jint(r->nodes), "%u", r->nodes);
+		emit_cellf(e, "ranks", jint(r->m.ranks), "%u", r->m.ranks);
+		emit_cell(e, "hosts", jstr(r->hosts.buf), r->hosts.buf);
+		emit_cellf(e, "step_p50_us", jr(r->m.step_p50_us, 1), "%.2f",
+			   r->m.step_p50_us / 1000);
+		emit_cellf(e, "step_p95_us", jr(r->m.step_p95_us, 1), "%.2f",
+			   r->m.step_p95_us / 1000);
+		emit_cellf(e, "samples_per_second", jr(r->f.samples_per_second, 2), "%.1f",
+			   r->f.samples_per_second);
+		emit_cellf(e, "speedup", jr(r->f.speedup, 4), "%.3f", r->f.speedup);
+		emit_cellf(e, "efficiency_ratio", jr(r->f.efficiency_ratio, 4), "%.1f%%",
+			   r->f.efficiency_ratio * 100);
+		emit_cellf(e, "comm_us", jr(r->m.comm_us, 1), "%.2f", r->m.comm_us / 1000);
+		emit_cellf(e, "compute_us", jr(r->m.compute_us, 1), "%.2f", r->m.compute_us / 1000);
+		emit_cellf(e, "other_us", jr(r->f.other_us, 1), "%.2f", r->f.other_us / 1000);
+		if (r->m.ranks > 1)
+			emit_cellf(e, "busbw_gbytes_per_second",
+				   jr(r->f.busbw_gbytes_per_second, 4), "%.3f",
+				   r->f.busbw_gbytes_per_second);
+		else
+			emit_cell(e, "busbw_gbytes_per_second", json_null(), "-");
+		emit_value(e, "comm_ratio", jr(r->f.comm_ratio, 4), NULL);
+		emit_value(e, "lost_comm_ratio", jr(r->f.lost_comm_ratio, 4), NULL);
+		emit_value(e, "lost_other_ratio", jr(r->f.lost_other_ratio, 4), NULL);
+		emit_value(e, "buckets", jint(r->buckets), NULL);
+		emit_row_close(e);
+	}
+	emit_table_close(e);
+	for (size_t i = 1; i < p->nr_runs; i++) {
+		const struct ddp_run *r = &p->runs[i];
+		emit_text(e,
+			  "%u nodes: speedup %.3f, efficiency %.1f%%; lost %.1f%% = comm %.1f%% "
+			  "+ rest %.1f%%\n",
+			  r->nodes, r->f.speedup, r->f.efficiency_ratio * 100,
+			  (1 - r->f.efficiency_ratio) * 100, r->f.lost_comm_ratio * 100,
+			  r->f.lost_other_ratio * 100);
+	}
+}
+
+static void emit_prediction(const struct ddp_plan *p, struct emitter *e)
+{
+	static const char *const headers[] = {
+		">NODES",   ">RANKS",	   ">STEP ms", ">SAMPLES/S",
+		">SPEEDUP", ">EFFICIENCY", ">COMM ms", ">COMPUTE ms",
+	};
+	const struct ddp_run *base = &p->runs[0], *multi = NULL;
+
+	for (size_t i = 1; i < p->nr_runs && !multi; i++)
+		if (p->runs[i].m.ranks > 1)
+			multi = &p->runs[i];
+	if (!multi || !(multi->m.comm_us > 0)) {
+		emit_value(e, "predicted", json_array(), NULL);
+		emit_text(e, "\nno prediction: it needs a run on 2 nodes or more\n");
+		return;
+	}
+	emit_value(e, "predicted_from_nodes", jint(multi->nodes), NULL);
+	emit_value(e, "overlap_assumption", jstr("none"), NULL);
+	emit_text(e,
+		  "\npredicted from the 1 -> %u node measurement (overlap assumed: none; step = "
+		  "compute + ring all-reduce 2(N-1)/N x %.1f MB at %.3f GB/s busbw):\n",
+		  multi->nodes, multi->m.grad_bytes / 1e6, multi->f.busbw_gbytes_per_second);
+	emit_table_open(e, "predicted", headers, ARRAY_SIZE(headers), 120);
+	for (unsigned n = DDP_PREDICT_MIN; n <= DDP_PREDICT_MAX; n++) {
+		struct ddp_prediction pr;
+		if (ddp_predict(&base->m, &multi->m, n, &pr) < 0)
+			continue;
+		unsigned ranks = n * (multi->m.ranks / multi->m.nodes);
+		emit_row_open(e);
+		emit_cellf(e, "nodes", jint(n), "%u", n);
+		emit_cellf(e, "ranks", jint(ranks), "%u", ranks);
+		emit_cellf(e, "step_us", jr(pr.step_us, 1), "%.2f", pr.step_us / 1000);
+		emit_cellf(e, "samples_per_second", jr(pr.samples_per_second, 2), "%.1f",
+			   pr.samples_per_second);
+		emit_cellf(e, "speedup", jr(pr.speedup, 4), "%.3f", pr.speedup);
+		emit_cellf(e, "efficiency_ratio", jr(pr.efficiency_ratio, 4), "%.1f%%",
+			   pr.efficiency_ratio * 100);
+		emit_cellf(e, "comm_us", jr(pr.comm_us, 1), "%.2f", pr.comm_us / 1000);
+		emit_cellf(e, "compute_us", jr(pr.compute_us, 1), "%.2f", pr.compute_us / 1000);
+		emit_row_close(e);
+	}
+	emit_table_close(e);
+}
+
+static void emit_report(const struct ddp_args *a, const struct ddp_plan *p, struct emitter *e)
+{
+	const struct ddp_run *base = &p->runs[0];
+
+	emit_value(e, "schema_version", jint(DDP_SCHEMA_VERSION), NULL);
+	emit_str(e, "model", "bench ddp: %s", a->model);
+	emit_int(e, "params", ", %" PRId64 " parameters", base->params);
+	emit_int(e, "width", " (width %" PRId64, p->shape.width);
+	emit_int(e, "layers", " x %" PRId64 " layers)", p->layers);
+	emit_str(e, "dtype", ", %s", a->dtype);
+	emit_int(e, "batch_per_rank", ", batch %" PRId64 " per rank", a->batch);
+	emit_int(e, "ranks_per_node", ", %" PRId64 " per node", a->nproc);
+	emit_int(e, "steps", ", %" PRId64 " steps", a->steps);
+	emit_int(e, "warmup_steps", " (%" PRId64 " warm-up)\n", a->warmup);
+	emit_str(e, "backend", "%s", base->backend);
+	emit_str(e, "device", " on %s", base->device);
+	emit_str(e, "torch_version", ", torch %s", base->torch_version);
+	emit_int(e, "grad_bytes", "; gradients %" PRId64 " bytes per step",
+		 (int64_t)base->m.grad_bytes);
+	emit_int(e, "bucket_cap_bytes", " in buckets of up to %" PRId64 " bytes\n\n",
+		 (int64_t)a->bucket_mb << 20);
+	emit_runs(p, e);
+	emit_prediction(p, e);
+}
+
+static int print_report(const struct ddp_args *a, const struct ddp_plan *p)
+{
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	const char *json_path = a->json ? "-" : a->output;
+	struct emitter e;
+	int ret = SPARKCTL_EXIT_OK;
+
+	if (json_path) {
+		json_t *doc;
+		emit_init(&e, EMIT_JSON, NULL, false);
+		emit_report(a, p, &e);
+		doc = emit_document(&e);
+		emit_release(&e);
+		if (json_save(doc, json_path, &err) < 0) {
+			cmd_error(DDP_CMD, "%s", err.buf);
+			ret = SPARKCTL_EXIT_ERROR;
+		}
+		json_decref(doc);
+	}
+	if (ret == SPARKCTL_EXIT_OK && !a->json) {
+		emit_init(&e, EMIT_TEXT, &out, cmd_use_color());
+		emit_report(a, p, &e);
+		emit_release(&e);
+		fputs(out.buf, stdout);
+	}
+	strbuf_release(&out);
+	strbuf_release(&err);
+	return ret;
+}
+
+static int run_all(const struct ddp_args *a, struct ddp_plan *p, const struct host_list *hosts)
+{
+	int ret;
+
+	for (size_t i = 0; i < p->nr_runs; i++) {
+		struct ddp_run *r = &p->runs[i];
+		for (unsigned h = 0; h < r->nodes; h++)
+			strbuf_addf(&r->hosts, "%s%s", h ? "," : "", hosts->hosts[h].name);
+		ret = run_config(a, p, r);
+		if (ret != SPARKCTL_EXIT_OK)
+			return ret;
+	}
+	for (size_t i = 0; i < p->nr_runs; i++)
+		if (ddp_figures(&p->runs[i].m, &p->runs[0].m, &p->runs[i].f) < 0) {
+			cmd_error(DDP_CMD, "%s: a step time that is not positive",
+				  p->runs[i].hosts.buf);
+			return SPARKCTL_EXIT_ERROR;
+		}
+	return print_report(a, p);
+}
+
+static int run_bench_ddp(const struct cmd *cmd, int argc, char **argv)
+{
+	struct ddp_args a = {
+		.model = "mlp",
+		.params = "2M",
+		.dtype = "fp32",
+		.batch = 32,
+		.steps = 20,
+		.warmup = 3,
+		.bucket_mb = 25,
+		.nproc = 1,
+		.timeout = 600,
+	};
+	const struct opt opts[] = {
+		OPT_STRING('H', "hosts", &a.hosts, "HOSTS",
+			   "the nodes; run N uses the first N (default: the cluster file's, else "
+			   "localhost)"),
+		OPT_STRING(0, "hostfile", &a.hostfile, "FILE", "the nodes, from a hostfile"),
+		OPT_STRING(0, "cluster", &a.cluster, "FILE",
+			   "without -H, the nodes of this cluster file (env SPARKCTL_CLUSTER)"),
+		OPT_STRING(0, "nodes", &a.nodes, "1,N",
+			   "node counts to run, 1 first (default: 1 and all the nodes)"),
+		OPT_UINT('N', "nproc-per-node", &a.nproc, "N", "ranks per node (1)"),
+		OPT_CHOICE(0, "model", &a.model, "MODEL", "mlp|transformer",
+			   "mlp or transformer (mlp)"),
+		OPT_STRING(0, "params", &a.params, "N",
+			   "parameters of the model, k, M, G suffixes (2M)"),
+		OPT_UINT(0, "batch", &a.batch, "B", "samples per rank per step (32)"),
+		OPT_UINT(0, "steps", &a.steps, "S", "timed steps (20)"),
+		OPT_UINT(0, "warmup", &a.warmup, "W", "steps before the timed ones (3)"),
+		OPT_UINT(0, "bucket-mb", &a.bucket_mb, "M", "DDP's bucket size in MiB (25)"),
+		OPT_CHOICE(0, "dtype", &a.dtype, "TYPE", "bf16|fp32",
+			   "parameters and data: bf16 or fp32 (fp32)"),
+		OPT_UINT(0, "job-timeout", &a.timeout, "S",
+			 "end a run that takes longer than S seconds (600)"),
+		OPT_BOOL(0, "json", &a.json, "print the report as JSON, not as text"),
+		OPT_STRING('o', "output", &a.output, "FILE",
+			   "also write the report as JSON to FILE"),
+		OPT_BOOL('q', "quiet", &a.quiet, "no progress line: errors and the report only"),
+		OPT_HELP(),
+		OPT_END(),
+	};
+	struct ddp_plan p = { .script = STRBUF_INIT };
+	struct host_list hosts = { 0 };
+	struct strbuf err = STRBUF_INIT, nodes = STRBUF_INIT;
+	int ret = cmd_parse(cmd, opts, argc, argv);
+
+	if (ret < 0)
+		return cmd_parse_exit(ret);
+	for (size_t i = 0; i < DDP_MAX_CONFIGS; i++)
+		strbuf_init(&p.runs[i].hosts, 0);
+	ret = check_args(&a, &p);
+	if (ret != SPARKCTL_EXIT_OK)
+		goto out;
+	if (host_list_from_options(a.hosts, a.hostfile, a.cluster, "localhost", &hosts, &err) < 0) {
+		ret = cmd_usage_error(DDP_CMD, "%s", err.buf);
+		goto out;
+	}
+	if (a.nodes)
+		strbuf_addstr(&nodes, a.nodes);
+	else if (hosts.nr > 1)
+		strbuf_addf(&nodes, "1,%zu", hosts.nr);
+	else
+		strbuf_addstr(&nodes, "1");
+	ret = parse_nodes(nodes.buf, hosts.nr, &p);
+	if (ret != SPARKCTL_EXIT_OK)
+		goto out;
+	ret = read_worker(&p.script);
+	if (ret != SPARKCTL_EXIT_OK)
+		goto out;
+	ret = run_all(&a, &p, &hosts);
+out:
+	for (size_t i = 0; i < DDP_MAX_CONFIGS; i++) {
+		strbuf_release(&p.runs[i].hosts);
+		free(p.runs[i].backend);
+		free(p.runs[i].device);
+		free(p.runs[i].torch_version);
+	}
+	strbuf_release(&p.script);
+	strbuf_release(&nodes);
+	strbuf_release(&err);
+	host_list_release(&hosts);
+	return ret;
+}
+
+const struct cmd cmd_bench_ddp = {
+	.name = "ddp",
+	.title = "bench ddp",
+	.fn = run_bench_ddp,
+	.summary = "measure data-parallel training scaling across nodes, and predict more",
+	.usage = ddp_usage,
+	.description = ddp_description,
+	.exit_status = "0 measured, 1 other errors, 2 usage (also a model that would not fit in "
+		       "memory), 3 a node could not be reached, or torch, NCCL or gloo is missing "
+		       "(named), 5 a run did not end within --job-timeout",
+	.max_operands = 0,
+};
