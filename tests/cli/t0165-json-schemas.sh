@@ -4,7 +4,7 @@
 # agent ping, bench nccl (on the stand-in libraries) and launch's summary.json.
 # bench link's is validated in tests/cluster/t0620-bench-link.sh, which makes it;
 # bench ddp's here on one node (with Debian's python3-torch), and across
-# namespace nodes in tests/launch/t0850-bench-ddp.sh.
+# namespace nodes in tests/launch/t1200-bench-ddp.sh.
 # A document that drifts - a renamed key, a percent for a ratio, a size that is
 # not an integer, a missing schema_version - is refused.
 . "$SRCDIR/tests/lib.sh"
