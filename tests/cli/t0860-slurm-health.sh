@@ -57,6 +57,10 @@ health() { expect "$1" slurm_in env SPARKCTL_ROOT="$TMP/node0" SLURMD_NODENAME=n
 health 0
 [ "$(wc -l < "$TMP/out")" = 1 ] || fail "not one line"
 contains "$TMP/out" "node0: healthy: no check failed"
+# As slurmd runs it: an environment of its own (no PATH: scontrol from the default one).
+expect 0 slurm_in env -i SLURM_CONF="$SLURM_DIR/slurm.conf" SPARKCTL_ROOT="$TMP/node0" \
+  SLURMD_NODENAME=node0 "$SPARKCTL" doctor --slurm-health
+contains "$TMP/out" "node0: healthy: no check failed"
 show
 contains "$TMP/node" " State=IDLE "
 lacks "$TMP/node" "Reason="
