@@ -544,12 +544,17 @@ static int slurm_health(const struct doctor_args *a, const struct doctor_cluster
 	else if (act == SLURM_HEALTH_STAY_DRAINED)
 		strbuf_addf(&line, "stays drained: %s", reason.buf);
 	else if (act == SLURM_HEALTH_RESUME)
-		strbuf_addf(&line, "resumed: every check passes (drained for: %s)", node.reason);
+		strbuf_addstr(&line, "resumed: every check passes (drained for: ");
 	else if (act == SLURM_HEALTH_NOT_OURS)
-		strbuf_addf(&line, "%s; drained by someone else (%s): left as it is",
-			    fails ? reason.buf : "healthy", node.reason);
+		strbuf_addf(&line, "%s; %s by someone else (", fails ? reason.buf : "healthy",
+			    node.drain ? "drained" : "down");
 	else
 		strbuf_addstr(&line, "healthy: no check failed");
+	/* Slurm's reason is anyone's text: shown escaped. */
+	if (act == SLURM_HEALTH_RESUME || act == SLURM_HEALTH_NOT_OURS) {
+		strbuf_addstr_printable(&line, node.reason);
+		strbuf_addstr(&line, act == SLURM_HEALTH_RESUME ? ")" : "): left as it is");
+	}
 	strbuf_addch(&line, '\n');
 	fputs(line.buf, stdout);
 	ret = fails ? SPARKCTL_EXIT_PROBLEMS : SPARKCTL_EXIT_OK;

@@ -106,6 +106,12 @@ show
 drained
 contains "$TMP/node" "Reason=maintenance ["
 rm "$TMP/node0/etc/nccl.conf"
+# Their reason is anyone's text: shown escaped, kept as it is.
+slurm_in scontrol update nodename=node0 reason=$'disk\e[31m swap'
+health 0
+contains "$TMP/out" 'drained by someone else (disk\x1b[31m swap): left as it is'
+show
+contains "$TMP/node" $'Reason=disk\e[31m swap ['
 slurm_in scontrol update nodename=node0 state=resume
 wait_state IDLE
 
