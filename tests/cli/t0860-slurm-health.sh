@@ -3,7 +3,8 @@
 # slurmd (node0) in namespaces of the test's own (tests/slurm/slurm.sh).
 # A healthy node stays IDLE; a planted fault drains it with sparkctl's
 # reason; the repair resumes it; a node drained by someone else is never
-# resumed nor drained again over their reason; no slurmctld is exit 3.
+# resumed nor drained again over their reason; slurmd running it as its
+# HealthCheckProgram drains and resumes; no slurmctld is exit 3.
 . "$SRCDIR/tests/lib.sh"
 
 # ---- without Slurm: the command line
@@ -27,9 +28,21 @@ done
 . "$SRCDIR/tests/slurm/slurm.sh"
 
 slurm_ns ctl 198.18.0.1
+# slurmd runs the health program itself too, once $SLURM_DIR/health.on exists
+# (the end of the test): its environment is slurmd's, SLURMD_NODENAME included.
+cat > "$SLURM_DIR/health.sh" << EOF2
+#!/bin/sh
+[ -e "$SLURM_DIR/health.on" ] || exit 0
+SPARKCTL_ROOT="$TMP/node0" SLURM_CONF="$SLURM_DIR/slurm.conf" "$SPARKCTL" doctor --slurm-health \
+  >> "$SLURM_DIR/health.out" 2>&1
+EOF2
+chmod +x "$SLURM_DIR/health.sh"
 slurm_conf "SlurmctldHost=ctl(198.18.0.1)
 NodeName=node0 NodeAddr=198.18.0.1 CPUs=1 RealMemory=1 State=UNKNOWN
-PartitionName=test Nodes=ALL Default=YES State=UP"
+PartitionName=test Nodes=ALL Default=YES State=UP
+HealthCheckProgram=$SLURM_DIR/health.sh
+HealthCheckInterval=1
+HealthCheckNodeState=ANY"
 slurm_ctld_start
 slurmd_start node0
 
@@ -114,6 +127,29 @@ show
 contains "$TMP/node" $'Reason=disk\e[31m swap ['
 slurm_in scontrol update nodename=node0 state=resume
 wait_state IDLE
+
+# ---- slurmd runs it: the fault drains the node, the repair resumes it
+# wait_line TEXT: until the node's line has TEXT (at most 60 s).
+wait_line() {
+  local _
+  for _ in $(seq 300); do
+    show
+    grep -qF -- "$1" "$TMP/node" && return 0
+    sleep 0.2
+  done
+  cat "$TMP/node" "$SLURM_DIR/health.out" >&2
+  fail "node0's line never had '$1'"
+}
+echo "NCCL_IB_HCA=mlx5_0" > "$TMP/node0/etc/nccl.conf"
+touch "$SLURM_DIR/health.on"
+wait_line "Reason=sparkctl: nccl.ib_hca NCCL_IB_HCA (from /etc/nccl.conf) names mlx5_0"
+drained
+contains "$SLURM_DIR/health.out" "node0: drained: sparkctl: nccl.ib_hca"
+rm "$TMP/node0/etc/nccl.conf"
+wait_state IDLE
+lacks "$TMP/node" "Reason="
+contains "$SLURM_DIR/health.out" "node0: resumed: every check passes"
+rm "$SLURM_DIR/health.on"
 
 # ---- a node Slurm does not know, then no slurmctld: exit 3, one line
 expect 3 slurm_in env SPARKCTL_ROOT="$TMP/node0" "$SPARKCTL" doctor --slurm-health \
