@@ -22,12 +22,13 @@ contains "$TMP/err" "scontrol: No such file or directory"
 [ "$(wc -l < "$TMP/err")" = 1 ] || fail "more than one line of error"
 
 require_root
-for tool in slurmctld slurmd scontrol unshare nsenter; do
+for tool in slurmctld slurmd scontrol munged mungekey unshare nsenter; do
   command -v $tool > /dev/null || fail "no $tool (scripts/setup installs Slurm)"
 done
 . "$SRCDIR/tests/slurm/slurm.sh"
 
 slurm_ns ctl 198.18.0.1
+slurm_munge_start
 # slurmd runs the health program itself too, once $SLURM_DIR/health.on exists
 # (the end of the test): its environment is slurmd's, SLURMD_NODENAME included.
 cat > "$SLURM_DIR/health.sh" << EOF2

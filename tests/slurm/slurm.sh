@@ -4,6 +4,8 @@
 #   slurm_ns NAME ADDR        new UTS, mount and network namespaces: loopback up,
 #                             ADDR (198.18.0.0/15) on it, the host name NAME
 #   slurm_in CMD...           run CMD in them (SLURM_CONF is the test's slurm.conf)
+#   slurm_munge_start         munged with a key of the test's own, its own socket:
+#                             then slurm.conf authenticates with munge (else auth/none)
 #   slurm_conf LINES          $SLURM_DIR/slurm.conf: what every test needs, then LINES
 #   slurm_ctld_start          slurmctld -D, waited for until scontrol answers
 #   slurm_ctld_stop           stop it (and wait for it)
@@ -15,10 +17,15 @@ mkdir -p "$SLURM_DIR/state"
 _slurm_ns_pid=""
 _slurm_ctld_pid=""
 _slurmd_pids=""
+_slurm_munged_pid=""
+_slurm_auth="AuthType=auth/none
+CredType=cred/none"
 
 _slurm_stop_all() {
   local p
-  for p in $_slurmd_pids $_slurm_ctld_pid $_slurm_ns_pid; do kill_child "$p"; done
+  for p in $_slurmd_pids $_slurm_ctld_pid $_slurm_munged_pid $_slurm_ns_pid; do
+    kill_child "$p"
+  done
 }
 at_exit _slurm_stop_all
 
@@ -41,11 +48,30 @@ slurm_in() {
   SLURM_CONF=$SLURM_DIR/slurm.conf nsenter -t "$_slurm_ns_pid" -u -m -n "$@"
 }
 
+slurm_munge_start() {
+  local m=$SLURM_DIR/munge _
+  mkdir -p "$m"
+  chmod 700 "$m"
+  mungekey -c -k "$m/munge.key" -b 1024
+  # -f: the test's directories are not munged's own (it runs as root here).
+  (exec nsenter -t "$_slurm_ns_pid" -u -m -n munged -F -f -S "$m/socket" \
+    --key-file="$m/munge.key" --pid-file="$m/munged.pid" --seed-file="$m/seed" \
+    --log-file="$m/munged.log" > "$m/munged.out" 2>&1) &
+  _slurm_munged_pid=$!
+  for _ in $(seq 300); do
+    [ -S "$m/socket" ] && slurm_in munge -n -S "$m/socket" > /dev/null 2>&1 && break
+    kill -0 "$_slurm_munged_pid" 2> /dev/null || { cat "$m/munged.out" >&2; fail "munged ended"; }
+    sleep 0.1
+  done
+  _slurm_auth="AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$m/socket"
+}
+
 slurm_conf() {
   cat > "$SLURM_DIR/slurm.conf" << EOF2
 ClusterName=sparkctl-test
-AuthType=auth/none
-CredType=cred/none
+$_slurm_auth
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$SLURM_DIR/state
