@@ -24,6 +24,7 @@
 #include "proc/run.h"
 #include "remote/hosts.h"
 #include "remote/ssh.h"
+#include "slurm/health.h"
 #include "view/doctor_view.h"
 #include "view/progress.h"
 
@@ -36,6 +37,8 @@ static const char *const doctor_usage[] = {
 	"sparkctl doctor -H HOST,... | --hostfile FILE [--remote-sparkctl PATH] [options]",
 	"sparkctl doctor [--cluster FILE] [options]   (the nodes of the cluster file)",
 	"sparkctl doctor --local [options]",
+	"sparkctl doctor --slurm-health [--slurm-node NAME] [--root DIR]   (Slurm's "
+	"HealthCheckProgram)",
 	"sparkctl doctor --list [--markdown | --json]",
 	NULL,
 };
@@ -57,14 +60,24 @@ static const char doctor_description[] =
 	"Without -H or --hostfile, doctor checks the nodes of the cluster file when one\n"
 	"is in effect ('sparkctl cluster path' says which; docs/cluster.md), and this\n"
 	"node alone when none is; --local (or -H localhost) checks this node alone\n"
-	"whatever the cluster file says.  --root and --from never read it.";
+	"whatever the cluster file says.  --root and --from never read it.\n"
+	"\n"
+	"--slurm-health is Slurm's HealthCheckProgram (and a Prolog): this node's\n"
+	"checks, then one line saying what was done.  A FAIL drains the node in\n"
+	"Slurm, the reason 'sparkctl: CHECK MESSAGE'; a node that sparkctl drained\n"
+	"is resumed once every check passes; a node drained by someone else is left\n"
+	"as it is, reason and all.  The node is --slurm-node, else $SLURMD_NODENAME,\n"
+	"else the short host name (docs/slurm.md).";
+
+/* Seconds one scontrol may take (slurmctld's MessageTimeout is 10 s). */
+#define SCONTROL_TIMEOUT_MS 20000
 
 struct doctor_args {
 	const char *title; /* in messages: "doctor", "storage check" */
-	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl;
+	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl, *slurm_node;
 	struct strvec from, only, skip;
 	unsigned nodes, fanout;
-	bool json, quiet, list, markdown, local;
+	bool json, quiet, list, markdown, local, slurm_health;
 };
 
 /*
@@ -397,11 +410,17 @@ static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
 		OPT_BOOL(0, "json", &a->json, "print the report (or --list) as JSON"),
 		OPT_BOOL(0, "list", &a->list, "list the checks (ids, groups, scope)"),
 		OPT_BOOL(0, "markdown", &a->markdown, "with --list: as docs/checks.md"),
+		OPT_BOOL(0, "slurm-health", &a->slurm_health,
+			 "Slurm's HealthCheckProgram: drain this node on a FAIL, resume it after"),
+		OPT_STRING(0, "slurm-node", &a->slurm_node, "NAME",
+			   "with --slurm-health: the node's Slurm name (default $SLURMD_NODENAME, "
+			   "the short host name)"),
 		OPT_HELP(),
 		OPT_END(),
 	};
 	/* A command of one group of checks has no choice of checks, nor the list of all. */
-	static const char *const group_only[] = { "only", "skip", "list", "markdown", "nodes" };
+	static const char *const group_only[] = { "only",  "skip",	   "list",	"markdown",
+						  "nodes", "slurm-health", "slurm-node" };
 	struct opt opts[ARRAY_SIZE(all_opts)];
 	const char *title = cmd->title ? cmd->title : cmd->name;
 	size_t nr_opts = 0;
@@ -436,6 +455,15 @@ static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
 	else if (a->local && (a->hosts || a->hostfile || a->cluster))
 		cmd_usage_error(title, "--local checks this node: not with -H, --hostfile or "
 				       "--cluster");
+	else if (a->slurm_node && !a->slurm_health)
+		cmd_usage_error(title, "--slurm-node goes with --slurm-health");
+	else if (a->slurm_health &&
+		 (a->hosts || a->hostfile || a->cluster || a->from.nr || a->json || a->list))
+		cmd_usage_error(title, "--slurm-health checks this node and prints one line: not "
+				       "with -H, --hostfile, --cluster, --from, --json or --list");
+	else if (a->slurm_node && !slurm_node_name_valid(a->slurm_node))
+		cmd_usage_error(title, "--slurm-node: '%s' is not a Slurm node name",
+				a->slurm_node);
 	else if (a->fanout == 0)
 		cmd_usage_error(title, "--fanout must be at least 1");
 	else if (check_select(sel, &a->only, &a->skip, &err) < 0)
@@ -473,6 +501,74 @@ static int print_report(const struct doctor_args *a, const struct doctor_cluster
 	return s.counts[CHECK_FAIL] ? SPARKCTL_EXIT_PROBLEMS : SPARKCTL_EXIT_OK;
 }
 
+/* The node's name in Slurm: --slurm-node, $SLURMD_NODENAME, the short host name. */
+static char *slurm_node_name(const struct doctor_args *a, const struct doctor_node *n)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+
+	if (a->slurm_node)
+		return xstrdup(a->slurm_node);
+	if (env && *env)
+		return xstrdup(env);
+	return xstrndup(n->host, strcspn(n->host, "."));
+}
+
+/* --slurm-health: drain, resume or leave the node; one line; the exit status. */
+static int slurm_health(const struct doctor_args *a, const struct doctor_cluster *c,
+			const struct findings *f)
+{
+	struct strbuf reason = STRBUF_INIT, err = STRBUF_INIT, line = STRBUF_INIT;
+	struct slurm_node_show node;
+	char *name = slurm_node_name(a, &c->nodes[0]);
+	size_t fails = slurm_health_reason(f, &reason);
+	int ret = SPARKCTL_EXIT_UNAVAILABLE, r = -EINVAL;
+	enum slurm_health_action act;
+
+	memset(&node, 0, sizeof(node));
+	if (!slurm_node_name_valid(name)) {
+		cmd_error(a->title, "'%s' is not a Slurm node name: give --slurm-node", name);
+		ret = SPARKCTL_EXIT_ERROR;
+		goto out;
+	}
+	if ((r = slurm_node_show(name, SCONTROL_TIMEOUT_MS, &node, &err)) < 0)
+		goto out;
+	act = slurm_health_decide(reason.buf, &node);
+	if (act == SLURM_HEALTH_DRAIN || act == SLURM_HEALTH_RESUME)
+		r = slurm_node_update(name, act == SLURM_HEALTH_DRAIN ? reason.buf : NULL,
+				      SCONTROL_TIMEOUT_MS, &err);
+	if (r < 0)
+		goto out;
+	strbuf_addf(&line, "%s: ", name);
+	if (act == SLURM_HEALTH_DRAIN)
+		strbuf_addf(&line, "drained: %s", reason.buf);
+	else if (act == SLURM_HEALTH_STAY_DRAINED)
+		strbuf_addf(&line, "stays drained: %s", reason.buf);
+	else if (act == SLURM_HEALTH_RESUME)
+		strbuf_addstr(&line, "resumed: every check passes (drained for: ");
+	else if (act == SLURM_HEALTH_NOT_OURS)
+		strbuf_addf(&line, "%s; %s by someone else (", fails ? reason.buf : "healthy",
+			    node.drain ? "drained" : "down");
+	else
+		strbuf_addstr(&line, "healthy: no check failed");
+	/* Slurm's reason is anyone's text: shown escaped. */
+	if (act == SLURM_HEALTH_RESUME || act == SLURM_HEALTH_NOT_OURS) {
+		strbuf_addstr_printable(&line, node.reason);
+		strbuf_addstr(&line, act == SLURM_HEALTH_RESUME ? ")" : "): left as it is");
+	}
+	strbuf_addch(&line, '\n');
+	fputs(line.buf, stdout);
+	ret = fails ? SPARKCTL_EXIT_PROBLEMS : SPARKCTL_EXIT_OK;
+out:
+	if (r < 0 && ret == SPARKCTL_EXIT_UNAVAILABLE)
+		cmd_error(a->title, "%s", err.buf);
+	slurm_node_show_release(&node);
+	strbuf_release(&reason);
+	strbuf_release(&err);
+	strbuf_release(&line);
+	free(name);
+	return ret;
+}
+
 int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor_mode *mode)
 {
 	struct doctor_args a = { .title = cmd->title ? cmd->title : cmd->name,
@@ -492,6 +588,8 @@ int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor
 	cluster_file_init(&cf);
 	if (parse_doctor(cmd, mode, &a, &sel, argc, argv, &ret) < 0)
 		goto out;
+	/* Slurm runs it on the node it checks, whatever the cluster file says. */
+	a.local |= a.slurm_health;
 	if (load_hosts(&a, &hosts) < 0) {
 		ret = SPARKCTL_EXIT_USAGE;
 		goto out;
@@ -511,6 +609,10 @@ int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor
 		c.cluster_file = &cf;
 	if (c.nr_nodes > 1)
 		run_cluster_checks(&sel, &c, &f);
+	if (a.slurm_health) {
+		ret = slurm_health(&a, &c, &f);
+		goto out;
+	}
 	/* A live run of every check is what 'sparkctl status' shows as the last doctor. */
 	if (!a.root && !a.from.nr && !mode->group)
 		save_report(&c, &f, a.quiet);
@@ -543,6 +645,8 @@ const struct cmd cmd_doctor = {
 	.description = doctor_description,
 	.flags = CMD_READS_NODE,
 	.exit_status = "0 nothing failed, 1 a --root or --from that cannot be read, 2 usage, 3 a "
-		       "node could not be inspected, 4 a check failed",
+		       "node could not be inspected, 4 a check failed; --slurm-health: 0 healthy "
+		       "(resumed if sparkctl had drained it), 3 no scontrol or slurmctld "
+		       "unreachable, 4 a check failed (the node drained, or left drained)",
 	.max_operands = 0,
 };

@@ -116,57 +116,28 @@ contains "$root/etc/slurm/gres.conf.bak" "NodeName=old"
 contains "$root/etc/slurm/slurm-sparkctl.conf.bak" "NodeName=spark-[01-02]"
 contains "$root/etc/slurm/slurm-sparkctl.conf" "NodeName=spark-01 "
 
-# ---- a real slurmctld reads the files: in namespaces of its own (its name is
-# the controller's, its address 198.18.0.1, the nodes' names in its /etc/hosts)
+# ---- a real slurmctld reads the files: in namespaces of its own
+# (tests/slurm/slurm.sh; its name is the controller's, its address
+# 198.18.0.1, the nodes' names in its /etc/hosts)
 require_root
 command -v slurmctld > /dev/null && command -v scontrol > /dev/null || fail "no slurmctld or scontrol"
 inv spark-1cable spark-01 198.18.0.1
-conf=$TMP/slurm
-mkdir -p "$conf/state" "$conf/root"
+. "$SRCDIR/tests/slurm/slurm.sh"
+conf=$SLURM_DIR
+mkdir -p "$conf/root"
 "$SPARKCTL" slurm conf --from "$TMP/spark-01.json" --from "$TMP/spark-02.json" \
   --from "$TMP/dgx-h100-07.json" --write --root "$conf/root" -q
-cat > "$conf/slurm.conf" << EOF2
-ClusterName=sparkctl-test
-AuthType=auth/none
-CredType=cred/none
-SlurmUser=root
-StateSaveLocation=$conf/state
-SlurmctldPidFile=$conf/slurmctld.pid
-SlurmctldLogFile=$conf/slurmctld.log
-SlurmctldPort=6817
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-MailProg=/bin/true
-Include $conf/root/etc/slurm/slurm-sparkctl.conf
-EOF2
+slurm_conf "Include $conf/root/etc/slurm/slurm-sparkctl.conf"
 # topology.conf and gres.conf are read from slurm.conf's directory.
 cp "$conf/root/etc/slurm/topology.conf" "$conf/root/etc/slurm/gres.conf" "$conf/"
 printf '127.0.0.1 localhost\n198.18.0.1 spark-01\n198.18.0.2 spark-02\n198.18.0.3 dgx-h100-07\n' > "$conf/hosts"
-cat > "$conf/run.sh" << 'EOF2'
-set -e
-conf=$1
-ip link set lo up
-ip addr add 198.18.0.1/32 dev lo
-hostname spark-01
-mount --bind "$conf/hosts" /etc/hosts
-export SLURM_CONF=$conf/slurm.conf
-slurmctld -D -f "$conf/slurm.conf" > "$conf/slurmctld.out" 2>&1 &
-pid=$!
-trap 'kill $pid 2> /dev/null; wait $pid 2> /dev/null || true' EXIT
-# Until it answers (or has ended), at most 60 s.
-for _ in $(seq 600); do
-  scontrol show node > "$conf/nodes" 2> /dev/null && break
-  kill -0 $pid 2> /dev/null || { echo "slurmctld ended:"; cat "$conf/slurmctld.out"; exit 1; }
-  sleep 0.1
-done
-scontrol show node > "$conf/nodes"
-scontrol show topology > "$conf/topology"
-scontrol show partition > "$conf/partition"
-EOF2
-unshare --uts --mount --net bash "$conf/run.sh" "$conf" || {
-  cat "$conf/slurmctld.log" >&2 || true
-  fail "slurmctld did not take the files"
-}
+slurm_ns spark-01 198.18.0.1
+slurm_in mount --bind "$conf/hosts" /etc/hosts
+slurm_ctld_start
+slurm_in scontrol show node > "$conf/nodes"
+slurm_in scontrol show topology > "$conf/topology"
+slurm_in scontrol show partition > "$conf/partition"
+slurm_ctld_stop
 python3 - "$conf/nodes" << 'PY' || { cat "$conf/nodes" >&2; fail "scontrol shows other nodes than the files say"; }
 import re, sys
 nodes = {}

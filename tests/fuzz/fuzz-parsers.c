@@ -5,7 +5,8 @@
  * storage_conf_file_name(), probe/nvme.h's
  * (sysfs NVMe addresses and namespaces, mount tables and fstab, hostnqn),
  * fio's JSON report (storage/fio.h) and what nvme-cli prints
- * (storage/nvme_cli.h: discover, list-subsys).
+ * (storage/nvme_cli.h: discover, list-subsys), and the line of
+ * 'scontrol show node NAME -o' (slurm/health.h).
  *
  * The first byte selects the parser (modulo their number), the rest is
  * the text.  Besides memory errors and leaks, each parser's documented
@@ -24,6 +25,7 @@
 #include "lib/json.h"
 #include "probe/nvme.h"
 #include "remote/hosts.h"
+#include "slurm/health.h"
 #include "storage/storage_conf.h"
 #include "storage/fio.h"
 #include "storage/nvme_cli.h"
@@ -54,6 +56,7 @@ enum parser {
 	P_NVME_DISCOVER_JSON,
 	P_NVME_DISCOVER_TEXT,
 	P_NVME_LIST_SUBSYS,
+	P_SLURM_NODE_SHOW,
 	NR_PARSERS
 };
 
@@ -390,6 +393,46 @@ static void nvme_hostnqn(const char *s)
 	strbuf_release(&path);
 }
 
+/*
+ * scontrol show node -o (doctor --slurm-health): a node's name and state
+ * are one word each, a reason is never empty nor more than one line,
+ * DRAIN is read from State alone; another's reason is never lifted.  The
+ * text as a failed check's message makes a bounded reason of printable
+ * ASCII without quotes, which is sparkctl's own.
+ */
+static void slurm_node_line(const char *s)
+{
+	struct slurm_node_show n;
+	struct strbuf reason = STRBUF_INIT;
+	char *message = xstrdup(s);
+	struct finding fail = { .check_id = "fabric.twins",
+				.status = CHECK_FAIL,
+				.message = message };
+	struct findings f = { .items = &fail, .nr = 1 };
+
+	FUZZ_CHECK(slurm_health_reason(&f, &reason) == 1);
+	FUZZ_CHECK(reason.len <= SLURM_HEALTH_REASON_MAX &&
+		   starts_with(reason.buf, SLURM_HEALTH_MARK " fabric.twins"));
+	for (size_t i = 0; i < reason.len; i++)
+		FUZZ_CHECK(reason.buf[i] >= 0x20 && reason.buf[i] < 0x7f &&
+			   !strchr("\"'\\`", reason.buf[i]));
+	if (slurm_node_show_parse(s, strlen(s), &n) == 0) {
+		FUZZ_CHECK(*n.name && !strchr(n.name, ' ') && *n.state && !strchr(n.state, ' '));
+		FUZZ_CHECK(!n.reason || (*n.reason && !strchr(n.reason, '\n')));
+		FUZZ_CHECK(!n.drain || strstr(n.state, "DRAIN"));
+		FUZZ_CHECK(!n.down || starts_with(n.state, "DOWN"));
+		if (n.reason && !starts_with(n.reason, SLURM_HEALTH_MARK)) {
+			FUZZ_CHECK(slurm_health_decide(NULL, &n) == SLURM_HEALTH_NOT_OURS);
+			FUZZ_CHECK(slurm_health_decide(reason.buf, &n) == SLURM_HEALTH_NOT_OURS);
+		}
+		if (!n.reason)
+			FUZZ_CHECK(slurm_health_decide(reason.buf, &n) == SLURM_HEALTH_DRAIN);
+		slurm_node_show_release(&n);
+	}
+	strbuf_release(&reason);
+	free(message);
+}
+
 /* fio's JSON report (storage bench): figures never negative, a refusal says why. */
 static void fio_report(const char *s)
 {
@@ -490,6 +533,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case P_FIO_REPORT:
 		fio_report(s);
+		break;
+	case P_SLURM_NODE_SHOW:
+		slurm_node_line(s);
 		break;
 	case NR_PARSERS:
 		break;

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# sparkctl doctor --slurm-health against a real Slurm: slurmctld and one
+# slurmd (node0) in namespaces of the test's own (tests/slurm/slurm.sh).
+# A healthy node stays IDLE; a planted fault drains it with sparkctl's
+# reason; the repair resumes it; a node drained by someone else is never
+# resumed nor drained again over their reason; slurmd running it as its
+# HealthCheckProgram drains and resumes; no slurmctld is exit 3.
+. "$SRCDIR/tests/lib.sh"
+
+# ---- without Slurm: the command line
+expect 2 "$SPARKCTL" doctor --slurm-node node0
+contains "$TMP/err" "--slurm-node goes with --slurm-health"
+expect 2 "$SPARKCTL" doctor --slurm-health --json
+expect 2 "$SPARKCTL" doctor --slurm-health -H node0
+expect 2 "$SPARKCTL" doctor --slurm-health --slurm-node 'node0 state=down'
+contains "$TMP/err" "is not a Slurm node name"
+expect 2 "$SPARKCTL" storage check --slurm-health
+# No scontrol to ask: exit 3, one line that says so.
+PATH=/nonexistent expect 3 "$SPARKCTL" doctor --slurm-health --slurm-node node0 \
+  --root "$FIXTURES/spark-2cable"
+contains "$TMP/err" "scontrol: No such file or directory"
+[ "$(wc -l < "$TMP/err")" = 1 ] || fail "more than one line of error"
+
+require_root
+for tool in slurmctld slurmd scontrol munged mungekey unshare nsenter; do
+  command -v $tool > /dev/null || fail "no $tool (scripts/setup installs Slurm)"
+done
+. "$SRCDIR/tests/slurm/slurm.sh"
+
+slurm_ns ctl 198.18.0.1
+slurm_munge_start
+# slurmd runs the health program itself too, once $SLURM_DIR/health.on exists
+# (the end of the test): its environment is slurmd's, SLURMD_NODENAME included.
+cat > "$SLURM_DIR/health.sh" << EOF2
+#!/bin/sh
+[ -e "$SLURM_DIR/health.on" ] || exit 0
+SPARKCTL_ROOT="$TMP/node0" SLURM_CONF="$SLURM_DIR/slurm.conf" "$SPARKCTL" doctor --slurm-health \
+  >> "$SLURM_DIR/health.out" 2>&1
+EOF2
+chmod +x "$SLURM_DIR/health.sh"
+slurm_conf "SlurmctldHost=ctl(198.18.0.1)
+NodeName=node0 NodeAddr=198.18.0.1 CPUs=1 RealMemory=1 State=UNKNOWN
+PartitionName=test Nodes=ALL Default=YES State=UP
+HealthCheckProgram=$SLURM_DIR/health.sh
+HealthCheckInterval=1
+HealthCheckNodeState=ANY"
+slurm_ctld_start
+slurmd_start node0
+
+# show: the node's one line (scontrol show node node0 -o) in $TMP/node.
+show() { slurm_in scontrol show node node0 -o > "$TMP/node"; }
+# wait_state RE: until State= matches RE (at most 60 s).
+wait_state() {
+  local _
+  for _ in $(seq 300); do
+    show
+    grep -qE " State=$1 " "$TMP/node" && return 0
+    sleep 0.2
+  done
+  cat "$TMP/node" "$SLURM_DIR"/slurmd.node0.log >&2
+  fail "node0 never reached State=$1"
+}
+wait_state IDLE
+
+# The node's tree: spark-2cable, which passes every check, or with a fault planted.
+cp -a "$FIXTURES/spark-2cable" "$TMP/node0"
+health() { expect "$1" slurm_in env SPARKCTL_ROOT="$TMP/node0" SLURMD_NODENAME=node0 \
+  "$SPARKCTL" doctor --slurm-health; }
+
+# ---- healthy: exit 0, the node stays IDLE, one line
+health 0
+[ "$(wc -l < "$TMP/out")" = 1 ] || fail "not one line"
+contains "$TMP/out" "node0: healthy: no check failed"
+# As slurmd runs it: an environment of its own (no PATH: scontrol from the default one).
+expect 0 slurm_in env -i SLURM_CONF="$SLURM_DIR/slurm.conf" SPARKCTL_ROOT="$TMP/node0" \
+  SLURMD_NODENAME=node0 "$SPARKCTL" doctor --slurm-health
+contains "$TMP/out" "node0: healthy: no check failed"
+show
+contains "$TMP/node" " State=IDLE "
+lacks "$TMP/node" "Reason="
+
+# ---- a planted fault: an NCCL_IB_HCA that names no device here drains the node
+echo "NCCL_IB_HCA=mlx5_0" > "$TMP/node0/etc/nccl.conf"
+health 4
+contains "$TMP/out" "node0: drained: sparkctl: nccl.ib_hca NCCL_IB_HCA (from /etc/nccl.conf) names mlx5_0"
+show
+drained() {
+  grep -qE " State=[A-Z_+]*\+DRAIN[A-Z_+]* " "$TMP/node" || { cat "$TMP/node" >&2; fail "node0 not drained"; }
+}
+drained
+contains "$TMP/node" "Reason=sparkctl: nccl.ib_hca NCCL_IB_HCA (from /etc/nccl.conf) names mlx5_0"
+# Still failing: it stays drained, for the same reason.
+health 4
+contains "$TMP/out" "node0: stays drained: sparkctl: nccl.ib_hca"
+# The name from --slurm-node, over SLURMD_NODENAME.
+expect 4 slurm_in env SPARKCTL_ROOT="$TMP/node0" SLURMD_NODENAME=nodeX \
+  "$SPARKCTL" doctor --slurm-health --slurm-node node0
+contains "$TMP/out" "node0: stays drained"
+
+# ---- repaired: resumed
+rm "$TMP/node0/etc/nccl.conf"
+health 0
+contains "$TMP/out" "node0: resumed: every check passes (drained for: sparkctl: nccl.ib_hca"
+show
+lacks "$TMP/node" "DRAIN"
+lacks "$TMP/node" "Reason="
+wait_state IDLE
+
+# ---- drained by someone else: never resumed, their reason kept, failing or not
+slurm_in scontrol update nodename=node0 state=drain reason=maintenance
+health 0
+contains "$TMP/out" "node0: healthy; drained by someone else (maintenance): left as it is"
+show
+drained
+contains "$TMP/node" "Reason=maintenance ["
+echo "NCCL_IB_HCA=mlx5_0" > "$TMP/node0/etc/nccl.conf"
+health 4
+contains "$TMP/out" "drained by someone else (maintenance): left as it is"
+show
+drained
+contains "$TMP/node" "Reason=maintenance ["
+rm "$TMP/node0/etc/nccl.conf"
+# Their reason is anyone's text: shown escaped, kept as it is.
+slurm_in scontrol update nodename=node0 reason=$'disk\e[31m swap'
+health 0
+contains "$TMP/out" 'drained by someone else (disk\x1b[31m swap): left as it is'
+show
+contains "$TMP/node" $'Reason=disk\e[31m swap ['
+slurm_in scontrol update nodename=node0 state=resume
+wait_state IDLE
+
+# ---- slurmd runs it: the fault drains the node, the repair resumes it
+# wait_line TEXT: until the node's line has TEXT (at most 60 s).
+wait_line() {
+  local _
+  for _ in $(seq 300); do
+    show
+    grep -qF -- "$1" "$TMP/node" && return 0
+    sleep 0.2
+  done
+  cat "$TMP/node" "$SLURM_DIR/health.out" >&2
+  fail "node0's line never had '$1'"
+}
+echo "NCCL_IB_HCA=mlx5_0" > "$TMP/node0/etc/nccl.conf"
+touch "$SLURM_DIR/health.on"
+wait_line "Reason=sparkctl: nccl.ib_hca NCCL_IB_HCA (from /etc/nccl.conf) names mlx5_0"
+drained
+contains "$SLURM_DIR/health.out" "node0: drained: sparkctl: nccl.ib_hca"
+rm "$TMP/node0/etc/nccl.conf"
+wait_state IDLE
+lacks "$TMP/node" "Reason="
+contains "$SLURM_DIR/health.out" "node0: resumed: every check passes"
+rm "$SLURM_DIR/health.on"
+
+# ---- a node Slurm does not know, then no slurmctld: exit 3, one line
+expect 3 slurm_in env SPARKCTL_ROOT="$TMP/node0" "$SPARKCTL" doctor --slurm-health \
+  --slurm-node node9
+contains "$TMP/err" "doctor: scontrol show: Node node9 not found"
+slurm_ctld_stop
+health 3
+contains "$TMP/err" "doctor: scontrol show: slurm_load_node error: Unable to contact slurm controller"
+[ "$(wc -l < "$TMP/err")" = 1 ] || fail "more than one line of error"
+[ ! -s "$TMP/out" ] || fail "printed a line without scontrol's answer"
