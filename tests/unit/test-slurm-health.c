@@ -10,7 +10,7 @@
 
 #include "slurm/health.h"
 
-/* Lines as slurmctld 22.05 answered in tests/cli/t0860-slurm-health.sh. */
+/* Lines as slurmctld 22.05 answered in tests/cli/t1310-slurm-health.sh. */
 static const char idle_line[] =
 	"NodeName=node0 Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=1 CPUTot=1 "
 	"CPULoad=1.68 AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) "
