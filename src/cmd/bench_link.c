@@ -41,7 +41,8 @@ struct link_args {
 };
 
 /*
- * Without -H: the nodes of the cluster file in effect, as -H would name
+ * Without -H: the nodes of the Slurm allocation or of the cluster file in
+ * effect (host_list_default()), as -H would name
  * them (kept in spec), when it holds any; check_args() wants two.
  */
 static int hosts_of_cluster(struct link_args *a, struct strbuf *spec)
@@ -50,7 +51,7 @@ static int hosts_of_cluster(struct link_args *a, struct strbuf *spec)
 	struct strbuf err = STRBUF_INIT;
 	int ret = SPARKCTL_EXIT_OK;
 
-	if (host_list_from_cluster(a->cluster, &hosts, &err) < 0) {
+	if (host_list_default(a->cluster, &hosts, &err) < 0) {
 		ret = cmd_usage_error("bench link", "%s", err.buf);
 		goto out;
 	}

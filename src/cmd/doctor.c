@@ -173,7 +173,8 @@ static void probe(struct remote_session *rm, struct doctor_cluster *c, unsigned 
 }
 
 /*
- * The nodes to check over SSH: -H, --hostfile, or the cluster file's.  0
+ * The nodes to check over SSH: -H, --hostfile, or (host_list_default())
+ * the Slurm allocation's or the cluster file's.  0
  * with none of them (this node is checked, as with --local), 1 with hosts,
  * -1 after a usage error.
  */
@@ -188,7 +189,7 @@ static int load_hosts(const struct doctor_args *a, struct host_list *hosts)
 		r = host_list_from_options(a->hosts, a->hostfile, NULL, NULL, hosts, &err) < 0 ? -1
 											       : 1;
 	else
-		r = host_list_from_cluster(a->cluster, hosts, &err);
+		r = host_list_default(a->cluster, hosts, &err);
 	if (r < 0) {
 		cmd_usage_error(a->title, "%s", err.buf);
 		r = -1;

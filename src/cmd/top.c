@@ -558,10 +558,10 @@ static int run_top(const struct cmd *cmd, int argc, char **argv)
 	if (parse_top(cmd, &a, &o, argc, argv, &ret) < 0)
 		return ret;
 	t.no_gpu = a.no_gpu;
-	/* Without -H, the cluster file's nodes, if one is in effect (--root: this node). */
+	/* Without -H, the allocation's or the cluster file's nodes (--root: this node). */
 	if (!a.hosts && !a.root && !a.local) {
 		struct strbuf err = STRBUF_INIT;
-		if (host_list_from_cluster(a.cluster, &hosts, &err) < 0)
+		if (host_list_default(a.cluster, &hosts, &err) < 0)
 			ret = cmd_usage_error("top", "%s", err.buf);
 		strbuf_release(&err);
 		if (ret != SPARKCTL_EXIT_OK)

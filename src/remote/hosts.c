@@ -708,6 +708,19 @@ out:
 	return r;
 }
 
+int host_list_default(const char *cluster, struct host_list *list, struct strbuf *err)
+{
+	/* Inside an allocation its nodes are the ones to use, before any cluster file. */
+	if (getenv("SLURM_JOB_ID") && getenv("SLURM_JOB_NODELIST")) {
+		if (host_list_parse(getenv("SLURM_JOB_NODELIST"), list, err) < 0) {
+			strbuf_addstr(err, " (in SLURM_JOB_NODELIST)");
+			return -EINVAL;
+		}
+		return 1;
+	}
+	return host_list_from_cluster(cluster, list, err);
+}
+
 int host_list_from_options(const char *spec, const char *hostfile, const char *cluster,
 			   const char *fallback, struct host_list *list, struct strbuf *err)
 {
@@ -715,16 +728,8 @@ int host_list_from_options(const char *spec, const char *hostfile, const char *c
 		strbuf_addstr(err, "-H and --hostfile cannot be combined");
 		return -EINVAL;
 	}
-	if (!spec && !hostfile && getenv("SLURM_JOB_ID") && getenv("SLURM_JOB_NODELIST")) {
-		/* Inside an allocation its nodes are the ones to use, before any cluster file. */
-		if (host_list_parse(getenv("SLURM_JOB_NODELIST"), list, err) < 0) {
-			strbuf_addstr(err, " (in SLURM_JOB_NODELIST)");
-			return -EINVAL;
-		}
-		return 0;
-	}
 	if (!spec && !hostfile) {
-		int r = host_list_from_cluster(cluster, list, err);
+		int r = host_list_default(cluster, list, err);
 		if (r < 0)
 			return -EINVAL;
 		if (r > 0)

@@ -64,6 +64,13 @@ int host_list_from_options(const char *spec, const char *hostfile, const char *c
  * effect, -EINVAL with a message in err when it cannot be read or is empty.
  */
 int host_list_from_cluster(const char *cluster, struct host_list *list, struct strbuf *err);
+/*
+ * The default nodes of a command given neither -H nor --hostfile: inside a
+ * Slurm allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST set) its nodes,
+ * else the cluster file's (host_list_from_cluster()).  1 when either gave
+ * them, 0 when neither applies, -EINVAL with a message in err.
+ */
+int host_list_default(const char *cluster, struct host_list *list, struct strbuf *err);
 
 /*
  * The hosts names[0..n) as one Slurm hostlist, appended to out: names that

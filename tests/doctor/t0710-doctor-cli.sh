@@ -127,3 +127,11 @@ expect 2 "$SPARKCTL" status --hostfile "$TMP/hosts"
 contains "$TMP/err" "$TMP/hosts:2: the count after ':' must be a number from 1 to 1024, not '0'"
 expect 2 "$SPARKCTL" doctor --hostfile "$TMP/nohosts"
 contains "$TMP/err" "cannot read"
+
+# Inside a Slurm allocation, doctor without -H checks the allocation's nodes: a
+# nodelist that is not one is the command line's error, named.
+expect 2 env SLURM_JOB_ID=7 SLURM_JOB_NODELIST='spark-[02-01]' "$SPARKCTL" doctor
+contains "$TMP/err" "(in SLURM_JOB_NODELIST)"
+# --local stays this node (a tree of one: --root).
+run env SLURM_JOB_ID=7 SLURM_JOB_NODELIST='spark-[02-01]' "$SPARKCTL" doctor --root "$SRCDIR/tests/fixtures/spark-2cable"
+[ "$status" != 2 ] || fail "doctor --root read SLURM_JOB_NODELIST: $(cat "$TMP/err")"

@@ -456,6 +456,10 @@ static void hosts_from_slurm(void **state)
 	assert_string_equal(l.hosts[2].name, "gpu1n1");
 	assert_string_equal(l.hosts[5].name, "gpu2n2");
 	host_list_release(&l);
+	/* The default of the commands that check this node without one (doctor, top). */
+	assert_int_equal(host_list_default("none", &l, &err), 1);
+	assert_int_equal(l.nr, 6);
+	host_list_release(&l);
 	assert_int_equal(host_list_from_options("n1", NULL, "none", NULL, &l, &err), 0);
 	assert_int_equal(l.nr, 1);
 	assert_string_equal(l.hosts[0].name, "n1");
@@ -465,6 +469,9 @@ static void hosts_from_slurm(void **state)
 	assert_non_null(strstr(err.buf, "(in SLURM_JOB_NODELIST)"));
 	assert_int_equal(l.nr, 0);
 	unsetenv("SLURM_JOB_ID");
+	/* Outside an allocation, and without a cluster file: none. */
+	assert_int_equal(host_list_default("none", &l, &err), 0);
+	assert_int_equal(l.nr, 0);
 	unsetenv("SLURM_JOB_NODELIST");
 	strbuf_release(&err);
 }
