@@ -371,13 +371,7 @@ static void print_report(const struct deploy_node *nodes, size_t nr, const struc
 		return;
 	emit_init(&e, a->json ? EMIT_JSON : EMIT_TEXT, &out, cmd_use_color());
 	deploy_emit(nodes, nr, p, &e);
-	if (a->json) {
-		json_t *doc = emit_document(&e);
-		json_to_strbuf(doc, &out);
-		strbuf_addch(&out, '\n');
-		json_decref(doc);
-	}
-	emit_release(&e);
+	emit_finish(&e, &out);
 	fputs(out.buf, stdout);
 	strbuf_release(&out);
 }

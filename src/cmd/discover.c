@@ -289,13 +289,7 @@ static int print_result(const struct discover_args *a, const struct discover_res
 
 	emit_init(&e, a->json ? EMIT_JSON : EMIT_TEXT, &out, cmd_use_color());
 	emit_result(&e, res, a->scan);
-	if (a->json) {
-		json_t *doc = emit_document(&e);
-		json_to_strbuf(doc, &out);
-		strbuf_addch(&out, '\n');
-		json_decref(doc);
-	}
-	emit_release(&e);
+	emit_finish(&e, &out);
 	fputs(out.buf, stdout);
 	fflush(stdout);
 	strbuf_release(&out);

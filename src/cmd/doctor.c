@@ -331,17 +331,10 @@ static int print_list(bool markdown, bool json)
 
 	if (markdown) {
 		checks_markdown(&out);
-	} else if (json) {
-		emit_init(&e, EMIT_JSON, NULL, false);
-		doctor_emit_checks(&e);
-		json_t *doc = emit_document(&e);
-		json_to_strbuf(doc, &out);
-		json_decref(doc);
-		emit_release(&e);
 	} else {
-		emit_init(&e, EMIT_TEXT, &out, false);
+		emit_init(&e, json ? EMIT_JSON : EMIT_TEXT, &out, false);
 		doctor_emit_checks(&e);
-		emit_release(&e);
+		emit_finish(&e, &out);
 	}
 	fputs(out.buf, stdout);
 	strbuf_release(&out);

@@ -216,7 +216,6 @@ static int run_agent_status(const struct cmd *cmd, int argc, char **argv)
 	json_decref(figures);
 	jset(doc, "doctor", doctor_json_kept());
 	json_to_strbuf(doc, &out);
-	strbuf_addch(&out, '\n');
 	fwrite(out.buf, 1, out.len, stdout);
 	r = fflush(stdout) == 0 ? SPARKCTL_EXIT_OK : SPARKCTL_EXIT_ERROR;
 out:
@@ -378,13 +377,7 @@ static int run_status(const struct cmd *cmd, int argc, char **argv)
 		struct emitter e;
 		emit_init(&e, a.json ? EMIT_JSON : EMIT_TEXT, &out, cmd_use_color());
 		status_emit(nodes, hosts.nr, (int64_t)time(NULL), &e);
-		if (a.json) {
-			json_t *doc = emit_document(&e);
-			json_to_strbuf(doc, &out);
-			strbuf_addch(&out, '\n');
-			json_decref(doc);
-		}
-		emit_release(&e);
+		emit_finish(&e, &out);
 	}
 	fputs(out.buf, stdout);
 	ret = unreachable ? STATUS_EXIT_UNREACHABLE : SPARKCTL_EXIT_OK;

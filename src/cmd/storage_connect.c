@@ -613,6 +613,17 @@ static int on_nodes(const struct cmd *cmd, const struct connect_args *a)
 	return failed ? SPARKCTL_EXIT_UNAVAILABLE : SPARKCTL_EXIT_OK;
 }
 
+/* The options connect and disconnect share: the nodes, and which plan. */
+#define CONNECT_SHARED_OPTS(args)                                                                  \
+	OPT_STRING(0, "hostfile", &(args)->hostfile, "FILE", "the nodes, one per line"),           \
+		OPT_STRING(0, "cluster", &(args)->cluster, "FILE",                                 \
+			   "the nodes of this cluster file"),                                      \
+		OPT_STRING(0, "remote-sparkctl", &(args)->remote_sparkctl, "PATH",                 \
+			   "the nodes' sparkctl (default: found on each node)"),                   \
+		OPT_STRING(0, "mount", &(args)->mount, "DIR",                                      \
+			   "the planned volume mounted at DIR (when several are planned)"),        \
+		OPT_STRING(0, "root", &(args)->root, "DIR", "read the plan below DIR")
+
 static int run_verb(const struct cmd *cmd, int argc, char **argv, bool connect)
 {
 	struct connect_args a = { 0 };
@@ -628,13 +639,7 @@ static int run_verb(const struct cmd *cmd, int argc, char **argv, bool connect)
 			   "30)"),
 		OPT_BOOL(0, "json", &a.json, "the connection as JSON"),
 		OPT_STRING('H', "hosts", &a.hosts, "HOST,...", "connect on these nodes, over SSH"),
-		OPT_STRING(0, "hostfile", &a.hostfile, "FILE", "the nodes, one per line"),
-		OPT_STRING(0, "cluster", &a.cluster, "FILE", "the nodes of this cluster file"),
-		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
-			   "the nodes' sparkctl (default: found on each node)"),
-		OPT_STRING(0, "mount", &a.mount, "DIR",
-			   "the planned volume mounted at DIR (when several are planned)"),
-		OPT_STRING(0, "root", &a.root, "DIR", "read the plan below DIR"),
+		CONNECT_SHARED_OPTS(&a),
 		OPT_HELP(),
 		OPT_END(),
 	};
@@ -642,13 +647,7 @@ static int run_verb(const struct cmd *cmd, int argc, char **argv, bool connect)
 		OPT_STRING(0, "nqn", &a.nqn, "NQN", "the subsystem's NVMe Qualified Name"),
 		OPT_STRING('H', "hosts", &a.hosts, "HOST,...",
 			   "disconnect on these nodes, over SSH"),
-		OPT_STRING(0, "hostfile", &a.hostfile, "FILE", "the nodes, one per line"),
-		OPT_STRING(0, "cluster", &a.cluster, "FILE", "the nodes of this cluster file"),
-		OPT_STRING(0, "remote-sparkctl", &a.remote_sparkctl, "PATH",
-			   "the nodes' sparkctl (default: found on each node)"),
-		OPT_STRING(0, "mount", &a.mount, "DIR",
-			   "the planned volume mounted at DIR (when several are planned)"),
-		OPT_STRING(0, "root", &a.root, "DIR", "read the plan below DIR"),
+		CONNECT_SHARED_OPTS(&a),
 		OPT_HELP(),
 		OPT_END(),
 	};

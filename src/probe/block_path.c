@@ -14,6 +14,7 @@
 #include "lib/strvec.h"
 #include "lib/xalloc.h"
 #include "probe/block_path.h"
+#include "probe/nvme.h"
 
 void block_path_init(struct block_path *bp)
 {
@@ -48,25 +49,11 @@ static char *component(const char *path, unsigned up)
 	}
 }
 
-/* key=value of a controller's address ("traddr=...,trsvcid=...,src_addr=..."), or NULL. */
-static char *address_field(const char *address, const char *key)
-{
-	size_t klen = strlen(key);
-
-	for (const char *p = address; *p;) {
-		size_t len = strcspn(p, ",\n");
-		if (len > klen && !strncmp(p, key, klen) && p[klen] == '=')
-			return xstrndup(p + klen + 1, len - klen - 1);
-		p += len;
-		p += strspn(p, ",\n ");
-	}
-	return NULL;
-}
-
 /* The controller at rel (a directory with a transport file): 1, 0 when it has none. */
 static int read_controller(const struct rootfs *root, const char *rel, struct block_path *bp)
 {
 	struct strbuf value = STRBUF_INIT;
+	struct nvme_address addr;
 	int r = rootfs_read_valuef(root, &value, "%s/transport", rel);
 
 	if (r < 0) {
@@ -80,9 +67,12 @@ static int read_controller(const struct rootfs *root, const char *rel, struct bl
 	else
 		bp->controller = component(rel, 0);
 	strbuf_reset(&value);
-	if (rootfs_read_valuef(root, &value, "%s/address", rel) >= 0) {
-		bp->src_addr = address_field(value.buf, "src_addr");
-		bp->traddr = address_field(value.buf, "traddr");
+	if (rootfs_read_valuef(root, &value, "%s/address", rel) >= 0 &&
+	    nvme_address_parse(value.buf, &addr) == 0) {
+		bp->src_addr = addr.src_addr;
+		bp->traddr = addr.traddr;
+		addr.src_addr = addr.traddr = NULL;
+		nvme_address_release(&addr);
 	}
 	r = 1;
 out:

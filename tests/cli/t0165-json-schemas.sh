@@ -170,6 +170,11 @@ fi
 for f in "$TMP"/*.json "$TMP"/job-*/summary.json; do
   ! grep -qE '[0-9]\.[0-9]{16,}' "$f" || fail "$f has an unrounded real: $(grep -oE '[0-9]+\.[0-9]{16,}' "$f" | head -1)"
 done
+# ---- and each ends with one newline, not a blank line
+for f in "$TMP"/*.json; do
+  [ "$f" != "$TMP/peer.json" ] || continue # made by the test, not by sparkctl
+  [ "$(tail -c 2 "$f" | od -An -c | tr -d ' ')" = '}\n' ] || fail "$f does not end with '}' and one newline"
+done
 
 # ---- drift is caught: each of these edits of a valid document is refused
 drift() { # SCHEMA FILE PYTHON-STATEMENT-ON-d WHAT
