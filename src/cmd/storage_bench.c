@@ -1108,7 +1108,7 @@ static int planned_paths(struct bench *b, bool given)
 		r = storage_conf_load_all(&root, &b->plans, &b->nr_plans, &err);
 		rootfs_close(&root);
 	}
-	if (r == -ENOENT) /* no storage.d: nothing planned */
+	if (r == -ENOENT) /* a root that is not there: nothing planned in it */
 		r = 0;
 	if (given) {
 		r = SPARKCTL_EXIT_OK;
