@@ -18,9 +18,9 @@
  *       end what is left of node NODE's part of launch JOB after its agent
  *       died: SIGTERM, then SIGKILL after GRACE_MS.
  *
- *   sparkctl agent hold [--ready-port PORT] [--ready-timeout MS] -- CMD [ARG]...
- *       run CMD, e.g. a one-shot server of 'sparkctl bench link' (iperf3
- *       -s -1, ib_write_bw), until it exits or the caller is gone, and
+ *   sparkctl agent hold [--ready-port PORT] [--ready-timeout MS] [--self] -- CMD [ARG]...
+ *       run CMD (with --self: this program with the arguments CMD [ARG]...), e.g. a one-shot server
+ * of 'sparkctl bench link' (iperf3 -s -1, ib_write_bw), until it exits or the caller is gone, and
  *       leave nothing of it behind.  CMD leads a session of its own, with
  *       stdin from /dev/null and the agent's stdout and stderr.  With
  *       --ready-port, prints "ready" once a process of CMD listens on TCP
@@ -38,6 +38,7 @@
 #include "lib/parse.h"
 #include "launch/node_agent.h"
 #include "lib/xalloc.h"
+#include "probe/procs.h"
 #include "proc/hold.h"
 #include "proc/run.h"
 
@@ -153,10 +154,16 @@ static int agent_hold(int argc, char **argv)
 				  .ready_fd = STDOUT_FILENO };
 	const char *port = NULL, *timeout = NULL;
 	struct strbuf err = STRBUF_INIT;
+	struct strvec self_argv = STRVEC_INIT;
+	bool self = false;
 	uint32_t v;
 	int i, r;
 
 	for (i = 0; i < argc && !streq(argv[i], "--"); i++) {
+		if (streq(argv[i], "--self")) {
+			self = true;
+			continue;
+		}
 		if ((r = hold_option(argc, argv, &i, "--ready-port", &port)) == 0)
 			r = hold_option(argc, argv, &i, "--ready-timeout", &timeout);
 		if (r < 0)
@@ -182,10 +189,20 @@ static int agent_hold(int argc, char **argv)
 		o.ready_timeout_ms = v;
 	}
 	o.argv = argv + i + 1;
+	if (self) {
+		/* A sparkctl command: this program, wherever the node keeps it. */
+		char *path = proc_self_path_or_name();
+		strvec_push(&self_argv, path);
+		free(path);
+		for (int k = i + 1; k < argc; k++)
+			strvec_push(&self_argv, argv[k]);
+		o.argv = self_argv.v;
+	}
 	r = hold_run(&o, &err);
 	if (err.len)
 		cmd_error("agent", "%s", err.buf);
 	strbuf_release(&err);
+	strvec_clear(&self_argv);
 	return r;
 }
 
@@ -226,7 +243,8 @@ static const char *const ping_usage[] = { "sparkctl agent ping IF ADDR SIZE [IF 
 static const char *const launch_usage[] = { "sparkctl agent launch", NULL };
 static const char *const reap_usage[] = { "sparkctl agent reap JOB NODE GRACE_MS", NULL };
 static const char *const hold_usage_lines[] = {
-	"sparkctl agent hold [--ready-port PORT] [--ready-timeout MS] -- CMD [ARG]...", NULL
+	"sparkctl agent hold [--ready-port PORT] [--ready-timeout MS] [--self] -- CMD [ARG]...",
+	NULL
 };
 
 static const struct cmd agent_ping_cmd = {

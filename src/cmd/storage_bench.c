@@ -919,12 +919,19 @@ static void run_stage(struct remote_session *rs, const struct host_list *hosts,
 	struct run_job *jobs = xcalloc(hosts->nr, sizeof(*jobs));
 	struct strvec argv = STRVEC_INIT;
 
+	/*
+	 * Under a hold: a Ctrl-C or the death of this command closes each
+	 * session's stdin, and the node's bench then ends fio and removes its
+	 * test file instead of running on.
+	 */
+	strvec_pushl(&argv, "agent", "hold", "--self", "--", NULL);
 	for (size_t i = 0; i < args->nr; i++)
 		strvec_push(&argv, args->v[i]);
 	st->rows = json_array();
 	st->errors = json_array();
 	for (size_t i = 0; i < hosts->nr; i++) {
 		run_job_init(&jobs[i]);
+		jobs[i].hold_stdin = true;
 		remote_session_sparkctl_argv(rs, hosts->hosts[i].name, (const char *const *)argv.v,
 					     &jobs[i].argv);
 	}

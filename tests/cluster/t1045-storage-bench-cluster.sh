@@ -44,6 +44,45 @@ grep -E "^aggregate seq-read: [0-9.]+ GB/s, [0-9]+ IOPS over 2 nodes$" "$TMP/out
   { cat "$TMP/out" >&2; fail "the aggregate line"; }
 no_trailing_blanks "$TMP/out"
 
+# Ctrl-C (during the first node's run, as nodes run one at a time first):
+# the node's run ends with the command (fio ended, its test file
+# removed) instead of running on to --runtime.  fio_on_dir: fio processes
+# whose --filename is below $dir.
+fio_on_dir() {
+  local p n=0
+  for p in $(pgrep -x fio); do
+    tr '\0' '\n' < "/proc/$p/cmdline" 2> /dev/null | grep -q "^--filename=$dir/" && n=$((n + 1))
+  done
+  echo $n
+}
+# The real fio, kept running (--time_based) on the nodes (their PATH starts
+# with bin/) until it is interrupted.
+for n in node0 node1; do
+  printf '#!/bin/sh\nexec %s "$@" --time_based\n' "$(command -v fio)" > "$TMP/cluster/$n/bin/fio"
+  chmod +x "$TMP/cluster/$n/bin/fio"
+done
+# A background job of a script starts with SIGINT ignored: give it back its default.
+env --default-signal=INT "$SPARKCTL" storage bench -H node0,node1 --remote-sparkctl sparkctl \
+  "$dir" --size 2M --runtime 600 --profiles seq-read > "$TMP/int.out" 2>&1 &
+bench=$!
+at_exit "kill -9 $bench 2> /dev/null || :"
+for _ in $(seq 600); do
+  [ "$(fio_on_dir)" = 1 ] && break
+  kill -0 $bench 2> /dev/null || { cat "$TMP/int.out" >&2; fail "storage bench ended before fio ran"; }
+  sleep 0.1
+done
+[ "$(fio_on_dir)" = 1 ] || fail "fio never ran on the first node"
+kill -INT $bench
+wait $bench || :
+# Bounded by far less than --runtime: the nodes end fio when the command is gone.
+for _ in $(seq 600); do
+  [ "$(fio_on_dir)" = 0 ] && [ -z "$(ls -A "$dir")" ] && break
+  sleep 0.1
+done
+[ "$(fio_on_dir)" = 0 ] || fail "fio ran on after Ctrl-C"
+[ -z "$(ls -A "$dir")" ] || fail "a test file was left after Ctrl-C: $(ls -A "$dir")"
+rm "$TMP/cluster/node0/bin/fio" "$TMP/cluster/node1/bin/fio"
+
 # A node that cannot be reached: named, exit 3, the other measured.
 cluster_node_unreachable node1
 expect 3 "$SPARKCTL" storage bench -H node0,node1 --remote-sparkctl sparkctl "$dir" \

@@ -224,3 +224,12 @@ want 3
 contains "$TMP/err" "sparkctl agent: port $port is in use by pid $listener ("
 [ "$(wc -l < "$TMP/err")" = 1 ] || { show; fail "not a one-line message"; }
 none_left "$M" "with a taken port (the command ran)"
+
+# --self: the command is this program's own (storage bench -H runs each
+# node's bench so); its output and status pass through.
+hold --self -- version
+want 0
+grep -q "^sparkctl [0-9]" "$TMP/out" || { show; fail "--self did not run sparkctl version"; }
+hold --self -- version --no-such-option
+want 2
+contains "$TMP/err" "sparkctl version: unknown option '--no-such-option'"
