@@ -2,7 +2,8 @@
  * sparkctl bench ddp - training scaling across nodes: a synthetic-data
  * DistributedDataParallel loop (share/ddp_bench.py, run by the nodes' own
  * PyTorch) through 'sparkctl launch', first on one node, then on more,
- * with the same batch per rank (weak scaling).  The arithmetic is
+ * with the same batch per rank (weak scaling) or the same global batch
+ * (--strong).  The arithmetic is
  * bench/ddp_model.h; here the command line, the runs and the report.
  */
 #include "sparkctl.h"
@@ -27,7 +28,7 @@
 #define DDP_MARKER	   "sparkctl-ddp {"
 #define DDP_MAX_CONFIGS	   16
 #define DDP_PREDICT_MIN	   3
-#define DDP_PREDICT_MAX	   8
+#define DDP_PREDICT_MAX	   10
 /* Of MemAvailable, kept free: the page cache, the launcher, what torch allocates beside. */
 #define DDP_MEMORY_MARGIN  0.25
 #define DDP_DEFAULT_PYTHON "/usr/bin/python3"
@@ -44,15 +45,17 @@ static const char ddp_description[] =
 	"efficiency goes.  A synthetic-data DistributedDataParallel loop (shipped with\n"
 	"sparkctl, run by the nodes' PyTorch: NCCL on GPUs, gloo on CPUs) runs through\n"
 	"'sparkctl launch' on the first node of -H, then on the first N nodes for each N\n"
-	"of --nodes, with the same batch per rank (weak scaling).  Each step is timed,\n"
+	"of --nodes, with the same batch per rank (weak scaling), or with --strong the\n"
+	"same global batch (--batch), split over the ranks.  Each step is timed,\n"
 	"and the gradient all-reduce inside it through a DDP communication hook around\n"
 	"the real buckets; the same steps without the all-reduce (no_sync) give the\n"
 	"compute time.  Reported per run: p50 and p95 step time, samples/s, speedup\n"
 	"S_N/S_1 and efficiency S_N/(N x S_1), comm and compute per step, the\n"
 	"all-reduce's bus bandwidth, and the lost efficiency split into comm and the\n"
-	"rest.  From the 1 -> N measurement it predicts 3 to 8 nodes: compute as\n"
-	"measured plus a ring all-reduce of the gradients at the measured bus bandwidth,\n"
-	"with no overlap assumed.\n"
+	"rest.  From the 1 -> N measurement it predicts 3 to 10 nodes on a switch and\n"
+	"3 on a ring of Sparks (each link at half the port): compute as measured plus\n"
+	"a ring all-reduce of the gradients at the plan's bus bandwidth, with no\n"
+	"overlap assumed.\n"
 	"\n"
 	"Python is $SPARKCTL_PYTHON, else /usr/bin/python3, on every node; the worker is\n"
 	"found in $SPARKCTL_DATA_DIR, else in share/sparkctl beside the binary's\n"
@@ -63,13 +66,14 @@ static const char ddp_description[] =
 struct ddp_args {
 	const char *hosts, *hostfile, *cluster, *nodes, *model, *params, *dtype, *output;
 	unsigned batch, steps, warmup, bucket_mb, nproc, timeout;
-	bool json, quiet;
+	bool json, quiet, strong;
 };
 
 /* One configuration: what was asked, what came back. */
 struct ddp_run {
 	unsigned nodes;
 	struct strbuf hosts; /* -H of its launch */
+	unsigned batch;	     /* per rank */
 	struct ddp_measure m;
 	struct ddp_figures f;
 	unsigned buckets;
@@ -79,6 +83,7 @@ struct ddp_run {
 
 struct ddp_plan {
 	enum ddp_model_kind kind;
+	enum ddp_scaling scaling;
 	struct ddp_shape shape;
 	unsigned layers, elem_bytes;
 	struct ddp_run runs[DDP_MAX_CONFIGS];
@@ -195,7 +200,7 @@ static int mem_available(int64_t *ret)
 
 static int check_args(const struct ddp_args *a, struct ddp_plan *p)
 {
-	int64_t params, need, avail;
+	int64_t params;
 
 	if (streq(a->model, "mlp")) {
 		p->kind = DDP_MODEL_MLP;
@@ -233,16 +238,48 @@ static int check_args(const struct ddp_args *a, struct ddp_plan *p)
 	if (a->json && a->output)
 		return cmd_usage_error(DDP_CMD, "--json prints the JSON, -o writes it to a file: "
 						"choose one");
-	need = ddp_rank_bytes(p->shape.params, p->elem_bytes, p->shape.activation_elems, a->batch);
+	p->scaling = a->strong ? DDP_SCALING_STRONG : DDP_SCALING_WEAK;
+	p->python = getenv("SPARKCTL_PYTHON");
+	if (!p->python || !*p->python)
+		p->python = DDP_DEFAULT_PYTHON;
+	return SPARKCTL_EXIT_OK;
+}
+
+/* Each run's batch per rank: --batch, or under --strong --batch over its ranks. */
+static int assign_batches(const struct ddp_args *a, struct ddp_plan *p)
+{
+	for (size_t i = 0; i < p->nr_runs; i++) {
+		struct ddp_run *r = &p->runs[i];
+		unsigned ranks = r->nodes * a->nproc;
+		r->batch = a->batch;
+		if (p->scaling == DDP_SCALING_STRONG &&
+		    ddp_strong_batch(a->batch, ranks, &r->batch) < 0)
+			return cmd_usage_error(
+				DDP_CMD,
+				"--strong --batch %u: the %u rank%s of the %u-node run "
+				"do not divide it",
+				a->batch, ranks, ranks == 1 ? "" : "s", r->nodes);
+	}
+	return SPARKCTL_EXIT_OK;
+}
+
+/*
+ * The ranks of one node against its memory: the largest batch per rank
+ * is the first run's (the same on every run under weak scaling).
+ */
+static int check_memory(const struct ddp_args *a, const struct ddp_plan *p)
+{
+	unsigned batch = p->runs[0].batch;
+	int64_t need =
+		ddp_rank_bytes(p->shape.params, p->elem_bytes, p->shape.activation_elems, batch);
+	int64_t avail;
+
 	if (mem_available(&avail) == 0 && !ddp_fits(need, a->nproc, avail, DDP_MEMORY_MARGIN))
 		return cmd_usage_error(DDP_CMD,
 				       "--params %s --batch %u: %u rank%s of about %.1f GB each "
 				       "would not fit in %.1f GB, three quarters of MemAvailable",
 				       a->params, a->batch, a->nproc, a->nproc == 1 ? "" : "s",
 				       (double)need / 1e9, (double)avail * 0.75 / 1e9);
-	p->python = getenv("SPARKCTL_PYTHON");
-	if (!p->python || !*p->python)
-		p->python = DDP_DEFAULT_PYTHON;
 	return SPARKCTL_EXIT_OK;
 }
 
@@ -266,7 +303,7 @@ static void launch_argv(const struct ddp_args *a, const struct ddp_plan *p,
 	strvec_pushf(v, "--width=%u", p->shape.width);
 	strvec_pushf(v, "--layers=%u", p->layers);
 	strvec_pushf(v, "--seq=%u", DDP_TF_SEQ);
-	strvec_pushf(v, "--batch=%u", a->batch);
+	strvec_pushf(v, "--batch=%u", run->batch);
 	strvec_pushf(v, "--steps=%u", a->steps);
 	strvec_pushf(v, "--warmup=%u", a->warmup);
 	strvec_pushf(v, "--bucket-mb=%u", a->bucket_mb);
@@ -344,8 +381,15 @@ static int parse_worker_line(const char *out, const struct ddp_args *a, struct d
 		strbuf_addstr(err, "rank 0's figures are not one time per step");
 		goto out;
 	}
+	/* What the worker was given, so that a report never rests on another batch. */
+	if (json_integer_value(json_object_get(doc, "batch_per_rank")) != run->batch) {
+		strbuf_addf(err, "rank 0 ran a batch of %" PRId64 " per rank, not %u",
+			    (int64_t)json_integer_value(json_object_get(doc, "batch_per_rank")),
+			    run->batch);
+		goto out;
+	}
 	run->m.nodes = run->nodes;
-	run->m.batch_per_rank = a->batch;
+	run->m.batch_per_rank = run->batch;
 	r = 0;
 out:
 	json_decref(doc);
@@ -430,17 +474,20 @@ static json_t *jr(double v, int decimals)
 static void emit_runs(const struct ddp_plan *p, struct emitter *e)
 {
 	static const char *const headers[] = {
-		">NODES",   ">RANKS",	   "HOSTS",    ">STEP P50 ms", ">P95 ms",  ">SAMPLES/S",
-		">SPEEDUP", ">EFFICIENCY", ">COMM ms", ">COMPUTE ms",  ">REST ms", ">BUSBW GB/s",
+		">NODES",      ">RANKS",     "HOSTS",	    ">BATCH/RANK", ">STEP P50 ms",
+		">P95 ms",     ">SAMPLES/S", ">SPEEDUP",    ">EFFICIENCY", ">COMM ms",
+		">COMPUTE ms", ">REST ms",   ">BUSBW GB/s",
 	};
 
-	emit_table_open(e, "runs", headers, ARRAY_SIZE(headers), 120);
+	emit_table_open(e, "runs", headers, ARRAY_SIZE(headers), 160);
 	for (size_t i = 0; i < p->nr_runs; i++) {
 		const struct ddp_run *r = &p->runs[i];
 		emit_row_open(e);
 		emit_cellf(e, "nodes", jint(r->nodes), "%u", r->nodes);
 		emit_cellf(e, "ranks", jint(r->m.ranks), "%u", r->m.ranks);
 		emit_cell(e, "hosts", jstr(r->hosts.buf), r->hosts.buf);
+		emit_cellf(e, "batch_per_rank", jint(r->batch), "%u", r->batch);
+		emit_value(e, "global_batch", jint((int64_t)r->batch * r->m.ranks), NULL);
 		emit_cellf(e, "step_p50_us", jr(r->m.step_p50_us, 1), "%.2f",
 			   r->m.step_p50_us / 1000);
 		emit_cellf(e, "step_p95_us", jr(r->m.step_p95_us, 1), "%.2f",
@@ -477,11 +524,48 @@ static void emit_runs(const struct ddp_plan *p, struct emitter *e)
 	}
 }
 
+/* What each plan predicts for, and why no other count is shown. */
+static const char *plan_why(enum ddp_fabric_plan plan)
+{
+	return plan == DDP_PLAN_RING ? "3 nodes only (the ring plan cables three Sparks, port 0 to "
+				       "the next one's port 1; more need a switch)"
+				     : "3 to 10 nodes (any count from 2; 2 is measured)";
+}
+
+static void emit_plans(const struct ddp_run *multi, struct emitter *e)
+{
+	emit_array_open(e, "prediction_plans");
+	for (unsigned i = 0; i < DDP_NR_PLANS; i++) {
+		enum ddp_fabric_plan plan = (enum ddp_fabric_plan)i;
+		double ratio = ddp_plan_link_ratio(plan);
+		unsigned lo = 0, hi = 0;
+		for (unsigned n = DDP_PREDICT_MIN; n <= DDP_PREDICT_MAX; n++)
+			if (ddp_plan_allows(plan, n)) {
+				lo = lo ? lo : n;
+				hi = n;
+			}
+		emit_object_open(e, NULL);
+		emit_value(e, "plan", jstr(ddp_plan_name(plan)), NULL);
+		emit_value(e, "link_ratio", jr(ratio, 4), NULL);
+		emit_value(e, "busbw_gbytes_per_second",
+			   jr(multi->f.busbw_gbytes_per_second * ratio, 4), NULL);
+		emit_value(e, "min_nodes", jint(lo), NULL);
+		emit_value(e, "max_nodes", jint(hi), NULL);
+		emit_value(e, "why", jstr(plan_why(plan)), NULL);
+		emit_close(e);
+		emit_text(e, "  %s: %s; %s: %.3f GB/s busbw\n", ddp_plan_name(plan), plan_why(plan),
+			  plan == DDP_PLAN_RING ? "each link at half the port"
+						: "every node on one fabric at the busbw measured",
+			  multi->f.busbw_gbytes_per_second * ratio);
+	}
+	emit_close(e);
+}
+
 static void emit_prediction(const struct ddp_plan *p, struct emitter *e)
 {
 	static const char *const headers[] = {
-		">NODES",   ">RANKS",	   ">STEP ms", ">SAMPLES/S",
-		">SPEEDUP", ">EFFICIENCY", ">COMM ms", ">COMPUTE ms",
+		"PLAN",	       ">NODES",   ">RANKS",	  ">STEP ms",	 ">SAMPLES/S", ">SPEEDUP",
+		">EFFICIENCY", ">COMM ms", ">COMPUTE ms", ">BUSBW GB/s", "",
 	};
 	const struct ddp_run *base = &p->runs[0], *multi = NULL;
 
@@ -496,27 +580,45 @@ static void emit_prediction(const struct ddp_plan *p, struct emitter *e)
 	emit_value(e, "predicted_from_nodes", jint(multi->nodes), NULL);
 	emit_value(e, "overlap_assumption", jstr("none"), NULL);
 	emit_text(e,
-		  "\npredicted from the 1 -> %u node measurement (overlap assumed: none; step = "
-		  "compute + ring all-reduce 2(N-1)/N x %.1f MB at %.3f GB/s busbw):\n",
-		  multi->nodes, multi->m.grad_bytes / 1e6, multi->f.busbw_gbytes_per_second);
+		  "\npredicted, not measured, from the 1 -> %u node runs (%s scaling); overlap "
+		  "assumed: none, step = compute + comm;\n",
+		  multi->nodes, ddp_scaling_name(p->scaling));
+	if (p->scaling == DDP_SCALING_STRONG)
+		emit_text(e,
+			  "compute as measured on %u nodes times %u/N (the batch per rank "
+			  "shrinks), ",
+			  multi->nodes, multi->nodes);
+	else
+		emit_text(e, "compute as measured on %u nodes, ", multi->nodes);
+	emit_text(e, "comm a ring all-reduce of 2(N-1)/N x %.1f MB at the plan's busbw:\n",
+		  multi->m.grad_bytes / 1e6);
+	emit_plans(multi, e);
 	emit_table_open(e, "predicted", headers, ARRAY_SIZE(headers), 120);
-	for (unsigned n = DDP_PREDICT_MIN; n <= DDP_PREDICT_MAX; n++) {
-		struct ddp_prediction pr;
-		if (ddp_predict(&base->m, &multi->m, n, &pr) < 0)
-			continue;
-		unsigned ranks = n * (multi->m.ranks / multi->m.nodes);
-		emit_row_open(e);
-		emit_cellf(e, "nodes", jint(n), "%u", n);
-		emit_cellf(e, "ranks", jint(ranks), "%u", ranks);
-		emit_cellf(e, "step_us", jr(pr.step_us, 1), "%.2f", pr.step_us / 1000);
-		emit_cellf(e, "samples_per_second", jr(pr.samples_per_second, 2), "%.1f",
-			   pr.samples_per_second);
-		emit_cellf(e, "speedup", jr(pr.speedup, 4), "%.3f", pr.speedup);
-		emit_cellf(e, "efficiency_ratio", jr(pr.efficiency_ratio, 4), "%.1f%%",
-			   pr.efficiency_ratio * 100);
-		emit_cellf(e, "comm_us", jr(pr.comm_us, 1), "%.2f", pr.comm_us / 1000);
-		emit_cellf(e, "compute_us", jr(pr.compute_us, 1), "%.2f", pr.compute_us / 1000);
-		emit_row_close(e);
+	for (unsigned i = 0; i < DDP_NR_PLANS; i++) {
+		for (unsigned n = DDP_PREDICT_MIN; n <= DDP_PREDICT_MAX; n++) {
+			struct ddp_prediction pr;
+			if (ddp_predict(&base->m, &multi->m, p->scaling, (enum ddp_fabric_plan)i, n,
+					&pr) < 0)
+				continue;
+			emit_row_open(e);
+			emit_cell(e, "plan", jstr(ddp_plan_name((enum ddp_fabric_plan)i)),
+				  ddp_plan_name((enum ddp_fabric_plan)i));
+			emit_cellf(e, "nodes", jint(n), "%u", n);
+			emit_cellf(e, "ranks", jint(pr.ranks), "%u", pr.ranks);
+			emit_cellf(e, "step_us", jr(pr.step_us, 1), "%.2f", pr.step_us / 1000);
+			emit_cellf(e, "samples_per_second", jr(pr.samples_per_second, 2), "%.1f",
+				   pr.samples_per_second);
+			emit_cellf(e, "speedup", jr(pr.speedup, 4), "%.3f", pr.speedup);
+			emit_cellf(e, "efficiency_ratio", jr(pr.efficiency_ratio, 4), "%.1f%%",
+				   pr.efficiency_ratio * 100);
+			emit_cellf(e, "comm_us", jr(pr.comm_us, 1), "%.2f", pr.comm_us / 1000);
+			emit_cellf(e, "compute_us", jr(pr.compute_us, 1), "%.2f",
+				   pr.compute_us / 1000);
+			emit_cellf(e, "busbw_gbytes_per_second", jr(pr.busbw_gbytes_per_second, 4),
+				   "%.3f", pr.busbw_gbytes_per_second);
+			emit_cell(e, "predicted", json_true(), "predicted");
+			emit_row_close(e);
+		}
 	}
 	emit_table_close(e);
 }
@@ -531,7 +633,11 @@ static void emit_report(const struct ddp_args *a, const struct ddp_plan *p, stru
 	emit_int(e, "width", " (width %" PRId64, p->shape.width);
 	emit_int(e, "layers", " x %" PRId64 " layers)", p->layers);
 	emit_str(e, "dtype", ", %s", a->dtype);
-	emit_int(e, "batch_per_rank", ", batch %" PRId64 " per rank", a->batch);
+	emit_str(e, "scaling", ", %s scaling", ddp_scaling_name(p->scaling));
+	if (p->scaling == DDP_SCALING_STRONG)
+		emit_int(e, "global_batch", ": global batch %" PRId64, a->batch);
+	else
+		emit_int(e, "batch_per_rank", ": batch %" PRId64 " per rank", a->batch);
 	emit_int(e, "ranks_per_node", ", %" PRId64 " per node", a->nproc);
 	emit_int(e, "steps", ", %" PRId64 " steps", a->steps);
 	emit_int(e, "warmup_steps", " (%" PRId64 " warm-up)\n", a->warmup);
@@ -624,7 +730,10 @@ static int run_bench_ddp(const struct cmd *cmd, int argc, char **argv)
 			   "mlp or transformer (mlp)"),
 		OPT_STRING(0, "params", &a.params, "N",
 			   "parameters of the model, k, M, G suffixes (2M)"),
-		OPT_UINT(0, "batch", &a.batch, "B", "samples per rank per step (32)"),
+		OPT_UINT(0, "batch", &a.batch, "B",
+			 "samples per rank per step (32); with --strong, per step in all"),
+		OPT_BOOL(0, "strong", &a.strong,
+			 "strong scaling: the same global batch (--batch) on every run"),
 		OPT_UINT(0, "steps", &a.steps, "S", "timed steps (20)"),
 		OPT_UINT(0, "warmup", &a.warmup, "W", "steps before the timed ones (3)"),
 		OPT_UINT(0, "bucket-mb", &a.bucket_mb, "M", "DDP's bucket size in MiB (25)"),
@@ -662,6 +771,11 @@ static int run_bench_ddp(const struct cmd *cmd, int argc, char **argv)
 	else
 		strbuf_addstr(&nodes, "1");
 	ret = parse_nodes(nodes.buf, hosts.nr, &p);
+	if (ret != SPARKCTL_EXIT_OK)
+		goto out;
+	ret = assign_batches(&a, &p);
+	if (ret == SPARKCTL_EXIT_OK)
+		ret = check_memory(&a, &p);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
 	ret = read_worker(&p.script);

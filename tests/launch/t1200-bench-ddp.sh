@@ -4,8 +4,11 @@
 # 2-node runs complete with positive figures; the speedup is the ratio of
 # the throughputs and the efficiency the speedup per node; comm and compute
 # add up to the step time within the noise the run measured; the
-# prediction is there and marked; the JSON conforms to its schema; the
-# transformer has the shape its parameter count says.  A
+# prediction is there and marked, to 10 nodes on a switch and for 3 on a
+# ring at half the port; the JSON conforms to its schema; the transformer
+# has the shape its parameter count says.  --strong keeps the global batch
+# (a batch the ranks of a run do not divide is refused, naming the run), and
+# its efficiency is the 1-node step over N times the N-node step.  A
 # --params that would not fit in memory is refused (2), a torch that is
 # missing on the nodes is named (3).
 . "$SRCDIR/tests/lib.sh"
@@ -29,6 +32,8 @@ expect 2 "$SPARKCTL" bench ddp -H node0,node1 --nodes 2
 contains "$TMP/err" "the first run is on 1 node"
 expect 2 "$SPARKCTL" bench ddp -H node0,node1 --nodes 1,3
 contains "$TMP/err" "--nodes 1,3: 2 nodes given"
+expect 2 "$SPARKCTL" bench ddp -H node0,node1 --nodes 1,2 -N 2 --strong --batch 6
+contains "$TMP/err" "--strong --batch 6: the 4 ranks of the 2-node run do not divide it"
 
 cluster_up 2
 hosts=$(cluster_hosts)
@@ -43,7 +48,10 @@ grep -qE '^ +1 +1 +node0 ' "$TMP/ddp.txt" || { cat "$TMP/ddp.txt" >&2; fail "no 
 grep -qE '^ +2 +2 +node0,node1 ' "$TMP/ddp.txt" || { cat "$TMP/ddp.txt" >&2; fail "no 2-node row"; }
 grep -qE '^2 nodes: speedup [0-9.]+, efficiency [0-9.]+%; lost -?[0-9.]+% = comm -?[0-9.]+% \+ rest -?[0-9.]+%$' "$TMP/ddp.txt" \
   || { cat "$TMP/ddp.txt" >&2; fail "no split of the lost efficiency"; }
-contains "$TMP/ddp.txt" "predicted from the 1 -> 2 node measurement (overlap assumed: none"
+contains "$TMP/ddp.txt" "predicted, not measured, from the 1 -> 2 node runs (weak scaling); overlap assumed: none"
+contains "$TMP/ddp.txt" "ring: 3 nodes only"
+grep -qE '^switch +10 +10 .* predicted$' "$TMP/ddp.txt" || { cat "$TMP/ddp.txt" >&2; fail "no predicted row for 10 nodes"; }
+grep -qE '^ring +3 +3 .* predicted$' "$TMP/ddp.txt" || { cat "$TMP/ddp.txt" >&2; fail "no predicted row for the ring"; }
 no_trailing_blanks "$TMP/ddp.txt"
 
 /usr/bin/python3 - "$TMP/ddp.json" << 'PY' || fail "the figures of bench ddp are not consistent"
@@ -54,6 +62,9 @@ def check(cond, what):
     if not cond:
         sys.exit("bench ddp: %s\n%s" % (what, json.dumps(d, indent=1)))
 check((one["nodes"], one["ranks"], two["nodes"], two["ranks"]) == (1, 1, 2, 2), "the runs")
+check(d["scaling"] == "weak" and d["batch_per_rank"] == 16, "weak scaling")
+check([(r["batch_per_rank"], r["global_batch"]) for r in d["runs"]] == [(16, 16), (16, 32)],
+      "the same batch per rank")
 check(d["backend"] == "gloo" and d["device"] == "cpu", "gloo on the CPU")
 check(d["width"] ** 2 * 4 + d["width"] * 4 == d["params"] <= 200000, "the MLP's parameters")
 check(d["grad_bytes"] == 4 * d["params"], "fp32 gradients")
@@ -83,16 +94,58 @@ for r in d["runs"]:
     noise = r["step_p95_us"] - r["step_p50_us"]
     check(-r["comm_us"] - noise <= r["other_us"] <= noise + 0.5 * r["step_p50_us"],
           "comm + compute is the step of %d nodes within the noise (%.0f us)" % (r["nodes"], noise))
-p = d["predicted"]
-check([x["nodes"] for x in p] == [3, 4, 5, 6, 7, 8], "predicted for 3 to 8 nodes")
+check([(x["plan"], x["nodes"]) for x in d["predicted"]] ==
+      [("switch", n) for n in range(3, 11)] + [("ring", 3)], "predicted: switch 3 to 10, ring 3")
+check(all(x["predicted"] is True for x in d["predicted"]), "every predicted row is marked")
 check(d["overlap_assumption"] == "none" and d["predicted_from_nodes"] == 2, "what the prediction assumes")
-for x in p:
+plans = {x["plan"]: x for x in d["prediction_plans"]}
+check((plans["switch"]["min_nodes"], plans["switch"]["max_nodes"], plans["ring"]["min_nodes"],
+       plans["ring"]["max_nodes"]) == (3, 10, 3, 3), "the node counts of each plan")
+check(plans["ring"]["link_ratio"] == 0.5 and plans["switch"]["link_ratio"] == 1, "the plans' links")
+ring = [x for x in d["predicted"] if x["plan"] == "ring"][0]
+p = [x for x in d["predicted"] if x["plan"] == "switch"]
+# Half the busbw, twice the comm of the same 3 nodes on a switch.
+check(abs(ring["comm_us"] - 2 * p[0]["comm_us"]) < 1, "ring: each link at half the port")
+check(abs(ring["busbw_gbytes_per_second"] - two["busbw_gbytes_per_second"] / 2) < 1e-3, "ring busbw")
+for x in p + [ring]:
     check(abs(x["step_us"] - x["compute_us"] - x["comm_us"]) < 1, "a predicted step is compute + comm")
     check(x["compute_us"] == two["compute_us"], "compute as measured on 2 nodes")
 # The ring sends 2(N-1)/N of the bytes: the comm grows, more slowly each node.
 comms = [two["comm_us"]] + [x["comm_us"] for x in p]
 check(all(b > a for a, b in zip(comms, comms[1:])), "comm grows with the nodes")
-check(abs(p[-1]["comm_us"] - two["comm_us"] * 1.75) < 1, "8 nodes: 1.75 x the comm of 2")
+check(abs(p[5]["comm_us"] - two["comm_us"] * 1.75) < 1, "8 nodes: 1.75 x the comm of 2")
+check(abs(p[-1]["comm_us"] - two["comm_us"] * 1.8) < 1, "10 nodes: 1.8 x the comm of 2")
+PY
+
+# Strong scaling: a global batch of 32, 32 per rank on 1 node, 16 on 2.
+expect 0 timeout 240 "$SPARKCTL" bench ddp -H "$hosts" --nodes 1,2 --params 200k --batch 32 \
+  --strong --steps 12 --warmup 2 -o "$TMP/strong.json"
+contains "$TMP/out" "strong scaling: global batch 32"
+contains "$TMP/out" "from the 1 -> 2 node runs (strong scaling)"
+json_valid bench-ddp "$TMP/strong.json"
+/usr/bin/python3 - "$TMP/strong.json" << 'PY' || fail "the figures of bench ddp --strong are not consistent"
+import json, sys
+d = json.load(open(sys.argv[1]))
+one, two = d["runs"]
+def check(cond, what):
+    if not cond:
+        sys.exit("bench ddp --strong: %s\n%s" % (what, json.dumps(d, indent=1)))
+check(d["scaling"] == "strong" and d["global_batch"] == 32 and "batch_per_rank" not in d, "strong")
+check([(r["batch_per_rank"], r["global_batch"]) for r in d["runs"]] == [(32, 32), (16, 32)],
+      "the same global batch, split over the ranks")
+for r in d["runs"]:
+    check(abs(r["samples_per_second"] - 32 * 1e6 / r["step_p50_us"]) <= 0.01 * r["samples_per_second"],
+          "samples/s: the global batch per step")
+# Efficiency S_2 / (2 S_1) = step_1 / (2 step_2).
+check(abs(two["efficiency_ratio"] - one["step_p50_us"] / (2 * two["step_p50_us"])) < 1e-3,
+      "efficiency = step_1 / (N step_N)")
+check(abs(two["lost_comm_ratio"] + two["lost_other_ratio"] - (1 - two["efficiency_ratio"])) < 1e-3,
+      "the lost efficiency is comm + rest")
+sw = [x for x in d["predicted"] if x["plan"] == "switch"]
+# The predicted compute shrinks with the batch per rank: 2/N of the 2-node one.
+check(all(abs(x["compute_us"] - two["compute_us"] * 2 / x["nodes"]) < 1 for x in sw), "strong compute")
+check(all(abs(x["samples_per_second"] - 32 * 1e6 / x["step_us"]) < 0.01 * x["samples_per_second"]
+          for x in sw), "predicted samples/s of the global batch")
 PY
 
 # The transformer, on node1 alone: 2 encoder layers of width d, 12d^2 + 13d
