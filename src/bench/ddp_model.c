@@ -138,6 +138,72 @@ int ddp_predict(const struct ddp_measure *base, const struct ddp_measure *multi,
 	return 0;
 }
 
+uint64_t ddp_bucket_bytes(double grad_bytes, unsigned buckets, unsigned elem_bytes)
+{
+	double mean = buckets ? grad_bytes / buckets : grad_bytes;
+	uint64_t elems;
+
+	if (!elem_bytes || !(mean >= elem_bytes))
+		return elem_bytes ? elem_bytes : 1;
+	elems = (uint64_t)(mean / elem_bytes);
+	return elems * elem_bytes;
+}
+
+/* The whitespace-separated words of line [p, end), at most max: a count. */
+static size_t split_words(const char *p, const char *end, const char **words, size_t *lens,
+			  size_t max)
+{
+	size_t n = 0;
+
+	while (p < end && n < max) {
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p == end)
+			break;
+		words[n] = p;
+		while (p < end && *p != ' ' && *p != '\t')
+			p++;
+		lens[n] = (size_t)(p - words[n]);
+		n++;
+	}
+	return n;
+}
+
+static bool word_is(const char *w, size_t len, const char *s)
+{
+	return strlen(s) == len && !memcmp(w, s, len);
+}
+
+int ddp_nccl_row_busbw(const char *out, uint64_t bytes, double *ret)
+{
+	char size[32], num[32];
+	const char *line = out;
+
+	snprintf(size, sizeof(size), "%" PRIu64, bytes);
+	while (*line) {
+		const char *end = line + strcspn(line, "\n");
+		const char *w[24];
+		size_t len[24], n = split_words(line, end, w, len, ARRAY_SIZE(w));
+		/* size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong */
+		for (size_t i = 0; i + 12 < n; i++) {
+			char *stop;
+			double v;
+			if (!word_is(w[i], len[i], size) || len[i + 11] >= sizeof(num))
+				continue;
+			memcpy(num, w[i + 11], len[i + 11]);
+			num[len[i + 11]] = '\0';
+			errno = 0;
+			v = strtod(num, &stop);
+			if (!errno && *stop == '\0' && stop != num && v >= 0) {
+				*ret = v;
+				return 0;
+			}
+		}
+		line = *end ? end + 1 : end;
+	}
+	return -ENOENT;
+}
+
 static int64_t sat_mul(int64_t a, int64_t b)
 {
 	if (a <= 0 || b <= 0)

@@ -127,6 +127,23 @@ int ddp_predict(const struct ddp_measure *base, const struct ddp_measure *multi,
 		struct ddp_prediction *ret);
 
 /*
+ * The size 'bench ddp' asks 'bench nccl' about: the mean bucket, gradient
+ * bytes over the buckets all-reduced per step, rounded down to whole
+ * elements of elem_bytes (at least one); all the bytes where no bucket was
+ * counted.
+ */
+uint64_t ddp_bucket_bytes(double grad_bytes, unsigned buckets, unsigned elem_bytes);
+
+/*
+ * The in-place bus bandwidth (10^9 B/s) of the row for bytes in 'bench
+ * nccl' output (nccl-tests' table: size count type redop root, then time
+ * algbw busbw #wrong out of place and the same in place), whatever each
+ * line starts with (a launcher's "[0] ").  DDP all-reduces each bucket in
+ * place.  -ENOENT when no such row has a number there.
+ */
+int ddp_nccl_row_busbw(const char *out, uint64_t bytes, double *ret);
+
+/*
  * Bytes one rank needs: weights, gradients, DDP's buckets (a copy of the
  * gradients) and the optimizer's momentum (4 copies of params x elem
  * bytes), plus the activations kept for the backward pass

@@ -66,7 +66,7 @@ static const char ddp_description[] =
 struct ddp_args {
 	const char *hosts, *hostfile, *cluster, *nodes, *model, *params, *dtype, *output;
 	unsigned batch, steps, warmup, bucket_mb, nproc, timeout;
-	bool json, quiet, strong;
+	bool json, quiet, strong, no_nccl_compare;
 };
 
 /* One configuration: what was asked, what came back. */
@@ -79,6 +79,15 @@ struct ddp_run {
 	unsigned buckets;
 	char *backend, *device, *torch_version;
 	int64_t params;
+	double nccl_busbw; /* bench nccl's in-place busbw at the bucket size; < 0: none */
+};
+
+/* bench nccl beside the buckets: what was asked, and why not, where it was not. */
+struct ddp_nccl_compare {
+	uint64_t bytes;
+	const char *dtype; /* bench nccl's name of the run's dtype */
+	bool measured;	   /* on every run of 2 ranks or more */
+	struct strbuf reason;
 };
 
 struct ddp_plan {
@@ -90,6 +99,7 @@ struct ddp_plan {
 	size_t nr_runs;
 	const char *python;
 	struct strbuf script;
+	struct ddp_nccl_compare nccl;
 };
 
 /* "25M", "1.5G", "300000": a count of parameters (k, M, G, T: powers of 1000). */
@@ -283,8 +293,8 @@ static int check_memory(const struct ddp_args *a, const struct ddp_plan *p)
 	return SPARKCTL_EXIT_OK;
 }
 
-static void launch_argv(const struct ddp_args *a, const struct ddp_plan *p,
-			const struct ddp_run *run, struct strvec *v)
+/* 'sparkctl launch' of a run's hosts and ranks, up to its "--". */
+static void launch_prefix(const struct ddp_args *a, const struct ddp_run *run, struct strvec *v)
 {
 	char *self = proc_self_path_or_name();
 
@@ -296,6 +306,12 @@ static void launch_argv(const struct ddp_args *a, const struct ddp_plan *p,
 	strvec_pushf(v, "--job-timeout=%u", a->timeout);
 	strvec_push(v, "--quiet");
 	strvec_push(v, "--");
+}
+
+static void launch_argv(const struct ddp_args *a, const struct ddp_plan *p,
+			const struct ddp_run *run, struct strvec *v)
+{
+	launch_prefix(a, run, v);
 	strvec_push(v, p->python);
 	strvec_push(v, "-c");
 	strvec_push(v, p->script.buf);
@@ -466,6 +482,138 @@ out:
 	return ret;
 }
 
+/*
+ * ": " and the last line of a job's stderr that is not launch's own
+ * summary (the rank's line says why), into reason.
+ */
+static void add_last_line(const struct run_job *job, struct strbuf *reason)
+{
+	const char *end = job->err.buf + job->err.len, *p, *last = NULL, *last_end = NULL;
+
+	while (end > job->err.buf) {
+		while (end > job->err.buf && (end[-1] == '\n' || end[-1] == '\r'))
+			end--;
+		for (p = end; p > job->err.buf && p[-1] != '\n';)
+			p--;
+		if (p == end)
+			break;
+		if (!last) {
+			last = p;
+			last_end = end;
+		}
+		if (!starts_with(p, "sparkctl launch: ")) {
+			last = p;
+			last_end = end;
+			break;
+		}
+		end = p;
+	}
+	if (last) {
+		strbuf_addstr(reason, ": ");
+		strbuf_add(reason, last, (size_t)(last_end - last));
+	}
+}
+
+/*
+ * bench nccl's all_reduce at the bucket size on the run's hosts and ranks,
+ * through launch as the run itself: its in-place busbw into run, or why not
+ * into reason (-1).  The reason is kept as said; the emitter escapes text.
+ */
+static int nccl_on_run(const struct ddp_args *a, const struct ddp_plan *p, struct ddp_run *run,
+		       struct strbuf *reason)
+{
+	struct run_job job;
+	char *self = proc_self_path_or_name();
+	int ret = -1;
+
+	run_job_init(&job);
+	launch_prefix(a, run, &job.argv);
+	strvec_push(&job.argv, self);
+	free(self);
+	strvec_push(&job.argv, "bench");
+	strvec_push(&job.argv, "nccl");
+	strvec_push(&job.argv, "--op=all_reduce");
+	strvec_pushf(&job.argv, "--minbytes=%" PRIu64, p->nccl.bytes);
+	strvec_pushf(&job.argv, "--maxbytes=%" PRIu64, p->nccl.bytes);
+	strvec_pushf(&job.argv, "--dtype=%s", p->nccl.dtype);
+	strvec_pushf(&job.argv, "--op-timeout=%u", a->timeout);
+	progress_begin(!a->json && !a->quiet,
+		       "bench ddp: bench nccl at %" PRIu64 " bytes on %u node%s", p->nccl.bytes,
+		       run->nodes, run->nodes == 1 ? "" : "s");
+	int r = run_jobs(&job, 1, 1, (a->timeout + 30) * 1000, 0);
+	progress_end();
+	if (r < 0 || job.spawn_error) {
+		strbuf_addf(reason, "cannot run sparkctl launch: %s",
+			    strerror(-(r < 0 ? r : job.spawn_error)));
+	} else if (job.timed_out || job.status != 0) {
+		strbuf_addf(reason, "bench nccl on %s failed (exit %d)", run->hosts.buf,
+			    job.status);
+		add_last_line(&job, reason);
+	} else if (ddp_nccl_row_busbw(job.out.buf, p->nccl.bytes, &run->nccl_busbw) < 0) {
+		strbuf_addf(reason, "bench nccl on %s printed no row of %" PRIu64 " bytes",
+			    run->hosts.buf, p->nccl.bytes);
+	} else {
+		ret = 0;
+	}
+	run_job_release(&job);
+	return ret;
+}
+
+/* bench nccl beside each run of 2 ranks or more, where the runs used NCCL. */
+static void compare_nccl(const struct ddp_args *a, struct ddp_plan *p)
+{
+	const struct ddp_run *multi = NULL;
+	size_t compared = 0;
+
+	for (size_t i = 0; i < p->nr_runs; i++) {
+		p->runs[i].nccl_busbw = -1;
+		if (!multi && p->runs[i].m.ranks > 1)
+			multi = &p->runs[i];
+	}
+	if (!multi)
+		multi = &p->runs[0];
+	p->nccl.dtype = p->elem_bytes == 2 ? "bfloat16" : "float";
+	p->nccl.bytes = ddp_bucket_bytes(multi->m.grad_bytes, multi->buckets, p->elem_bytes);
+	if (multi->m.ranks < 2) {
+		strbuf_addstr(&p->nccl.reason, "no run of 2 ranks or more");
+		return;
+	}
+	if (!streq(multi->backend, "nccl")) {
+		strbuf_addf(&p->nccl.reason, "%s on %s: no NCCL", multi->backend, multi->device);
+		return;
+	}
+	if (a->no_nccl_compare) {
+		strbuf_addstr(&p->nccl.reason, "skipped (--no-nccl-compare)");
+		return;
+	}
+	for (size_t i = 0; i < p->nr_runs; i++) {
+		if (p->runs[i].m.ranks < 2)
+			continue;
+		if (nccl_on_run(a, p, &p->runs[i], &p->nccl.reason) < 0)
+			return;
+		compared++;
+	}
+	p->nccl.measured = compared > 0;
+}
+
+/* What was set beside the buckets' busbw, or why nothing was. */
+static void emit_nccl_compare(const struct ddp_plan *p, struct emitter *e)
+{
+	emit_object_open(e, "nccl_compare");
+	emit_value(e, "op", jstr("all_reduce"), NULL);
+	emit_int(e, "size_bytes", "NCCL GB/s: bench nccl all_reduce of %" PRId64 " bytes",
+		 (int64_t)p->nccl.bytes);
+	emit_str(e, "dtype",
+		 " (the mean bucket), %s, in place, on the run's hosts and ranks: ", p->nccl.dtype);
+	emit_bool(e, "measured", p->nccl.measured, "measured", "not measured");
+	if (p->nccl.measured)
+		emit_value(e, "reason", json_null(), NULL);
+	else
+		emit_str(e, "reason", ": %s", p->nccl.reason.buf);
+	emit_text(e, "\n");
+	emit_close(e);
+}
+
 static json_t *jr(double v, int decimals)
 {
 	return jreal_rounded(v, decimals);
@@ -476,7 +624,7 @@ static void emit_runs(const struct ddp_plan *p, struct emitter *e)
 	static const char *const headers[] = {
 		">NODES",      ">RANKS",     "HOSTS",	    ">BATCH/RANK", ">STEP P50 ms",
 		">P95 ms",     ">SAMPLES/S", ">SPEEDUP",    ">EFFICIENCY", ">COMM ms",
-		">COMPUTE ms", ">REST ms",   ">BUSBW GB/s",
+		">COMPUTE ms", ">REST ms",   ">BUSBW GB/s", ">NCCL GB/s",
 	};
 
 	emit_table_open(e, "runs", headers, ARRAY_SIZE(headers), 160);
@@ -506,6 +654,11 @@ static void emit_runs(const struct ddp_plan *p, struct emitter *e)
 				   r->f.busbw_gbytes_per_second);
 		else
 			emit_cell(e, "busbw_gbytes_per_second", json_null(), "-");
+		if (r->nccl_busbw >= 0)
+			emit_cellf(e, "nccl_busbw_gbytes_per_second", jr(r->nccl_busbw, 4), "%.3f",
+				   r->nccl_busbw);
+		else
+			emit_cell(e, "nccl_busbw_gbytes_per_second", json_null(), "-");
 		emit_value(e, "comm_ratio", jr(r->f.comm_ratio, 4), NULL);
 		emit_value(e, "lost_comm_ratio", jr(r->f.lost_comm_ratio, 4), NULL);
 		emit_value(e, "lost_other_ratio", jr(r->f.lost_other_ratio, 4), NULL);
@@ -522,6 +675,7 @@ static void emit_runs(const struct ddp_plan *p, struct emitter *e)
 			  (1 - r->f.efficiency_ratio) * 100, r->f.lost_comm_ratio * 100,
 			  r->f.lost_other_ratio * 100);
 	}
+	emit_nccl_compare(p, e);
 }
 
 /* What each plan predicts for, and why no other count is shown. */
@@ -700,6 +854,7 @@ static int run_all(const struct ddp_args *a, struct ddp_plan *p, const struct ho
 				  p->runs[i].hosts.buf);
 			return SPARKCTL_EXIT_ERROR;
 		}
+	compare_nccl(a, p);
 	return print_report(a, p);
 }
 
@@ -739,6 +894,8 @@ static int run_bench_ddp(const struct cmd *cmd, int argc, char **argv)
 		OPT_UINT(0, "bucket-mb", &a.bucket_mb, "M", "DDP's bucket size in MiB (25)"),
 		OPT_CHOICE(0, "dtype", &a.dtype, "TYPE", "bf16|fp32",
 			   "parameters and data: bf16 or fp32 (fp32)"),
+		OPT_BOOL(0, "no-nccl-compare", &a.no_nccl_compare,
+			 "do not run bench nccl at the bucket size beside the NCCL runs"),
 		OPT_UINT(0, "job-timeout", &a.timeout, "S",
 			 "end a run that takes longer than S seconds (600)"),
 		OPT_BOOL(0, "json", &a.json, "print the report as JSON, not as text"),
@@ -748,7 +905,7 @@ static int run_bench_ddp(const struct cmd *cmd, int argc, char **argv)
 		OPT_HELP(),
 		OPT_END(),
 	};
-	struct ddp_plan p = { .script = STRBUF_INIT };
+	struct ddp_plan p = { .script = STRBUF_INIT, .nccl.reason = STRBUF_INIT };
 	struct host_list hosts = { 0 };
 	struct strbuf err = STRBUF_INIT, nodes = STRBUF_INIT;
 	int ret = cmd_parse(cmd, opts, argc, argv);
@@ -790,6 +947,7 @@ out:
 		free(p.runs[i].torch_version);
 	}
 	strbuf_release(&p.script);
+	strbuf_release(&p.nccl.reason);
 	strbuf_release(&nodes);
 	strbuf_release(&err);
 	host_list_release(&hosts);

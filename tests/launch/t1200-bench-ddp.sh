@@ -8,7 +8,11 @@
 # ring at half the port; the JSON conforms to its schema; the transformer
 # has the shape its parameter count says.  --strong keeps the global batch
 # (a batch the ranks of a run do not divide is refused, naming the run), and
-# its efficiency is the 1-node step over N times the N-node step.  A
+# its efficiency is the 1-node step over N times the N-node step.  Beside
+# the buckets' busbw, bench nccl at the mean bucket size: "not measured"
+# with the reason on gloo; on a run that used NCCL (a stand-in worker that
+# says so), bench nccl runs through launch on the same hosts and its
+# failure is the reason, or it is skipped with --no-nccl-compare.  A
 # --params that would not fit in memory is refused (2), a torch that is
 # missing on the nodes is named (3).
 . "$SRCDIR/tests/lib.sh"
@@ -44,6 +48,7 @@ expect 0 timeout 240 "$SPARKCTL" bench ddp -H "$hosts" --nodes 1,2 --params 200k
 cp "$TMP/out" "$TMP/ddp.txt"
 json_valid bench-ddp "$TMP/ddp.json"
 contains "$TMP/ddp.txt" "gloo on cpu"
+contains "$TMP/ddp.txt" "in place, on the run's hosts and ranks: not measured: gloo on cpu: no NCCL"
 grep -qE '^ +1 +1 +node0 ' "$TMP/ddp.txt" || { cat "$TMP/ddp.txt" >&2; fail "no 1-node row"; }
 grep -qE '^ +2 +2 +node0,node1 ' "$TMP/ddp.txt" || { cat "$TMP/ddp.txt" >&2; fail "no 2-node row"; }
 grep -qE '^2 nodes: speedup [0-9.]+, efficiency [0-9.]+%; lost -?[0-9.]+% = comm -?[0-9.]+% \+ rest -?[0-9.]+%$' "$TMP/ddp.txt" \
@@ -78,6 +83,11 @@ for r in d["runs"]:
           <= 0.01 * r["samples_per_second"], "samples/s of the step time")
 check(two["comm_us"] > 0, "a measured all-reduce on 2 nodes")
 check(two["busbw_gbytes_per_second"] > 0 and one["busbw_gbytes_per_second"] is None, "busbw")
+nc = d["nccl_compare"]
+check(nc["measured"] is False and nc["reason"] == "gloo on cpu: no NCCL", "no NCCL on gloo")
+check(nc["op"] == "all_reduce" and nc["dtype"] == "float", "bench nccl's op and type")
+check(nc["size_bytes"] == d["grad_bytes"] // two["buckets"] // 4 * 4, "the mean bucket")
+check(all(r["nccl_busbw_gbytes_per_second"] is None for r in d["runs"]), "no NCCL figure")
 # Speedup is the ratio of throughputs; efficiency the speedup per node.
 check(one["speedup"] == 1 and one["efficiency_ratio"] == 1, "the baseline is 1")
 check(abs(two["speedup"] - two["samples_per_second"] / one["samples_per_second"]) < 1e-3,
@@ -167,3 +177,39 @@ chmod +x "$TMP/no-torch-python"
 expect 3 env SPARKCTL_PYTHON="$TMP/no-torch-python" timeout 120 "$SPARKCTL" bench ddp -H "$hosts" \
   --params 50k --steps 2
 contains "$TMP/err" "missing: torch"
+
+# A run that used NCCL (a stand-in worker that says so): bench nccl at the
+# bucket size runs on the same hosts through launch.  Here it has no GPU,
+# so it fails, and that is the reason in the report; the figures of the
+# runs stay, and so does the exit status.
+mkdir "$TMP/nccl-worker"
+cat > "$TMP/nccl-worker/ddp_bench.py" << 'PY'
+import json, os, sys
+a = dict(x[2:].split("=", 1) for x in sys.argv[1:])
+n = int(a["steps"])
+if os.environ["RANK"] == "0":
+    print("sparkctl-ddp " + json.dumps({
+        "world_size": int(os.environ["WORLD_SIZE"]), "backend": "nccl", "device": "cuda",
+        "torch_version": "2.9.0", "params": 4000, "grad_bytes": 8000, "buckets": 2,
+        "batch_per_rank": int(a["batch"]), "step_us": [1000.0] * n,
+        "comm_us": [100.0] * n, "compute_us": [900.0] * n}))
+PY
+expect 0 env SPARKCTL_DATA_DIR="$TMP/nccl-worker" timeout 240 "$SPARKCTL" bench ddp -H "$hosts" \
+  --params 50k --dtype bf16 --steps 2 -o "$TMP/nccl.json"
+json_valid bench-ddp "$TMP/nccl.json"
+/usr/bin/python3 - "$TMP/nccl.json" << 'PY' || fail "bench nccl beside an NCCL run"
+import json, sys
+d = json.load(open(sys.argv[1]))
+nc = d["nccl_compare"]
+assert d["backend"] == "nccl" and nc["dtype"] == "bfloat16" and nc["size_bytes"] == 4000, d
+assert nc["measured"] is False, nc
+assert nc["reason"].startswith("bench nccl on node0,node1 failed (exit "), nc
+# The rank's own line says why, not launch's summary.
+assert "sparkctl bench nccl" in nc["reason"], nc
+assert [r["nccl_busbw_gbytes_per_second"] for r in d["runs"]] == [None, None], d["runs"]
+assert d["runs"][1]["busbw_gbytes_per_second"] > 0, d["runs"]
+PY
+expect 0 env SPARKCTL_DATA_DIR="$TMP/nccl-worker" timeout 240 "$SPARKCTL" bench ddp -H "$hosts" \
+  --params 50k --steps 2 --no-nccl-compare
+contains "$TMP/out" "not measured: skipped (--no-nccl-compare)"
+

@@ -303,13 +303,48 @@ static void test_shape(void **state)
 	assert_int_equal(ddp_shape(DDP_MODEL_TRANSFORMER, 1000, &s), -EINVAL);
 }
 
+static void test_nccl_compare(void **state)
+{
+	(void)state;
+	/* bench nccl's table for one size, as 'sparkctl launch' relays rank 0's lines. */
+	static const char out[] =
+		"[0] # Collective test starting: all_reduce_perf\n"
+		"[0] #  Rank  0 Group  0 Pid   4242 on node0 device  0 [0000:01:00] NVIDIA H100\n"
+		"[0] #\n"
+		"[0] #       size         count      type   redop    root     time   algbw   busbw "
+		"#wrong     time   algbw   busbw #wrong\n"
+		"[0]      4194304       2097152  bfloat16     sum      -1    91.20   45.99   68.99"
+		"      0    90.10   46.55   69.83      0\n"
+		"[0] # Out of bounds values : 0 OK\n"
+		"[0] # Avg bus bandwidth    : 69.41\n";
+	static const char na[] = "   4194304  2097152  bfloat16  sum  -1  91.2  45.99  68.99  0"
+				 "  90.1  46.55  N/A  0\n";
+	double bw = -1;
+
+	/* The in-place busbw of the row of that size, not the average nor out of place. */
+	assert_int_equal(ddp_nccl_row_busbw(out, 4194304, &bw), 0);
+	near(bw, 69.83);
+	/* A size that is no row's first column: 2097152 is a count there. */
+	assert_int_equal(ddp_nccl_row_busbw(out, 2097152, &bw), -ENOENT);
+	assert_int_equal(ddp_nccl_row_busbw(out, 8, &bw), -ENOENT);
+	assert_int_equal(ddp_nccl_row_busbw(na, 4194304, &bw), -ENOENT);
+	assert_int_equal(ddp_nccl_row_busbw("", 4194304, &bw), -ENOENT);
+
+	/* 8 MB of gradients in 2 buckets: 4 MB each; 3 buckets of bf16 round down to 2 B. */
+	assert_int_equal(ddp_bucket_bytes(8e6, 2, 4), 4000000);
+	assert_int_equal(ddp_bucket_bytes(1000, 3, 2), 332);
+	assert_int_equal(ddp_bucket_bytes(1000, 0, 4), 1000);
+	assert_int_equal(ddp_bucket_bytes(3, 1, 4), 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_percentile), cmocka_unit_test(test_figures),
-		cmocka_unit_test(test_ring),	   cmocka_unit_test(test_predict),
-		cmocka_unit_test(test_memory),	   cmocka_unit_test(test_shape),
-		cmocka_unit_test(test_plans),	   cmocka_unit_test(test_strong),
+		cmocka_unit_test(test_percentile),   cmocka_unit_test(test_figures),
+		cmocka_unit_test(test_ring),	     cmocka_unit_test(test_predict),
+		cmocka_unit_test(test_memory),	     cmocka_unit_test(test_shape),
+		cmocka_unit_test(test_plans),	     cmocka_unit_test(test_strong),
+		cmocka_unit_test(test_nccl_compare),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
