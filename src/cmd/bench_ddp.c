@@ -16,6 +16,7 @@
 #include "lib/parse.h"
 #include "lib/rootfs.h"
 #include "lib/xalloc.h"
+#include "nv/nvml.h"
 #include "probe/meminfo.h"
 #include "probe/procs.h"
 #include "proc/run.h"
@@ -23,16 +24,18 @@
 #include "view/emit.h"
 #include "view/progress.h"
 
-#define DDP_CMD		   "bench ddp"
-#define DDP_WORKER	   "ddp_bench.py"
-#define DDP_MARKER	   "sparkctl-ddp {"
-#define DDP_MAX_CONFIGS	   16
-#define DDP_PREDICT_MIN	   3
-#define DDP_PREDICT_MAX	   10
+#define DDP_CMD		      "bench ddp"
+#define DDP_WORKER	      "ddp_bench.py"
+#define DDP_MARKER	      "sparkctl-ddp {"
+#define DDP_MAX_CONFIGS	      16
+#define DDP_PREDICT_MIN	      3
+#define DDP_PREDICT_MAX	      10
 /* Of MemAvailable, kept free: the page cache, the launcher, what torch allocates beside. */
-#define DDP_MEMORY_MARGIN  0.25
-#define DDP_DEFAULT_PYTHON "/usr/bin/python3"
-#define DDP_SCHEMA_VERSION 1
+#define DDP_MEMORY_MARGIN     0.25
+/* Of a GPU's free memory, kept free: the CUDA context, NCCL's buffers, the allocator's slack. */
+#define DDP_GPU_MEMORY_MARGIN 0.10
+#define DDP_DEFAULT_PYTHON    "/usr/bin/python3"
+#define DDP_SCHEMA_VERSION    1
 
 static const char *const ddp_usage[] = {
 	"sparkctl bench ddp [-H HOSTS] [--nodes 1,N] [--model mlp|transformer] [--params N] "
@@ -60,8 +63,9 @@ static const char ddp_description[] =
 	"Python is $SPARKCTL_PYTHON, else /usr/bin/python3, on every node; the worker is\n"
 	"found in $SPARKCTL_DATA_DIR, else in share/sparkctl beside the binary's\n"
 	"prefix, and is sent to the nodes on the command line.  A --params or --batch\n"
-	"whose ranks would not fit in this node's MemAvailable (less a quarter) is\n"
-	"refused.";
+	"that would not fit is refused: on GPUs with their own memory, a rank against\n"
+	"its GPU's free memory (less a tenth); on unified memory (GB10) or without a\n"
+	"GPU, the node's ranks against MemAvailable (less a quarter).";
 
 struct ddp_args {
 	const char *hosts, *hostfile, *cluster, *nodes, *model, *params, *dtype, *output;
@@ -273,17 +277,133 @@ static int assign_batches(const struct ddp_args *a, struct ddp_plan *p)
 	return SPARKCTL_EXIT_OK;
 }
 
+/* The GPU of the first ranks with the least free memory, as NVML says. */
+struct ddp_gpu_memory {
+	unsigned count; /* GPUs of this node */
+	bool unified;	/* one of them has no memory of its own (GB10) */
+	unsigned index; /* the one with the least free memory */
+	char name[NVML_NAME_SIZE];
+	int64_t free_bytes, total_bytes;
+};
+
+static nvml_return gpu_memory_of(const struct nvml *nvml, nvml_device dev, int64_t *free_bytes,
+				 int64_t *total_bytes)
+{
+	nvml_return r;
+
+	/* v2 does not count the driver's reserve as free. */
+	if (nvml->device_get_memory_info_v2) {
+		struct nvml_memory_v2 m = { .version = NVML_MEMORY_V2 };
+		r = nvml->device_get_memory_info_v2(dev, &m);
+		if (r == NVML_SUCCESS) {
+			*free_bytes = m.free > INT64_MAX ? INT64_MAX : (int64_t)m.free;
+			*total_bytes = m.total > INT64_MAX ? INT64_MAX : (int64_t)m.total;
+		}
+		if (r == NVML_SUCCESS || r == NVML_ERROR_NOT_SUPPORTED)
+			return r;
+	}
+	struct nvml_memory m;
+	r = nvml->device_get_memory_info(dev, &m);
+	if (r == NVML_SUCCESS) {
+		*free_bytes = m.free > INT64_MAX ? INT64_MAX : (int64_t)m.free;
+		*total_bytes = m.total > INT64_MAX ? INT64_MAX : (int64_t)m.total;
+	}
+	return r;
+}
+
+/*
+ * NVML's view of the GPUs the first ranks run on (local rank i on GPU i):
+ * -ENOENT without NVML or a GPU, -EIO where a GPU's memory cannot be read.
+ */
+static int gpu_memory(unsigned ranks, struct ddp_gpu_memory *ret)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct nvml nvml;
+	int r = -ENOENT;
+
+	memset(ret, 0, sizeof(*ret));
+	if (nvml_open(&nvml, &err) < 0) {
+		strbuf_release(&err);
+		return -ENOENT;
+	}
+	if (nvml.device_get_count(&ret->count) != NVML_SUCCESS || !ret->count)
+		goto out;
+	r = 0;
+	for (unsigned i = 0; i < ranks && i < ret->count; i++) {
+		nvml_device dev;
+		int64_t free_bytes = 0, total_bytes = 0;
+		nvml_return nr;
+		if (nvml.device_get_handle_by_index(i, &dev) != NVML_SUCCESS) {
+			r = -EIO;
+			break;
+		}
+		nr = gpu_memory_of(&nvml, dev, &free_bytes, &total_bytes);
+		if (nr == NVML_ERROR_NOT_SUPPORTED) {
+			ret->unified = true;
+			continue;
+		}
+		if (nr != NVML_SUCCESS) {
+			r = -EIO;
+			break;
+		}
+		if (i == 0 || free_bytes < ret->free_bytes) {
+			ret->index = i;
+			ret->free_bytes = free_bytes;
+			ret->total_bytes = total_bytes;
+			snprintf(ret->name, sizeof(ret->name), "GPU %u", i);
+			if (nvml.device_get_name)
+				nvml.device_get_name(dev, ret->name, sizeof(ret->name));
+			ret->name[sizeof(ret->name) - 1] = '\0';
+		}
+	}
+out:
+	nvml_close(&nvml);
+	strbuf_release(&err);
+	return r;
+}
+
 /*
  * The ranks of one node against its memory: the largest batch per rank
- * is the first run's (the same on every run under weak scaling).
+ * is the first run's (the same on every run under weak scaling).  A GPU
+ * with memory of its own holds one rank, and the host the model each rank
+ * builds before moving it there; unified memory (a GB10) and the CPU share
+ * MemAvailable among the node's ranks.
  */
 static int check_memory(const struct ddp_args *a, const struct ddp_plan *p)
 {
 	unsigned batch = p->runs[0].batch;
 	int64_t need =
 		ddp_rank_bytes(p->shape.params, p->elem_bytes, p->shape.activation_elems, batch);
+	struct ddp_gpu_memory gpu;
 	int64_t avail;
 
+	if (gpu_memory(a->nproc, &gpu) == 0) {
+		if (a->nproc > gpu.count)
+			return cmd_usage_error(DDP_CMD,
+					       "-N %u: this node has %u GPU%s, one per rank",
+					       a->nproc, gpu.count, gpu.count == 1 ? "" : "s");
+		if (!gpu.unified && !ddp_fits(need, 1, gpu.free_bytes, DDP_GPU_MEMORY_MARGIN))
+			return cmd_usage_error(
+				DDP_CMD,
+				"--params %s --batch %u: a rank needs about %.1f GB, GPU %u (%s) "
+				"has "
+				"%.1f GB free of %.1f GB, less a tenth kept free: %.1f GB",
+				a->params, a->batch, (double)need / 1e9, gpu.index, gpu.name,
+				(double)gpu.free_bytes / 1e9, (double)gpu.total_bytes / 1e9,
+				(double)gpu.free_bytes * (1 - DDP_GPU_MEMORY_MARGIN) / 1e9);
+		/* Each rank builds its model on the host (in fp32) before moving it. */
+		if (!gpu.unified && mem_available(&avail) == 0 &&
+		    !ddp_fits(p->shape.params * 4, a->nproc, avail, DDP_MEMORY_MARGIN))
+			return cmd_usage_error(
+				DDP_CMD,
+				"--params %s: %u rank%s building the model on the host, "
+				"%.1f GB each, would not fit in %.1f GB, three quarters "
+				"of MemAvailable",
+				a->params, a->nproc, a->nproc == 1 ? "" : "s",
+				(double)p->shape.params * 4 / 1e9, (double)avail * 0.75 / 1e9);
+		if (!gpu.unified)
+			return SPARKCTL_EXIT_OK;
+	}
 	if (mem_available(&avail) == 0 && !ddp_fits(need, a->nproc, avail, DDP_MEMORY_MARGIN))
 		return cmd_usage_error(DDP_CMD,
 				       "--params %s --batch %u: %u rank%s of about %.1f GB each "
@@ -961,8 +1081,10 @@ const struct cmd cmd_bench_ddp = {
 	.summary = "measure data-parallel training scaling across nodes, and predict more",
 	.usage = ddp_usage,
 	.description = ddp_description,
-	.exit_status = "0 measured, 1 other errors, 2 usage (also a model that would not fit in "
-		       "memory), 3 a node could not be reached, or torch, NCCL or gloo is missing "
-		       "(named), 5 a run did not end within --job-timeout",
+	.exit_status =
+		"0 measured, 1 other errors, 2 usage (also a model that would not fit in "
+		"memory, -N beyond the GPUs, a --strong --batch the ranks do not divide), 3 "
+		"a node could not be reached, or torch, NCCL or gloo is missing (named), 5 a "
+		"run did not end within --job-timeout",
 	.max_operands = 0,
 };

@@ -14,9 +14,48 @@
 # says so), bench nccl runs through launch on the same hosts and its
 # failure is the reason, or it is skipped with --no-nccl-compare.  A
 # --params that would not fit in memory is refused (2), a torch that is
-# missing on the nodes is named (3).
+# missing on the nodes is named (3).  The memory check on the stand-in
+# NVIDIA libraries (tests/fake): GPUs with their own memory (H100) hold a
+# rank each against NVML's free memory less a tenth, and the host the
+# model each rank builds; unified memory (GB10) and no NVML keep
+# MemAvailable; -N beyond the GPUs is refused.
 . "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/fake/lib-fake.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
+
+# memcheck PROFILE EXIT ARGS...: bench ddp on this node as the stand-ins'
+# PROFILE describes it, MemAvailable the Spark fixture's (121583928 kB,
+# three quarters 93.4 GB); a check passed ends at the missing worker (3).
+memcheck() {
+  local profile=$1 want=$2; shift 2
+  expect "$want" fake "$profile" env SPARKCTL_ROOT="$SRCDIR/tests/fixtures/spark-1cable" \
+    SPARKCTL_DATA_DIR="$TMP/no-worker" SPARKCTL_CLUSTER=none "$SPARKCTL" bench ddp -H localhost "$@"
+  [ "$want" != 3 ] || contains "$TMP/err" "no worker"
+  [ "$(grep -vc "^Try 'sparkctl bench ddp --help'.$" "$TMP/err")" = 1 ] || fail "one line expected"
+}
+# fp32, 16 bytes of state per parameter: 5G is 80.0 GB per rank.  An H100
+# of 85.5 GB (85.0 free) holds 76.5 GB: refused there, though MemAvailable
+# would take it; a GB10's unified memory takes it from MemAvailable.
+memcheck h100x8 2 --params 5G --batch 1
+contains "$TMP/err" "--params 5G --batch 1: a rank needs about 80.0 GB, GPU 0 (NVIDIA H100 80GB HBM3) has 85.0 GB free of 85.5 GB, less a tenth kept free: 76.5 GB"
+memcheck gb10 3 --params 5G --batch 1
+memcheck nvml-init-fails 3 --params 5G --batch 1
+# 6G, 96 GB: more than three quarters of MemAvailable on unified memory.
+memcheck gb10 2 --params 6G --batch 1
+contains "$TMP/err" "1 rank of about 96.0 GB each would not fit in 93.4 GB, three quarters of MemAvailable"
+memcheck nvml-init-fails 2 --params 6G --batch 1
+contains "$TMP/err" "would not fit in 93.4 GB, three quarters of MemAvailable"
+# 4G, 64 GB: on an H100; 8 ranks on 8 of them, but not the 8 x 16 GB that
+# they build on the host first; a rank per GPU, not 9 on 8.
+memcheck h100x8 3 --params 4G --batch 1
+memcheck h100x8 2 --params 4G --batch 1 -N 8
+contains "$TMP/err" "--params 4G: 8 ranks building the model on the host, 16.0 GB each, would not fit in 93.4 GB"
+memcheck h100x8 3 --params 1G --batch 1 -N 8
+memcheck h100x8 2 -N 9
+contains "$TMP/err" "-N 9: this node has 8 GPUs, one per rank"
+memcheck gb10 2 -N 2
+contains "$TMP/err" "-N 2: this node has 1 GPU, one per rank"
+
 cluster_require
 TORCH_PYTHON=/usr/bin/python3
 if ! "$TORCH_PYTHON" -c 'import torch.distributed' 2> /dev/null; then
@@ -27,7 +66,8 @@ export SPARKCTL_DATA_DIR=$SRCDIR/share SPARKCTL_PYTHON=$TORCH_PYTHON
 cd "$TMP"
 
 # Refused before any node is reached: a model of 10^12 parameters.
-expect 2 "$SPARKCTL" bench ddp -H node0 --params 1T
+# (The stand-in GB10: this host's GPU, if it has one, does not change the answer.)
+expect 2 fake gb10 "$SPARKCTL" bench ddp -H node0 --params 1T
 contains "$TMP/err" "would not fit in"
 contains "$TMP/err" "MemAvailable"
 expect 2 "$SPARKCTL" bench ddp -H node0 --params 12q
