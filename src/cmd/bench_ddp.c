@@ -49,23 +49,26 @@ static const char ddp_description[] =
 	"sparkctl, run by the nodes' PyTorch: NCCL on GPUs, gloo on CPUs) runs through\n"
 	"'sparkctl launch' on the first node of -H, then on the first N nodes for each N\n"
 	"of --nodes, with the same batch per rank (weak scaling), or with --strong the\n"
-	"same global batch (--batch), split over the ranks.  Each step is timed,\n"
-	"and the gradient all-reduce inside it through a DDP communication hook around\n"
-	"the real buckets; the same steps without the all-reduce (no_sync) give the\n"
-	"compute time.  Reported per run: p50 and p95 step time, samples/s, speedup\n"
-	"S_N/S_1 and efficiency S_N/(N x S_1), comm and compute per step, the\n"
-	"all-reduce's bus bandwidth, and the lost efficiency split into comm and the\n"
-	"rest.  From the 1 -> N measurement it predicts 3 to 10 nodes on a switch and\n"
-	"3 on a ring of Sparks (each link at half the port): compute as measured plus\n"
-	"a ring all-reduce of the gradients at the plan's bus bandwidth, with no\n"
-	"overlap assumed.\n"
+	"same global batch (--batch) split over the ranks.  Each step is timed, and the\n"
+	"gradient all-reduce inside it through a DDP communication hook around the real\n"
+	"buckets; the same steps without the all-reduce (no_sync) give the compute\n"
+	"time.  Reported per run: p50 and p95 step time, samples/s, speedup S_N/S_1 and\n"
+	"efficiency S_N/(N x S_1), comm and compute per step, the all-reduce's bus\n"
+	"bandwidth, and the lost efficiency split into comm and the rest.  Where the\n"
+	"runs used NCCL, 'sparkctl bench nccl' all_reduce at the mean bucket size runs\n"
+	"on each run's hosts and ranks, and its busbw is set beside the buckets'\n"
+	"(--no-nccl-compare skips it).  From the 1 -> N measurement it predicts 3 to 10\n"
+	"nodes on a switch and 3 on a ring of Sparks (each link at half the port):\n"
+	"compute as measured plus a ring all-reduce of the gradients at the plan's bus\n"
+	"bandwidth, with no overlap assumed.\n"
 	"\n"
 	"Python is $SPARKCTL_PYTHON, else /usr/bin/python3, on every node; the worker is\n"
 	"found in $SPARKCTL_DATA_DIR, else in share/sparkctl beside the binary's\n"
 	"prefix, and is sent to the nodes on the command line.  A --params or --batch\n"
 	"that would not fit is refused: on GPUs with their own memory, a rank against\n"
-	"its GPU's free memory (less a tenth); on unified memory (GB10) or without a\n"
-	"GPU, the node's ranks against MemAvailable (less a quarter).";
+	"its GPU's free memory (less a tenth) and the model each rank builds on the\n"
+	"host against MemAvailable; on unified memory (GB10) or without a GPU, the\n"
+	"node's ranks against MemAvailable (less a quarter).";
 
 struct ddp_args {
 	const char *hosts, *hostfile, *cluster, *nodes, *model, *params, *dtype, *output;
@@ -978,6 +981,27 @@ static int run_all(const struct ddp_args *a, struct ddp_plan *p, const struct ho
 	return print_report(a, p);
 }
 
+/* The runs of --nodes (default: 1 and all), their batches, and whether they fit. */
+static int plan_runs(const struct ddp_args *a, struct ddp_plan *p, size_t nr_hosts)
+{
+	struct strbuf nodes = STRBUF_INIT;
+	int ret;
+
+	if (a->nodes)
+		strbuf_addstr(&nodes, a->nodes);
+	else if (nr_hosts > 1)
+		strbuf_addf(&nodes, "1,%zu", nr_hosts);
+	else
+		strbuf_addstr(&nodes, "1");
+	ret = parse_nodes(nodes.buf, nr_hosts, p);
+	if (ret == SPARKCTL_EXIT_OK)
+		ret = assign_batches(a, p);
+	if (ret == SPARKCTL_EXIT_OK)
+		ret = check_memory(a, p);
+	strbuf_release(&nodes);
+	return ret;
+}
+
 static int run_bench_ddp(const struct cmd *cmd, int argc, char **argv)
 {
 	struct ddp_args a = {
@@ -1027,7 +1051,7 @@ static int run_bench_ddp(const struct cmd *cmd, int argc, char **argv)
 	};
 	struct ddp_plan p = { .script = STRBUF_INIT, .nccl.reason = STRBUF_INIT };
 	struct host_list hosts = { 0 };
-	struct strbuf err = STRBUF_INIT, nodes = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
 	int ret = cmd_parse(cmd, opts, argc, argv);
 
 	if (ret < 0)
@@ -1041,18 +1065,7 @@ static int run_bench_ddp(const struct cmd *cmd, int argc, char **argv)
 		ret = cmd_usage_error(DDP_CMD, "%s", err.buf);
 		goto out;
 	}
-	if (a.nodes)
-		strbuf_addstr(&nodes, a.nodes);
-	else if (hosts.nr > 1)
-		strbuf_addf(&nodes, "1,%zu", hosts.nr);
-	else
-		strbuf_addstr(&nodes, "1");
-	ret = parse_nodes(nodes.buf, hosts.nr, &p);
-	if (ret != SPARKCTL_EXIT_OK)
-		goto out;
-	ret = assign_batches(&a, &p);
-	if (ret == SPARKCTL_EXIT_OK)
-		ret = check_memory(&a, &p);
+	ret = plan_runs(&a, &p, hosts.nr);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;
 	ret = read_worker(&p.script);
@@ -1068,7 +1081,6 @@ out:
 	}
 	strbuf_release(&p.script);
 	strbuf_release(&p.nccl.reason);
-	strbuf_release(&nodes);
 	strbuf_release(&err);
 	host_list_release(&hosts);
 	return ret;
