@@ -366,6 +366,24 @@ out:
 }
 
 /*
+ * What this node cannot hold or run is not a misuse of the options: one
+ * line, and exit 2 (as bench nccl's -e beyond free memory), with no
+ * pointer to --help.
+ */
+static int ATTR_PRINTF(1, 2) refuse_on_node(const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	cmd_error(DDP_CMD, "%s", msg.buf);
+	strbuf_release(&msg);
+	return SPARKCTL_EXIT_USAGE;
+}
+
+/*
  * The ranks of one node against its memory: the largest batch per rank
  * is the first run's (the same on every run under weak scaling).  A GPU
  * with memory of its own holds one rank, and the host the model each rank
@@ -382,37 +400,31 @@ static int check_memory(const struct ddp_args *a, const struct ddp_plan *p)
 
 	if (gpu_memory(a->nproc, &gpu) == 0) {
 		if (a->nproc > gpu.count)
-			return cmd_usage_error(DDP_CMD,
-					       "-N %u: this node has %u GPU%s, one per rank",
-					       a->nproc, gpu.count, gpu.count == 1 ? "" : "s");
+			return refuse_on_node("-N %u: this node has %u GPU%s, one per rank",
+					      a->nproc, gpu.count, gpu.count == 1 ? "" : "s");
 		if (!gpu.unified && !ddp_fits(need, 1, gpu.free_bytes, DDP_GPU_MEMORY_MARGIN))
-			return cmd_usage_error(
-				DDP_CMD,
+			return refuse_on_node(
 				"--params %s --batch %u: a rank needs about %.1f GB, GPU %u (%s) "
-				"has "
-				"%.1f GB free of %.1f GB, less a tenth kept free: %.1f GB",
+				"has %.1f GB free of %.1f GB, less a tenth kept free: %.1f GB",
 				a->params, a->batch, (double)need / 1e9, gpu.index, gpu.name,
 				(double)gpu.free_bytes / 1e9, (double)gpu.total_bytes / 1e9,
 				(double)gpu.free_bytes * (1 - DDP_GPU_MEMORY_MARGIN) / 1e9);
 		/* Each rank builds its model on the host (in fp32) before moving it. */
 		if (!gpu.unified && mem_available(&avail) == 0 &&
 		    !ddp_fits(p->shape.params * 4, a->nproc, avail, DDP_MEMORY_MARGIN))
-			return cmd_usage_error(
-				DDP_CMD,
-				"--params %s: %u rank%s building the model on the host, "
-				"%.1f GB each, would not fit in %.1f GB, three quarters "
-				"of MemAvailable",
+			return refuse_on_node(
+				"--params %s: %u rank%s building the model on the host, %.1f GB "
+				"each, would not fit in %.1f GB, three quarters of MemAvailable",
 				a->params, a->nproc, a->nproc == 1 ? "" : "s",
 				(double)p->shape.params * 4 / 1e9, (double)avail * 0.75 / 1e9);
 		if (!gpu.unified)
 			return SPARKCTL_EXIT_OK;
 	}
 	if (mem_available(&avail) == 0 && !ddp_fits(need, a->nproc, avail, DDP_MEMORY_MARGIN))
-		return cmd_usage_error(DDP_CMD,
-				       "--params %s --batch %u: %u rank%s of about %.1f GB each "
-				       "would not fit in %.1f GB, three quarters of MemAvailable",
-				       a->params, a->batch, a->nproc, a->nproc == 1 ? "" : "s",
-				       (double)need / 1e9, (double)avail * 0.75 / 1e9);
+		return refuse_on_node("--params %s --batch %u: %u rank%s of about %.1f GB each "
+				      "would not fit in %.1f GB, three quarters of MemAvailable",
+				      a->params, a->batch, a->nproc, a->nproc == 1 ? "" : "s",
+				      (double)need / 1e9, (double)avail * 0.75 / 1e9);
 	return SPARKCTL_EXIT_OK;
 }
 
