@@ -284,6 +284,7 @@ static int assign_batches(const struct ddp_args *a, struct ddp_plan *p)
 struct ddp_gpu_memory {
 	unsigned count; /* GPUs of this node */
 	bool unified;	/* one of them has no memory of its own (GB10) */
+	bool sized;	/* one of them has: the fields below are its */
 	unsigned index; /* the one with the least free memory */
 	char name[NVML_NAME_SIZE];
 	int64_t free_bytes, total_bytes;
@@ -349,7 +350,8 @@ static int gpu_memory(unsigned ranks, struct ddp_gpu_memory *ret)
 			r = -EIO;
 			break;
 		}
-		if (i == 0 || free_bytes < ret->free_bytes) {
+		if (!ret->sized || free_bytes < ret->free_bytes) {
+			ret->sized = true;
 			ret->index = i;
 			ret->free_bytes = free_bytes;
 			ret->total_bytes = total_bytes;
