@@ -184,11 +184,16 @@ int ddp_nccl_row_busbw(const char *out, uint64_t bytes, double *ret)
 		const char *end = line + strcspn(line, "\n");
 		const char *w[24];
 		size_t len[24], n = split_words(line, end, w, len, ARRAY_SIZE(w));
-		/* size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong */
-		for (size_t i = 0; i + 12 < n; i++) {
+		/*
+		 * size count type redop root | time algbw busbw #wrong | time algbw
+		 * busbw #wrong; never a comment (the header names the sizes too).
+		 */
+		bool comment = memchr(line, '#', (size_t)(end - line)) != NULL;
+		for (size_t i = 0; !comment && i + 12 < n; i++) {
 			char *stop;
 			double v;
-			if (!word_is(w[i], len[i], size) || len[i + 11] >= sizeof(num))
+			if (!word_is(w[i], len[i], size) || !word_is(w[i + 3], len[i + 3], "sum") ||
+			    len[i + 11] >= sizeof(num))
 				continue;
 			memcpy(num, w[i + 11], len[i + 11]);
 			num[len[i + 11]] = '\0';

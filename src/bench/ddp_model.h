@@ -1,9 +1,10 @@
 /*
  * ddp_model.h - the arithmetic of 'sparkctl bench ddp': percentiles of
- * step times, throughput, speedup and efficiency under weak scaling, the
- * split of a step into gradient all-reduce and the rest, the all-reduce's
- * bus bandwidth, the prediction for more nodes under the fabric plans
- * sparkctl knows, and the memory a run needs.
+ * step times, throughput, speedup and efficiency under weak or strong
+ * scaling, the split of a step into gradient all-reduce and the rest, the
+ * all-reduce's bus bandwidth, the prediction for more nodes under the
+ * fabric plans sparkctl knows, the row of 'bench nccl' set beside it, and
+ * the memory a run needs.
  * Pure functions: no I/O, unit-tested in tests/unit/test-ddp-model.c.
  */
 #ifndef SPARKCTL_DDP_MODEL_H

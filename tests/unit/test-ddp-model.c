@@ -309,6 +309,9 @@ static void test_nccl_compare(void **state)
 	/* bench nccl's table for one size, as 'sparkctl launch' relays rank 0's lines. */
 	static const char out[] =
 		"[0] # Collective test starting: all_reduce_perf\n"
+		"[0] # 4194304 (a comment naming the size) 1 2 3 4 5 6 7 8 9 10.5 11\n"
+		"[0] # nThread 1 nGpus 1 minBytes 4194304 maxBytes 4194304 step: 2(factor) warmup "
+		"iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0\n"
 		"[0] #  Rank  0 Group  0 Pid   4242 on node0 device  0 [0000:01:00] NVIDIA H100\n"
 		"[0] #\n"
 		"[0] #       size         count      type   redop    root     time   algbw   busbw "
