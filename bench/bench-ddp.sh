@@ -11,8 +11,9 @@
 # and compute per step, the buckets' busbw; then the prediction for the
 # largest count from the 2-GPU run (compute as measured there plus a ring
 # all-reduce of the gradients at its busbw, no overlap: the report's formula)
-# against the measured step, and bench nccl's all_reduce busbw at 16-32 MiB
-# (the bucket size) for comparison.
+# against the measured step, and bench nccl's all_reduce busbw at the mean
+# bucket size, which bench ddp itself measures on the same ranks (its NCCL
+# GB/s column).
 # Environment: SPARKCTL (build/sparkctl), SPARKCTL_PYTHON (python3 with torch),
 # MODELS ("mlp --params 200M;transformer --params 300M"), BATCH (64),
 # STEPS (30), DTYPE (bf16), OUT (a new temporary folder).
@@ -35,10 +36,6 @@ for model in "${models[@]}"; do
       --steps "${STEPS:-30}" --dtype "${DTYPE:-bf16}" -q -o "$OUT/ddp-$name-$n.json" > /dev/null
   done
 done
-for n in $counts; do
-  [ "$n" -gt 1 ] || continue
-  "$SPARKCTL" bench nccl --gpus "$n" -b 16M -e 32M -o "$OUT/nccl-$n.json" > /dev/null
-done
 "$SPARKCTL_PYTHON" - "$OUT" "$counts" "${models[@]}" << 'PY'
 import json, sys
 out, counts, models = sys.argv[1], [int(c) for c in sys.argv[2].split()], sys.argv[3:]
@@ -47,13 +44,17 @@ for model in models:
     runs = {n: json.load(open(f"{out}/ddp-{name}-{n}.json")) for n in counts}
     s1 = runs[counts[0]]["runs"][0]["samples_per_second"] / counts[0]
     print(f"{model}: {runs[counts[0]]['params']} parameters, {runs[counts[0]]['grad_bytes']} bytes of gradients")
-    print("  GPUS  STEP P50 ms  SAMPLES/S  SPEEDUP  EFFICIENCY  COMM ms  COMPUTE ms  BUSBW GB/s")
+    nc = runs[max(counts)]["nccl_compare"]
+    print(f"  bench nccl all_reduce at {nc['size_bytes']} bytes (the mean bucket), {nc['dtype']}:"
+          f" {'measured' if nc['measured'] else 'not measured: ' + nc['reason']}")
+    print("  GPUS  STEP P50 ms  SAMPLES/S  SPEEDUP  EFFICIENCY  COMM ms  COMPUTE ms  BUSBW GB/s  NCCL GB/s")
     for n in counts:
         r = runs[n]["runs"][0]
         sp = r["samples_per_second"] / s1
-        bw = r["busbw_gbytes_per_second"]
+        bw, nbw = r["busbw_gbytes_per_second"], r["nccl_busbw_gbytes_per_second"]
         print(f"  {n:4d}  {r['step_p50_us'] / 1000:11.2f}  {r['samples_per_second']:9.0f}  {sp:7.3f}  {sp / n:10.1%}"
-              f"  {r['comm_us'] / 1000:7.2f}  {r['compute_us'] / 1000:10.2f}  {bw if bw is not None else '-':>10}")
+              f"  {r['comm_us'] / 1000:7.2f}  {r['compute_us'] / 1000:10.2f}  {bw if bw is not None else '-':>10}"
+              f"  {nbw if nbw is not None else '-':>9}")
     if 2 in counts and max(counts) > 2:
         n, r2 = max(counts), runs[2]["runs"][0]
         ring = 2 * (n - 1) / n * runs[2]["grad_bytes"] / (r2["busbw_gbytes_per_second"] * 1e9) * 1e3
@@ -61,10 +62,5 @@ for model in models:
         meas = runs[n]["runs"][0]["step_p50_us"] / 1000
         print(f"  predicted from 2 GPUs for {n}: step {pred:.2f} ms (compute {r2['compute_us'] / 1000:.2f}"
               f" + ring {ring:.2f}), measured {meas:.2f} ms: {(pred - meas) / meas:+.1%}")
-for n in counts:
-    if n > 1:
-        d = json.load(open(f"{out}/nccl-{n}.json"))
-        bws = [r["out_of_place"]["busbw_gbytes_per_second"] for t in d["tests"] for r in t["results"]]
-        print(f"bench nccl all_reduce on {n} GPUs, 16-32 MiB: busbw {', '.join(f'{b:.1f}' for b in bws if b)} GB/s")
 print(f"outputs in {out}")
 PY

@@ -36,6 +36,19 @@ double ddp_samples_per_second(unsigned ranks, unsigned batch_per_rank, double st
 	return (double)ranks * batch_per_rank * 1e6 / step_us;
 }
 
+const char *ddp_scaling_name(enum ddp_scaling s)
+{
+	return s == DDP_SCALING_STRONG ? "strong" : "weak";
+}
+
+int ddp_strong_batch(unsigned global_batch, unsigned ranks, unsigned *per_rank)
+{
+	if (!ranks || global_batch < ranks || global_batch % ranks)
+		return -EDOM;
+	*per_rank = global_batch / ranks;
+	return 0;
+}
+
 double ddp_ring_factor(unsigned ranks)
 {
 	return ranks < 2 ? 0 : 2.0 * (ranks - 1) / ranks;
@@ -52,9 +65,9 @@ double ddp_busbw(double bytes, unsigned ranks, double us)
 int ddp_figures(const struct ddp_measure *m, const struct ddp_measure *base,
 		struct ddp_figures *ret)
 {
-	double s1, sn;
+	double s1, sn, k;
 
-	if (!m->nodes || !base->nodes)
+	if (!m->nodes || !base->nodes || !m->batch_per_rank || !base->batch_per_rank)
 		return -EINVAL;
 	sn = ddp_samples_per_second(m->ranks, m->batch_per_rank, m->step_p50_us);
 	s1 = ddp_samples_per_second(base->ranks, base->batch_per_rank, base->step_p50_us);
@@ -66,16 +79,34 @@ int ddp_figures(const struct ddp_measure *m, const struct ddp_measure *base,
 	ret->comm_ratio = m->comm_us / m->step_p50_us;
 	ret->other_us = m->step_p50_us - m->compute_us - m->comm_us;
 	ret->busbw_gbytes_per_second = ddp_busbw(m->grad_bytes, m->ranks, m->comm_us);
-	ret->lost_comm_ratio = m == base ? 0 : (m->comm_us - base->comm_us) / m->step_p50_us;
+	/* The work per rank against base's: 1 under weak scaling, 1/N under strong. */
+	k = (double)m->batch_per_rank / base->batch_per_rank;
+	ret->lost_comm_ratio = m == base ? 0 : (m->comm_us - k * base->comm_us) / m->step_p50_us;
 	ret->lost_other_ratio = m == base ? 0 : 1 - ret->efficiency_ratio - ret->lost_comm_ratio;
 	return 0;
 }
 
-int ddp_predict(const struct ddp_measure *base, const struct ddp_measure *multi, unsigned nodes,
+const char *ddp_plan_name(enum ddp_fabric_plan plan)
+{
+	return plan == DDP_PLAN_RING ? "ring" : "switch";
+}
+
+bool ddp_plan_allows(enum ddp_fabric_plan plan, unsigned nodes)
+{
+	return plan == DDP_PLAN_RING ? nodes == DDP_RING_NODES : nodes >= 2;
+}
+
+double ddp_plan_link_ratio(enum ddp_fabric_plan plan)
+{
+	return plan == DDP_PLAN_RING ? DDP_RING_LINK_RATIO : 1;
+}
+
+int ddp_predict(const struct ddp_measure *base, const struct ddp_measure *multi,
+		enum ddp_scaling scaling, enum ddp_fabric_plan plan, unsigned nodes,
 		struct ddp_prediction *ret)
 {
 	unsigned per_node, ranks;
-	double busbw, s1;
+	double busbw, s1, samples;
 
 	if (!nodes || !multi->nodes || multi->ranks < 2 || multi->ranks % multi->nodes)
 		return -EINVAL;
@@ -83,17 +114,99 @@ int ddp_predict(const struct ddp_measure *base, const struct ddp_measure *multi,
 	s1 = ddp_samples_per_second(base->ranks, base->batch_per_rank, base->step_p50_us);
 	if (!(busbw > 0) || !(s1 > 0) || !(multi->compute_us > 0))
 		return -EINVAL;
+	if (!ddp_plan_allows(plan, nodes))
+		return -ERANGE;
 	per_node = multi->ranks / multi->nodes;
 	ranks = nodes * per_node;
 	ret->nodes = nodes;
-	ret->compute_us = multi->compute_us;
-	ret->comm_us = ddp_ring_factor(ranks) * multi->grad_bytes / busbw / 1000;
+	ret->ranks = ranks;
+	ret->busbw_gbytes_per_second = busbw * ddp_plan_link_ratio(plan);
+	if (scaling == DDP_SCALING_STRONG) {
+		/* The global batch spread over more ranks: each computes that much less. */
+		samples = (double)multi->ranks * multi->batch_per_rank;
+		ret->compute_us = multi->compute_us * multi->ranks / ranks;
+	} else {
+		samples = (double)ranks * multi->batch_per_rank;
+		ret->compute_us = multi->compute_us;
+	}
+	ret->comm_us =
+		ddp_ring_factor(ranks) * multi->grad_bytes / ret->busbw_gbytes_per_second / 1000;
 	ret->step_us = ret->compute_us + ret->comm_us;
-	ret->samples_per_second =
-		ddp_samples_per_second(ranks, multi->batch_per_rank, ret->step_us);
+	ret->samples_per_second = samples * 1e6 / ret->step_us;
 	ret->speedup = ret->samples_per_second / s1;
 	ret->efficiency_ratio = ret->speedup / nodes;
 	return 0;
+}
+
+uint64_t ddp_bucket_bytes(double grad_bytes, unsigned buckets, unsigned elem_bytes)
+{
+	double mean = buckets ? grad_bytes / buckets : grad_bytes;
+	uint64_t elems;
+
+	if (!elem_bytes || !(mean >= elem_bytes))
+		return elem_bytes ? elem_bytes : 1;
+	elems = (uint64_t)(mean / elem_bytes);
+	return elems * elem_bytes;
+}
+
+/* The whitespace-separated words of line [p, end), at most max: a count. */
+static size_t split_words(const char *p, const char *end, const char **words, size_t *lens,
+			  size_t max)
+{
+	size_t n = 0;
+
+	while (p < end && n < max) {
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p == end)
+			break;
+		words[n] = p;
+		while (p < end && *p != ' ' && *p != '\t')
+			p++;
+		lens[n] = (size_t)(p - words[n]);
+		n++;
+	}
+	return n;
+}
+
+static bool word_is(const char *w, size_t len, const char *s)
+{
+	return strlen(s) == len && !memcmp(w, s, len);
+}
+
+int ddp_nccl_row_busbw(const char *out, uint64_t bytes, double *ret)
+{
+	char size[32], num[32];
+	const char *line = out;
+
+	snprintf(size, sizeof(size), "%" PRIu64, bytes);
+	while (*line) {
+		const char *end = line + strcspn(line, "\n");
+		const char *w[24];
+		size_t len[24], n = split_words(line, end, w, len, ARRAY_SIZE(w));
+		/*
+		 * size count type redop root | time algbw busbw #wrong | time algbw
+		 * busbw #wrong; never a comment (the header names the sizes too).
+		 */
+		bool comment = memchr(line, '#', (size_t)(end - line)) != NULL;
+		for (size_t i = 0; !comment && i + 12 < n; i++) {
+			char *stop;
+			double v;
+			if (!word_is(w[i], len[i], size) || !word_is(w[i + 3], len[i + 3], "sum") ||
+			    len[i + 11] >= sizeof(num))
+				continue;
+			memcpy(num, w[i + 11], len[i + 11]);
+			num[len[i + 11]] = '\0';
+			errno = 0;
+			v = strtod(num, &stop);
+			if (!errno && *stop == '\0' && stop != num && v >= 0) {
+				*ret = v;
+				return 0;
+			}
+		}
+		line = *end ? end + 1 : end;
+	}
+	return -ENOENT;
 }
 
 static int64_t sat_mul(int64_t a, int64_t b)

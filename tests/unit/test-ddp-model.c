@@ -129,13 +129,13 @@ static void test_predict(void **state)
 	struct ddp_prediction p;
 
 	/* Predicting the measured configuration gives it back. */
-	assert_int_equal(ddp_predict(&one, &two, 2, &p), 0);
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 2, &p), 0);
 	near(p.comm_us, 4e6);
 	near(p.step_us, 14e6);
 	near(p.efficiency_ratio, 10.0 / 14);
 
 	/* 4 nodes: the ring sends 1.5x what it sends on 2: 6 s of comm. */
-	assert_int_equal(ddp_predict(&one, &two, 4, &p), 0);
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 4, &p), 0);
 	assert_int_equal(p.nodes, 4);
 	near(p.comm_us, 6e6);
 	near(p.compute_us, 10e6);
@@ -145,22 +145,128 @@ static void test_predict(void **state)
 	near(p.efficiency_ratio, 10.0 / 16);
 
 	/* 8 nodes: 1.75x: 7 s; efficiency 10/17, falling towards 10/18. */
-	assert_int_equal(ddp_predict(&one, &two, 8, &p), 0);
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 8, &p), 0);
 	near(p.comm_us, 7e6);
 	near(p.efficiency_ratio, 10.0 / 17);
 
 	/* Two ranks per node: 4 nodes are 8 ranks. */
 	two.ranks = 4;
-	assert_int_equal(ddp_predict(&one, &two, 4, &p), 0);
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 4, &p), 0);
 	/* busbw from 4 ranks: 1.5 x 400 MB / 4 s; on 8 ranks 1.75 x 400 MB at that rate. */
 	near(p.comm_us, 4e6 * 1.75 / 1.5);
 
 	/* Nothing to predict from: one rank, no comm time. */
 	two.ranks = 1;
-	assert_int_equal(ddp_predict(&one, &two, 4, &p), -EINVAL);
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 4, &p),
+			 -EINVAL);
 	two.ranks = 2;
 	two.comm_us = 0;
-	assert_int_equal(ddp_predict(&one, &two, 4, &p), -EINVAL);
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 4, &p),
+			 -EINVAL);
+}
+
+static void test_plans(void **state)
+{
+	(void)state;
+	/* 400 MB all-reduced in 4 s on 2 nodes (busbw 0.1 GB/s); compute 10 s. */
+	struct ddp_measure one = measure(1, 10e6, 0, 10e6), two = measure(2, 14e6, 4e6, 10e6);
+	struct ddp_prediction p;
+
+	assert_string_equal(ddp_plan_name(DDP_PLAN_SWITCH), "switch");
+	assert_string_equal(ddp_plan_name(DDP_PLAN_RING), "ring");
+	/* A switch takes any count from 2; the ring plan is three Sparks, no more, no less. */
+	assert_true(ddp_plan_allows(DDP_PLAN_SWITCH, 2));
+	assert_true(ddp_plan_allows(DDP_PLAN_SWITCH, 10));
+	assert_false(ddp_plan_allows(DDP_PLAN_SWITCH, 1));
+	assert_true(ddp_plan_allows(DDP_PLAN_RING, 3));
+	assert_false(ddp_plan_allows(DDP_PLAN_RING, 2));
+	assert_false(ddp_plan_allows(DDP_PLAN_RING, 4));
+
+	/*
+	 * Switch, 10 nodes: each rank sends 2 x 9/10 = 1.8 x 400 MB = 720 MB
+	 * at 0.1 GB/s: 7.2 s; step 17.2 s, 10 x 32 samples: 18.6 samples/s,
+	 * 3.2 samples/s on one node: speedup 5.81, efficiency 58.1%.
+	 */
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 10, &p), 0);
+	assert_int_equal(p.nodes, 10);
+	assert_int_equal(p.ranks, 10);
+	near(p.busbw_gbytes_per_second, 0.1);
+	near(p.comm_us, 7.2e6);
+	near(p.step_us, 17.2e6);
+	near(p.samples_per_second, 320 / 17.2);
+	near(p.speedup, 5.8139534883720930);
+	near(p.efficiency_ratio, 0.58139534883720930);
+
+	/*
+	 * Ring of 3: each link at half the port, 0.05 GB/s; each rank sends
+	 * 2 x 2/3 x 400 MB = 533.3 MB: 10.667 s; step 20.667 s; efficiency
+	 * 10 / 20.667 = 48.4%.
+	 */
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_RING, 3, &p), 0);
+	near(p.busbw_gbytes_per_second, 0.05);
+	near(p.comm_us, 10666666.666666667);
+	near(p.step_us, 20666666.666666667);
+	near(p.efficiency_ratio, 0.48387096774193548);
+	/* The same 3 nodes on a switch: 5.333 s of comm. */
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 3, &p), 0);
+	near(p.comm_us, 5333333.333333333);
+	/* A ring of 2 or 4 is not a plan sparkctl cables. */
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_RING, 4, &p), -ERANGE);
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_RING, 2, &p), -ERANGE);
+}
+
+static void test_strong(void **state)
+{
+	(void)state;
+	unsigned b;
+	/*
+	 * A global batch of 64: 64 per rank on 1 node in 20 s, 32 per rank on
+	 * 2 nodes: compute 10 s, comm 4 s, step 14 s.
+	 */
+	struct ddp_measure one = measure(1, 20e6, 0, 20e6), two = measure(2, 14e6, 4e6, 10e6);
+	struct ddp_figures f;
+	struct ddp_prediction p;
+
+	assert_string_equal(ddp_scaling_name(DDP_SCALING_WEAK), "weak");
+	assert_string_equal(ddp_scaling_name(DDP_SCALING_STRONG), "strong");
+	assert_int_equal(ddp_strong_batch(64, 4, &b), 0);
+	assert_int_equal(b, 16);
+	assert_int_equal(ddp_strong_batch(30, 4, &b), -EDOM);
+	assert_int_equal(ddp_strong_batch(2, 4, &b), -EDOM);
+	assert_int_equal(ddp_strong_batch(64, 0, &b), -EDOM);
+
+	one.batch_per_rank = 64;
+	two.batch_per_rank = 32;
+	/* 64 samples in 14 s against 64 in 20 s: speedup 20/14, efficiency 10/14. */
+	assert_int_equal(ddp_figures(&two, &one, &f), 0);
+	near(f.samples_per_second, 64 / 14.0);
+	near(f.speedup, 1.4285714285714286);
+	near(f.efficiency_ratio, 0.71428571428571429);
+	/* The ideal step is 10 s; the 4 s of comm are all that was lost. */
+	near(f.lost_comm_ratio, 4 / 14.0);
+	near(f.lost_other_ratio, 0);
+	/* One rank's own comm of 1 s would be 0.5 s at half the batch: 3.5 s lost to comm. */
+	one.comm_us = 1e6;
+	assert_int_equal(ddp_figures(&two, &one, &f), 0);
+	near(f.lost_comm_ratio, 3.5 / 14);
+	near(f.lost_other_ratio, 0.5 / 14);
+	one.comm_us = 0;
+
+	/*
+	 * 4 nodes on a switch: 16 per rank, compute 5 s; comm 1.5 x 400 MB at
+	 * 0.1 GB/s, 6 s; step 11 s; 64 samples per step: speedup 20/11 = 1.818,
+	 * efficiency 5/11 = 45.5%.
+	 */
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_STRONG, DDP_PLAN_SWITCH, 4, &p), 0);
+	near(p.compute_us, 5e6);
+	near(p.comm_us, 6e6);
+	near(p.step_us, 11e6);
+	near(p.samples_per_second, 64 / 11.0);
+	near(p.speedup, 1.8181818181818182);
+	near(p.efficiency_ratio, 0.45454545454545455);
+	/* Weak scaling of the same runs would keep 10 s of compute. */
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 4, &p), 0);
+	near(p.compute_us, 10e6);
 }
 
 static void test_memory(void **state)
@@ -197,12 +303,51 @@ static void test_shape(void **state)
 	assert_int_equal(ddp_shape(DDP_MODEL_TRANSFORMER, 1000, &s), -EINVAL);
 }
 
+static void test_nccl_compare(void **state)
+{
+	(void)state;
+	/* bench nccl's table for one size, as 'sparkctl launch' relays rank 0's lines. */
+	static const char out[] =
+		"[0] # Collective test starting: all_reduce_perf\n"
+		"[0] # 4194304 (a comment naming the size) 1 2 3 4 5 6 7 8 9 10.5 11\n"
+		"[0] # nThread 1 nGpus 1 minBytes 4194304 maxBytes 4194304 step: 2(factor) warmup "
+		"iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0\n"
+		"[0] #  Rank  0 Group  0 Pid   4242 on node0 device  0 [0000:01:00] NVIDIA H100\n"
+		"[0] #\n"
+		"[0] #       size         count      type   redop    root     time   algbw   busbw "
+		"#wrong     time   algbw   busbw #wrong\n"
+		"[0]      4194304       2097152  bfloat16     sum      -1    91.20   45.99   68.99"
+		"      0    90.10   46.55   69.83      0\n"
+		"[0] # Out of bounds values : 0 OK\n"
+		"[0] # Avg bus bandwidth    : 69.41\n";
+	static const char na[] = "   4194304  2097152  bfloat16  sum  -1  91.2  45.99  68.99  0"
+				 "  90.1  46.55  N/A  0\n";
+	double bw = -1;
+
+	/* The in-place busbw of the row of that size, not the average nor out of place. */
+	assert_int_equal(ddp_nccl_row_busbw(out, 4194304, &bw), 0);
+	near(bw, 69.83);
+	/* A size that is no row's first column: 2097152 is a count there. */
+	assert_int_equal(ddp_nccl_row_busbw(out, 2097152, &bw), -ENOENT);
+	assert_int_equal(ddp_nccl_row_busbw(out, 8, &bw), -ENOENT);
+	assert_int_equal(ddp_nccl_row_busbw(na, 4194304, &bw), -ENOENT);
+	assert_int_equal(ddp_nccl_row_busbw("", 4194304, &bw), -ENOENT);
+
+	/* 8 MB of gradients in 2 buckets: 4 MB each; 3 buckets of bf16 round down to 2 B. */
+	assert_int_equal(ddp_bucket_bytes(8e6, 2, 4), 4000000);
+	assert_int_equal(ddp_bucket_bytes(1000, 3, 2), 332);
+	assert_int_equal(ddp_bucket_bytes(1000, 0, 4), 1000);
+	assert_int_equal(ddp_bucket_bytes(3, 1, 4), 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_percentile), cmocka_unit_test(test_figures),
-		cmocka_unit_test(test_ring),	   cmocka_unit_test(test_predict),
-		cmocka_unit_test(test_memory),	   cmocka_unit_test(test_shape),
+		cmocka_unit_test(test_percentile),   cmocka_unit_test(test_figures),
+		cmocka_unit_test(test_ring),	     cmocka_unit_test(test_predict),
+		cmocka_unit_test(test_memory),	     cmocka_unit_test(test_shape),
+		cmocka_unit_test(test_plans),	     cmocka_unit_test(test_strong),
+		cmocka_unit_test(test_nccl_compare),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
