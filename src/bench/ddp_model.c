@@ -131,7 +131,10 @@ int ddp_predict(const struct ddp_measure *base, const struct ddp_measure *multi,
 	}
 	ret->comm_us =
 		ddp_ring_factor(ranks) * multi->grad_bytes / ret->busbw_gbytes_per_second / 1000;
-	ret->step_us = ret->compute_us + ret->comm_us;
+	ret->rest_us = multi->step_p50_us - multi->compute_us - multi->comm_us;
+	ret->step_us = ret->compute_us + ret->comm_us + ret->rest_us;
+	if (ret->step_us < ret->compute_us || ret->step_us < ret->comm_us)
+		ret->step_us = ret->compute_us > ret->comm_us ? ret->compute_us : ret->comm_us;
 	ret->samples_per_second = samples * 1e6 / ret->step_us;
 	ret->speedup = ret->samples_per_second / s1;
 	ret->efficiency_ratio = ret->speedup / nodes;

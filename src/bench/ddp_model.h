@@ -110,8 +110,13 @@ double ddp_plan_link_ratio(enum ddp_fabric_plan plan);
  * measured in multi (strong scaling: times multi's ranks over the new
  * ranks, the batch per rank being that much smaller), the all-reduce of
  * the gradient bytes at multi's bus bandwidth times the plan's link ratio,
- * scaled by the ring factor, and no overlap (step = compute + comm: what
- * DDP hides behind the backward pass is not counted on).  Samples per step:
+ * scaled by the ring factor, and the rest as measured in multi carried
+ * over unchanged: step = compute + comm + rest, rest = multi's step -
+ * compute - comm (negative: the all-reduce time DDP hid behind the
+ * backward pass; positive: time lost outside both), the step at least the
+ * longer of compute and comm, as no overlap hides more than that.  The
+ * hidden time is kept as a time, not a share of comm: the backward pass
+ * it hides behind does not grow with the nodes.  Samples per step:
  * ranks x multi's batch per rank (weak), multi's global batch (strong).
  * -ERANGE for a node count the plan does not cable, -EINVAL where there
  * is nothing to predict from.
@@ -120,6 +125,7 @@ struct ddp_prediction {
 	unsigned nodes, ranks;
 	double busbw_gbytes_per_second; /* the plan's, for the all-reduce */
 	double step_us, comm_us, compute_us;
+	double rest_us; /* carried over from multi: step - compute - comm there */
 	double samples_per_second, speedup, efficiency_ratio;
 };
 

@@ -155,6 +155,33 @@ static void test_predict(void **state)
 	/* busbw from 4 ranks: 1.5 x 400 MB / 4 s; on 8 ranks 1.75 x 400 MB at that rate. */
 	near(p.comm_us, 4e6 * 1.75 / 1.5);
 
+	/*
+	 * Overlap as measured: on 2 nodes 1.5 s of the 4 s all-reduce was
+	 * hidden (step 12.5 s = 10 + 4 - 1.5).  On 4 nodes comm is 6 s and the
+	 * same 1.5 s stays hidden: 10 + 6 - 1.5 = 14.5 s.
+	 */
+	two.ranks = 2;
+	two.step_p50_us = 12.5e6;
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 4, &p), 0);
+	near(p.rest_us, -1.5e6);
+	near(p.comm_us, 6e6);
+	near(p.step_us, 14.5e6);
+	near(p.efficiency_ratio, 10.0 / 14.5);
+	/* Time lost outside both (a slow rank: +1 s on 2 nodes) is carried too. */
+	two.step_p50_us = 15e6;
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 4, &p), 0);
+	near(p.step_us, 17e6);
+	/*
+	 * No overlap hides more than the shorter of the two: a 2-node run whose
+	 * no_sync steps were slower than its full steps (step 7 s, rest -7 s:
+	 * 10 + 6 - 7 = 9 s) predicts the longer of compute (10 s) and comm
+	 * (6 s) on 4 nodes.
+	 */
+	two.step_p50_us = 7e6;
+	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 4, &p), 0);
+	near(p.step_us, 10e6);
+	two.step_p50_us = 14e6;
+
 	/* Nothing to predict from: one rank, no comm time. */
 	two.ranks = 1;
 	assert_int_equal(ddp_predict(&one, &two, DDP_SCALING_WEAK, DDP_PLAN_SWITCH, 4, &p),
