@@ -247,6 +247,92 @@ static void probe_mesh(struct remote_session *rm, struct doctor_cluster *c, unsi
 	free(jobs);
 }
 
+/* munge or unmunge with the socket of the node's slurm.conf (AuthInfo), else munge's default. */
+static int munge_argv(struct remote_session *rm, const struct doctor_node *n, const char *prog,
+		      struct strvec *out)
+{
+	const char *socket = n->inv.slurm->munge_socket;
+	/* munge: -n, no payload; unmunge reads the credential from stdin. */
+	bool encode = streq(prog, "munge");
+	const char *with[] = { prog, "--socket", socket, encode ? "-n" : NULL, NULL };
+	const char *plain[] = { prog, encode ? "-n" : NULL, NULL };
+
+	return remote_session_argv(rm, n->host, socket ? with : plain, out);
+}
+
+/* Why unmunge (or munge) failed: its STATUS line, else its error, as a line for messages. */
+static char *munge_failure(const struct run_job *j, const char *prog)
+{
+	const char *status = strstr(j->out.buf, "STATUS:");
+
+	if (j->spawn_error || j->timed_out)
+		return remote_failure(j, prog, REMOTE_TIMEOUT_MS);
+	/* 127: the shell over ssh found no such command. */
+	if (j->status == 127)
+		return xasprintf("%s is not installed (command not found)", prog);
+	if (status && !strstr(status, "Success")) {
+		status += strlen("STATUS:");
+		while (*status == ' ' || *status == '\t')
+			status++;
+		return remote_first_line(status);
+	}
+	return remote_first_line(j->err.len ? j->err.buf : j->out.buf);
+}
+
+/*
+ * slurm.munge: 'munge -n' on the first Slurm node, its credential given on
+ * the stdin of 'unmunge' on every Slurm node (munge -n | ssh N unmunge),
+ * each through the socket its slurm.conf names.  The credential is made
+ * on a node, not here: this machine need not be one of the cluster's, nor
+ * run munged.
+ */
+static void probe_munge(struct remote_session *rm, struct doctor_cluster *c, unsigned parallel)
+{
+	size_t n = c->nr_nodes, enc = n;
+	struct run_job mk, *jobs;
+
+	for (size_t i = 0; i < n && enc == n; i++)
+		if (c->nodes[i].inspected && c->nodes[i].inv.slurm)
+			enc = i;
+	if (enc == n)
+		return;
+	c->munge_probed = true;
+	c->munge_encoder = enc;
+	run_job_init(&mk);
+	if (munge_argv(rm, &c->nodes[enc], "munge", &mk.argv) < 0) {
+		c->munge_encode_error = xstrdup("not a usable host name");
+		goto out_mk;
+	}
+	mk.input = "";
+	run_jobs(&mk, 1, 1, REMOTE_TIMEOUT_MS, 1 << 16);
+	if (mk.status != 0 || !mk.out.len) {
+		c->munge_encode_error = munge_failure(&mk, "munge");
+		goto out_mk;
+	}
+	jobs = xcalloc(n + 1, sizeof(*jobs));
+	for (size_t i = 0; i < n; i++) {
+		run_job_init(&jobs[i]);
+		if (!c->nodes[i].inspected || !c->nodes[i].inv.slurm ||
+		    munge_argv(rm, &c->nodes[i], "unmunge", &jobs[i].argv) < 0)
+			strvec_push(&jobs[i].argv, "true");
+		jobs[i].input = mk.out.buf;
+		jobs[i].input_len = mk.out.len;
+	}
+	run_jobs(jobs, n, parallel, REMOTE_TIMEOUT_MS, 1 << 16);
+	for (size_t i = 0; i < n; i++) {
+		struct doctor_node *dn = &c->nodes[i];
+		if (dn->inspected && dn->inv.slurm) {
+			dn->munge = jobs[i].status == 0 ? 1 : -1;
+			if (dn->munge < 0)
+				dn->munge_detail = munge_failure(&jobs[i], "unmunge");
+		}
+		run_job_release(&jobs[i]);
+	}
+	free(jobs);
+out_mk:
+	run_job_release(&mk);
+}
+
 /* The cluster file in effect, for cluster.file: 0, or -1 when there is none (or it is unreadable).
  */
 static int load_cluster_file(const struct doctor_args *a, struct cluster_file *cf)
@@ -316,6 +402,7 @@ static int collect(const struct doctor_args *a, struct host_list *hosts, struct 
 	progress_set("%s: pinging the fabric links of %zu node%s", a->title, c->nr_nodes,
 		     c->nr_nodes == 1 ? "" : "s");
 	probe(rm, c, sessions);
+	probe_munge(rm, c, sessions);
 	/* A cluster that join made promises key logins between every pair. */
 	if (from_cluster_file && c->nr_nodes > 1)
 		probe_mesh(rm, c, sessions);

@@ -135,6 +135,7 @@ int probe_inventory(const struct probe_options *opts, struct inventory *inv, str
 	probe_rdma(&ctx);
 	probe_pci(&ctx);
 	probe_storage(&ctx);
+	probe_slurm(&ctx);
 
 	rootfs_close(&root);
 	return 0;

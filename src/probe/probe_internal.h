@@ -39,6 +39,8 @@ void probe_nm_profiles(struct probe_ctx *ctx);
 void probe_netdevs(struct probe_ctx *ctx);
 void probe_rdma(struct probe_ctx *ctx);
 void probe_pci(struct probe_ctx *ctx);
+/* The inventory's "slurm" (probe/slurm.c): after probe_system() and the host facts. */
+void probe_slurm(struct probe_ctx *ctx);
 /* Architecture, environment, limits, GPUs and NCCL of the running host. */
 void probe_host_live(struct probe_ctx *ctx);
 /* The same facts from a capture's .sparkctl/host.json. */
