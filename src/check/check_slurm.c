@@ -253,7 +253,10 @@ void check_slurm_uid(struct check_ctx *ctx)
 		free(fix);
 		bad++;
 	}
-	if (!bad && same)
+	if (!bad && same < 2)
+		report(ctx, CHECK_SKIP, NULL,
+		       "one Slurm node with user %s: no other ids to compare", user);
+	else if (!bad)
 		report(ctx, CHECK_PASS, NULL,
 		       "user %s is uid %" PRId64 " gid %" PRId64 " on %zu Slurm node%s", user,
 		       ref->uid, ref->gid, same, same == 1 ? "" : "s");

@@ -214,7 +214,8 @@ static const struct inv_field system_fields[] = {
 	MAP("environment", environment, environment_desc, 1,
 	    .doc = "the probing process's `NCCL_*`, `UCX_*`, `GLOO_SOCKET_IFNAME`, "
 		   "`TP_SOCKET_IFNAME`, `OMPI_MCA_btl_tcp_if_include`/`_exclude`, "
-		   "`CUDA_VISIBLE_DEVICES`, `LD_LIBRARY_PATH` (nothing else is recorded)"),
+		   "`CUDA_VISIBLE_DEVICES`, `LD_LIBRARY_PATH`, `SLURM_CONF` (nothing else is "
+		   "recorded)"),
 	OBJECT_HERE("limits", limits_desc, .doc = "the probing process's resource limits"),
 	OBJECT_HERE("sysctl", sysctl_desc, .doc = "socket buffer limits"),
 	OBJECT_HERE("memory", memory_desc, .doc = "`/proc/meminfo`"),
