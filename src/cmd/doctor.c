@@ -286,7 +286,8 @@ static char *munge_failure(const struct run_job *j, const char *prog)
  * on a node, not here: this machine need not be one of the cluster's, nor
  * run munged.
  */
-static void probe_munge(struct remote_session *rm, struct doctor_cluster *c, unsigned parallel)
+static void probe_munge(const char *title, struct remote_session *rm, struct doctor_cluster *c,
+			unsigned parallel)
 {
 	size_t n = c->nr_nodes, enc = n;
 	struct run_job mk, *jobs;
@@ -298,6 +299,8 @@ static void probe_munge(struct remote_session *rm, struct doctor_cluster *c, uns
 		return;
 	c->munge_probed = true;
 	c->munge_encoder = enc;
+	progress_set("%s: trying a munge credential of %s on the Slurm nodes", title,
+		     c->nodes[enc].host);
 	run_job_init(&mk);
 	if (munge_argv(rm, &c->nodes[enc], "munge", &mk.argv) < 0) {
 		c->munge_encode_error = xstrdup("not a usable host name");
@@ -402,7 +405,7 @@ static int collect(const struct doctor_args *a, struct host_list *hosts, struct 
 	progress_set("%s: pinging the fabric links of %zu node%s", a->title, c->nr_nodes,
 		     c->nr_nodes == 1 ? "" : "s");
 	probe(rm, c, sessions);
-	probe_munge(rm, c, sessions);
+	probe_munge(a->title, rm, c, sessions);
 	/* A cluster that join made promises key logins between every pair. */
 	if (from_cluster_file && c->nr_nodes > 1)
 		probe_mesh(rm, c, sessions);

@@ -147,6 +147,23 @@ has "FAIL slurm.real_memory node2: RealMemory 99999999 MiB is above its MemTotal
 has "fix: set RealMemory=112795 on node2's NodeName line"
 has "PASS slurm.real_memory node0: RealMemory 1000 MiB"
 has "PASS slurm.conf_same"
+# The same as JSON, with the evidence; the nodes' inventories hold their slurm section.
+expect 4 "$SPARKCTL" doctor -H "$hosts" --only slurm.real_memory --json
+/usr/bin/python3 "$SRCDIR/tests/validate-json.py" doctor "$TMP/out" || fail "doctor's JSON is not valid"
+/usr/bin/python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+f = [x for x in d["findings"] if x["status"] == "FAIL"]
+assert len(f) == 1 and f[0]["check"] == "slurm.real_memory", f
+assert f[0]["evidence"] == {"real_memory_mib": "99999999", "mem_total_mib": "125327"}, f
+assert "RealMemory=112795" in f[0]["fix"], f' "$TMP/out" || fail "the JSON finding"
+"$SPARKCTL_SSH" node2 -- sparkctl topo --json > "$TMP/node2.json"
+/usr/bin/python3 "$SRCDIR/tests/validate-json.py" inventory "$TMP/node2.json" || fail "node2's inventory is not valid"
+/usr/bin/python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["slurm"]
+assert s["node_name"] == "node2" and s["node_listed"] is True, s
+assert s["real_memory_bytes"] == 99999999 << 20 and s["controller"] == "node0", s
+assert s["munge_socket"] == sys.argv[2] and s["uid"] == 0 and s["user_source"] == "passwd", s' \
+  "$TMP/node2.json" "$MUNGE/node2/socket" || fail "node2's slurm section"
 all_good
 
 # node2 runs no Slurm (no slurm.conf): skipped, with why; never a FAIL.
