@@ -56,7 +56,7 @@ static const char *ssh_name(const struct doctor_cluster *c, const struct doctor_
 /* What to do about unmunge's answer on a node, by its reason. */
 static char *munge_fix(const char *detail, const char *encoder, const char *node)
 {
-	if (strstr(detail, "Expired") || strstr(detail, "Rewound") || strstr(detail, "Replayed"))
+	if (strstr(detail, "Expired") || strstr(detail, "Rewound"))
 		return xasprintf("the clocks of %s and %s disagree: enable time synchronisation on "
 				 "both (sudo timedatectl set-ntp true; chronyc tracking)",
 				 encoder, node);
@@ -65,7 +65,9 @@ static char *munge_fix(const char *detail, const char *encoder, const char *node
 				 "/etc/munge/munge.key (mode 0400, owner munge) and start it: sudo "
 				 "systemctl enable --now munge",
 				 node, encoder);
-	if (strstr(detail, "ocket") || strstr(detail, "connect"))
+	/* unmunge: 'Failed to access "PATH": ... (Did you start munged?)', or a refused connect. */
+	if (strstr(detail, "Failed to access") || strstr(detail, "munged") ||
+	    strstr(detail, "connect"))
 		return xasprintf("start munged on %s (sudo systemctl enable --now munge) and check "
 				 "that slurm.conf's AuthInfo=socket= names its socket",
 				 node);
@@ -91,9 +93,13 @@ void check_slurm_munge(struct check_ctx *ctx)
 	}
 	enc = &c->nodes[c->munge_encoder];
 	if (c->munge_encode_error) {
-		char *fix = xasprintf("on %s: sudo systemctl enable --now munge, and check that "
-				      "slurm.conf's AuthInfo=socket= names munged's socket",
-				      node_name(enc));
+		char *fix =
+			strstr(c->munge_encode_error, "not installed")
+				? munge_fix(c->munge_encode_error, node_name(enc), node_name(enc))
+				: xasprintf("on %s: sudo systemctl enable --now munge, and check "
+					    "that slurm.conf's AuthInfo=socket= names munged's "
+					    "socket",
+					    node_name(enc));
 		report(ctx, CHECK_FAIL, fix, "%s: no credential to try: 'munge -n' failed: %s",
 		       node_name(enc), c->munge_encode_error);
 		free(fix);

@@ -314,17 +314,23 @@ static void probe_munge(const char *title, struct remote_session *rm, struct doc
 	}
 	jobs = xcalloc(n + 1, sizeof(*jobs));
 	for (size_t i = 0; i < n; i++) {
+		struct doctor_node *dn = &c->nodes[i];
 		run_job_init(&jobs[i]);
-		if (!c->nodes[i].inspected || !c->nodes[i].inv.slurm ||
-		    munge_argv(rm, &c->nodes[i], "unmunge", &jobs[i].argv) < 0)
-			strvec_push(&jobs[i].argv, "true");
 		jobs[i].input = mk.out.buf;
 		jobs[i].input_len = mk.out.len;
+		if (!dn->inspected || !dn->inv.slurm) {
+			/* Not a Slurm node: a job that does nothing. */
+			strvec_push(&jobs[i].argv, "true");
+		} else if (munge_argv(rm, dn, "unmunge", &jobs[i].argv) < 0) {
+			strvec_push(&jobs[i].argv, "true");
+			dn->munge = -1;
+			dn->munge_detail = xstrdup("not a usable host name");
+		}
 	}
 	run_jobs(jobs, n, parallel, REMOTE_TIMEOUT_MS, 1 << 16);
 	for (size_t i = 0; i < n; i++) {
 		struct doctor_node *dn = &c->nodes[i];
-		if (dn->inspected && dn->inv.slurm) {
+		if (dn->inspected && dn->inv.slurm && !dn->munge_detail) {
 			dn->munge = jobs[i].status == 0 ? 1 : -1;
 			if (dn->munge < 0)
 				dn->munge_detail = munge_failure(&jobs[i], "unmunge");

@@ -269,6 +269,13 @@ static void munge_failures(void **state)
 	assert_non_null(strstr(x->fix, "clocks"));
 	assert_int_equal(count(&f, CHECK_PASS), 0);
 
+	/* Nobody else decodes node0's credentials: node0's key may be the odd one. */
+	free(c.nodes[2].munge_detail);
+	c.nodes[2].munge_detail = xstrdup("unmunge: Error: Invalid credential");
+	run_one(&c, "slurm.munge", &f);
+	find(&f, CHECK_FAIL, "no other node decodes spark-01's credentials");
+	assert_int_equal(count(&f, CHECK_FAIL), 3);
+
 	free(c.nodes[2].munge_detail);
 	c.nodes[2].munge_detail = xstrdup("unmunge is not installed (command not found)");
 	run_one(&c, "slurm.munge", &f);
