@@ -74,7 +74,7 @@ static const char doctor_description[] =
 
 struct doctor_args {
 	const char *title; /* in messages: "doctor", "storage check" */
-	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl, *slurm_node;
+	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl, *slurm_node, *slurm_user;
 	struct strvec from, only, skip;
 	unsigned nodes, fanout;
 	bool json, quiet, list, markdown, local, slurm_health;
@@ -388,7 +388,9 @@ static int collect(const struct doctor_args *a, struct host_list *hosts, struct 
 		return ret;
 	}
 	if (!hosts->nr) {
-		struct inventory_source src = { .root = a->root, .storage_target = true };
+		struct inventory_source src = { .root = a->root,
+						.storage_target = true,
+						.slurm_user = a->slurm_user };
 		add_node(c, "localhost");
 		ret = inventory_source_load(a->title, &src, &c->nodes[0].inv);
 		c->nodes[0].inspected = ret == SPARKCTL_EXIT_OK;
@@ -470,6 +472,16 @@ static void save_report(const struct doctor_cluster *c, const struct findings *f
 	strbuf_release(&err);
 }
 
+/* A name useradd takes (letters, digits, '.', '_', '-'; not first '-'), at most 32 bytes. */
+static bool user_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len && len <= 32 && name[0] != '-' &&
+	       strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+		       len;
+}
+
 /*
  * The command line into a and the checks it selects into sel; -1 when the
  * command ends here with *ret (--help, --list, a usage error).
@@ -505,12 +517,16 @@ static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
 		OPT_STRING(0, "slurm-node", &a->slurm_node, "NAME",
 			   "with --slurm-health: the node's Slurm name (default $SLURMD_NODENAME, "
 			   "the short host name)"),
+		OPT_STRING(0, "slurm-user", &a->slurm_user, "NAME",
+			   "slurm.uid: the job user whose uid and gid must agree on the nodes "
+			   "(default: the user doctor logs in as)"),
 		OPT_HELP(),
 		OPT_END(),
 	};
 	/* A command of one group of checks has no choice of checks, nor the list of all. */
-	static const char *const group_only[] = { "only",  "skip",	   "list",	"markdown",
-						  "nodes", "slurm-health", "slurm-node" };
+	static const char *const group_only[] = { "only",	"skip",	     "list",
+						  "markdown",	"nodes",     "slurm-health",
+						  "slurm-node", "slurm-user" };
 	struct opt opts[ARRAY_SIZE(all_opts)];
 	const char *title = cmd->title ? cmd->title : cmd->name;
 	size_t nr_opts = 0;
@@ -554,6 +570,8 @@ static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
 	else if (a->slurm_node && !slurm_node_name_valid(a->slurm_node))
 		cmd_usage_error(title, "--slurm-node: '%s' is not a Slurm node name",
 				a->slurm_node);
+	else if (a->slurm_user && !user_name_valid(a->slurm_user))
+		cmd_usage_error(title, "--slurm-user: '%s' is not a user name", a->slurm_user);
 	else if (a->fanout == 0)
 		cmd_usage_error(title, "--fanout must be at least 1");
 	else if (check_select(sel, &a->only, &a->skip, &err) < 0)
@@ -685,6 +703,7 @@ int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor
 		goto out;
 	}
 	remote_session_init(&rm, a.remote_sparkctl, hosts.nr > 0);
+	rm.slurm_user = a.slurm_user;
 	ret = collect(&a, &hosts, &c, &rm);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;

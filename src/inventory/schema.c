@@ -559,8 +559,8 @@ static const struct inv_field slurm_fields[] = {
 	    .doc = "its `RealMemory` (MiB in slurm.conf), from its line or a `NodeName=DEFAULT` "
 		   "line before it; null when unset (Slurm's default: 1 MiB)"),
 	STRING("user", user,
-	       .doc = "the job user: the user the probe runs as (`$USER`; over ssh, the login "
-		      "user)"),
+	       .doc = "the job user: `topo --slurm-user NAME` (`doctor --slurm-user`), else the "
+		      "user the probe runs as (`$USER`; over ssh, the login user)"),
 	INT("uid", uid, .doc = "the user's uid on this node (null: no such user)"),
 	INT("gid", gid, .doc = "the user's primary gid"),
 	STRING("user_source", user_source,

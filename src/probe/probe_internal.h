@@ -15,6 +15,7 @@ struct probe_ctx {
 	struct inventory *inv;
 	bool no_nvidia_libraries; /* probe_options' */
 	bool storage_target;	  /* probe_options' */
+	const char *slurm_user;	  /* probe_options' */
 	struct host_reader rd;	  /* the shared readers', failures recorded as problems */
 };
 

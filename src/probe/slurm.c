@@ -77,7 +77,7 @@ static int passwd_ids(const char *text, const char *name, int64_t *uid, int64_t 
  */
 static void probe_user(struct probe_ctx *ctx, struct inv_slurm *sl)
 {
-	const char *user = secure_getenv("USER");
+	const char *user = ctx->slurm_user ? ctx->slurm_user : secure_getenv("USER");
 	struct strbuf text = STRBUF_INIT;
 	int r;
 
@@ -86,6 +86,9 @@ static void probe_user(struct probe_ctx *ctx, struct inv_slurm *sl)
 	if (!user || !*user)
 		return;
 	sl->user = xstrdup(user);
+	/* A name that passwd's fields cannot hold has no line there. */
+	if (strpbrk(user, ":\n"))
+		return;
 	r = rootfs_read_file(ctx->root, PASSWD, ROOTFS_FILE_MAX, &text);
 	if (r < 0)
 		probe_read_failed(ctx, PASSWD, r);

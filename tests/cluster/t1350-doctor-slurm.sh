@@ -71,10 +71,11 @@ PartitionName=sparks Nodes=ALL Default=YES
 EOF2
   echo "AuthInfo=socket=${2:-$MUNGE/$1/socket}" > "$tree/etc/slurm/auth.conf"
 }
-# write_passwd NODE UID: root (the user doctor logs in as) with that uid.
+# write_passwd NODE UID [ALICE_UID]: root (the user doctor logs in as) with
+# uid UID, and alice (uid 1000 unless given; gid 1000).
 write_passwd() {
-  printf 'root:x:%s:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n' "$2" \
-    > "$(cluster_tree "$1")/etc/passwd"
+  printf 'root:x:%s:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\nalice:x:%s:1000::/home/alice:/bin/bash\n' \
+    "$2" "${3:-1000}" > "$(cluster_tree "$1")/etc/passwd"
 }
 all_good() {
   mem2=1000
@@ -133,6 +134,17 @@ write_passwd node2 1005
 expect 4 "$SPARKCTL" doctor -H "$hosts" --only slurm.uid
 has "FAIL slurm.uid user root is uid 1005 gid 0 on node2, but uid 0 gid 0 on node0, node1"
 has "fix: on node2: sudo usermod -u 0 -g 0 root"
+# --slurm-user names the job user: alice, uid 1001 on node1 alone.
+write_passwd node2 0
+write_passwd node1 0 1001
+expect 4 "$SPARKCTL" doctor -H "$hosts" --only slurm.uid --slurm-user alice
+has "FAIL slurm.uid user alice is uid 1001 gid 1000 on node1, but uid 1000 gid 1000 on node0, node2"
+has "fix: on node1: sudo usermod -u 1000 -g 1000 alice"
+write_passwd node1 0
+expect 0 "$SPARKCTL" doctor -H "$hosts" --only slurm.uid --slurm-user alice
+has "PASS slurm.uid user alice is uid 1000 gid 1000 on 3 Slurm nodes"
+expect 2 "$SPARKCTL" doctor -H "$hosts" --slurm-user "-oProxyCommand=x"
+contains "$TMP/err" "--slurm-user: '-oProxyCommand=x' is not a user name"
 # ... or has no such user.
 printf 'daemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n' > "$(cluster_tree node2)/etc/passwd"
 expect 4 "$SPARKCTL" doctor -H "$hosts" --only slurm.uid
