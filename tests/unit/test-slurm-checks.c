@@ -65,7 +65,8 @@ static const char conf_text[] = "# a comment\n"
 				"Include nodes.conf\n"
 				"include /abs/more.conf\n"
 				"Include missing.conf\n"
-				"NodeName=bad RealMemory=lots\n";
+				"NodeName=bad RealMemory=lots\n"
+				"NodeName=spark-[01-\n";
 
 static void scan(const char *node, struct slurm_conf_scan *s)
 {
@@ -85,10 +86,11 @@ static void conf_scan_reads_nodes(void **state)
 	/* From the NodeName=DEFAULT of the included file, not the comment's 1. */
 	assert_int_equal(s.real_memory_mib, 4000);
 	/* Include missing.conf and RealMemory=lots are named, with file and line. */
-	assert_int_equal(s.problems.nr, 2);
+	assert_int_equal(s.problems.nr, 3);
 	assert_non_null(strstr(s.problems.v[0], "/etc/slurm/slurm.conf:11: Include"));
 	assert_non_null(strstr(s.problems.v[0], "/etc/slurm/missing.conf"));
 	assert_non_null(strstr(s.problems.v[1], ":12: RealMemory is not a number"));
+	assert_non_null(strstr(s.problems.v[2], ":13: NodeName is not a hostlist: 'spark-[01-'"));
 	slurm_conf_scan_release(&s);
 
 	scan("spark-05", &s);
