@@ -280,11 +280,13 @@ static char *munge_failure(const struct run_job *j, const char *prog)
 }
 
 /*
- * slurm.munge: 'munge -n' on the first Slurm node, its credential given on
- * the stdin of 'unmunge' on every Slurm node (munge -n | ssh N unmunge),
- * each through the socket its slurm.conf names.  The credential is made
- * on a node, not here: this machine need not be one of the cluster's, nor
- * run munged.
+ * slurm.munge: 'munge -n' on the controller (SlurmctldHost, when it is
+ * among the nodes; else the first Slurm node), its credential given on the
+ * stdin of 'unmunge' on every Slurm node (munge -n | ssh N unmunge), each
+ * through the socket its slurm.conf names.  The credential is made on a
+ * node, not here: this machine need not be one of the cluster's, and a
+ * munged of its own may hold another cluster's key.  The controller's key
+ * is the one every node must share.
  */
 static void probe_munge(const char *title, struct remote_session *rm, struct doctor_cluster *c,
 			unsigned parallel)
@@ -292,9 +294,17 @@ static void probe_munge(const char *title, struct remote_session *rm, struct doc
 	size_t n = c->nr_nodes, enc = n;
 	struct run_job mk, *jobs;
 
-	for (size_t i = 0; i < n && enc == n; i++)
-		if (c->nodes[i].inspected && c->nodes[i].inv.slurm)
+	for (size_t i = 0; i < n; i++) {
+		const struct inv_slurm *s = c->nodes[i].inspected ? c->nodes[i].inv.slurm : NULL;
+		if (!s)
+			continue;
+		if (enc == n)
 			enc = i;
+		if (s->controller && s->node_name && streq(s->controller, s->node_name)) {
+			enc = i;
+			break;
+		}
+	}
 	if (enc == n)
 		return;
 	c->munge_probed = true;

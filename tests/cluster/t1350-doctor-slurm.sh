@@ -55,13 +55,14 @@ munged_start "$MUNGE/odd" "$MUNGE/other.key"
 # real nodes the socket has one path everywhere, here each node's munged
 # needs its own.
 mem2=1000
+ctld=node0
 write_conf() {
   local tree
   tree=$(cluster_tree "$1")
   mkdir -p "$tree/etc/slurm"
   cat > "$tree/etc/slurm/slurm.conf" << EOF2
 ClusterName=sparkctl-test
-SlurmctldHost=node0(198.18.0.10)
+SlurmctldHost=$ctld
 AuthType=auth/munge
 Include auth.conf
 NodeName=DEFAULT RealMemory=1000 CPUs=20
@@ -91,6 +92,14 @@ has "PASS slurm.conf_same slurm.conf is the same on 3 Slurm nodes"
 has "PASS slurm.real_memory node2: RealMemory 1000 MiB, of MemTotal"
 lacks "$TMP/out" "FAIL"
 lacks "$TMP/out" "SKIP"
+
+# The credential is made on the controller: node1, once slurm.conf says so.
+ctld=node1
+for i in 0 1 2; do write_conf node$i; done
+expect 0 "$SPARKCTL" doctor -H "$hosts" --only slurm.munge
+has "PASS slurm.munge a credential of node1 decodes on 3 Slurm nodes"
+ctld=node0
+for i in 0 1 2; do write_conf node$i; done
 
 # node2's munged has another key: node2 is named, with unmunge's reason and the key's fix.
 write_conf node2 "$MUNGE/odd/socket"
