@@ -191,6 +191,26 @@ const struct check checks[] = {
 	{ "cluster.clock", "clocks agree within a second", CHECK_CLUSTER, CHECK_FAIL,
 	  check_cluster_clock,
 	  "Skewed clocks make logs, timeouts and rendezvous deadlines disagree." },
+	{ "slurm.munge", "munge credentials decode on every Slurm node", CHECK_CLUSTER, CHECK_FAIL,
+	  check_slurm_munge,
+	  "Slurm signs every message between its daemons with munge: a node whose munge.key "
+	  "differs, whose munged is not running, or whose clock is off cannot decode them, and "
+	  "slurmctld marks it DOWN (Protocol authentication error).  Probed with 'munge -n | ssh "
+	  "NODE unmunge' through the socket of slurm.conf's AuthInfo." },
+	{ "slurm.uid", "the job user has the same uid and gid on every Slurm node", CHECK_CLUSTER,
+	  CHECK_FAIL, check_slurm_uid,
+	  "slurmd runs a job's tasks as the submitting user's uid and gid: a node where the name "
+	  "has other ids (or none) fails the job, or runs it as someone else, and files on a "
+	  "shared volume change owner." },
+	{ "slurm.conf_same", "slurm.conf is the same on every Slurm node", CHECK_CLUSTER,
+	  CHECK_FAIL, check_slurm_conf_same,
+	  "slurmctld and slurmd compare the hash of slurm.conf and log 'appears to have a "
+	  "different slurm.conf'; nodes that differ disagree about nodes, partitions and plugins "
+	  "until they fail in ways that are hard to trace." },
+	{ "slurm.real_memory", "RealMemory is not above the node's memory", CHECK_CLUSTER,
+	  CHECK_FAIL, check_slurm_real_memory,
+	  "slurmd registers the memory it finds; slurmctld drains a node whose RealMemory in "
+	  "slurm.conf is more (reason 'Low RealMemory'), and no job runs there." },
 	{ "storage.hostnqn_unique", "host NQNs are unique", CHECK_CLUSTER, CHECK_FAIL,
 	  check_storage_hostnqn_unique,
 	  "Nodes made from one image share /etc/nvme/hostnqn: the target takes them for one "
@@ -372,6 +392,7 @@ void doctor_cluster_release(struct doctor_cluster *c)
 	for (size_t i = 0; i < c->nr_nodes; i++) {
 		free(c->nodes[i].host);
 		free(c->nodes[i].error);
+		free(c->nodes[i].munge_detail);
 		inventory_release(&c->nodes[i].inv);
 	}
 	free(c->nodes);
@@ -382,6 +403,7 @@ void doctor_cluster_release(struct doctor_cluster *c)
 	}
 	free(c->links);
 	free(c->mesh);
+	free(c->munge_encode_error);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -50,6 +50,10 @@ struct doctor_node {
 	struct inventory inv;
 	bool has_clock;
 	double clock_offset; /* seconds, remote minus local, corrected for the round trip */
+	/* slurm.munge: 1 this node decoded the credential, -1 it did not (munge_detail), 0 not
+	 * tried */
+	int munge;
+	char *munge_detail; /* why not: unmunge's STATUS line, or its error */
 };
 
 /* One active don't-fragment ping over a fabric link. */
@@ -78,6 +82,14 @@ struct doctor_cluster {
 	struct link_probe *links;
 	size_t nr_links;
 	bool probed; /* the active probes ran (not with --from) */
+	/*
+	 * slurm.munge: a credential encoded on node munge_encoder ('munge -n'
+	 * with its Slurm's socket) was given to 'unmunge' on every Slurm node;
+	 * munge_encode_error says why none was encoded.
+	 */
+	bool munge_probed;
+	size_t munge_encoder;
+	char *munge_encode_error;
 };
 
 /* What a check function gets: where to report, and what to look at. */
@@ -201,5 +213,9 @@ void check_cluster_mtu(struct check_ctx *ctx);
 void check_cluster_versions(struct check_ctx *ctx);
 void check_cluster_sparkctl(struct check_ctx *ctx);
 void check_cluster_clock(struct check_ctx *ctx);
+void check_slurm_munge(struct check_ctx *ctx);
+void check_slurm_uid(struct check_ctx *ctx);
+void check_slurm_conf_same(struct check_ctx *ctx);
+void check_slurm_real_memory(struct check_ctx *ctx);
 
 #endif

@@ -184,6 +184,7 @@ struct inventory_source {
 	const char *from;
 	bool no_nvidia_libraries; /* the probe leaves NVML, CUDA and NCCL alone */
 	bool storage_target;	  /* the probe tries the storage target (probe_options) */
+	const char *slurm_user;	  /* probe_options' */
 };
 #define OPT_INVENTORY_SOURCE(src)                                                                  \
 	OPT_STRING(0, "root", &(src)->root, "DIR",                                                 \

@@ -58,7 +58,8 @@ int inventory_source_load(const char *cmd, const struct inventory_source *src,
 	} else {
 		struct probe_options opts = { .root = rootfs_root_path(src->root),
 					      .no_nvidia_libraries = src->no_nvidia_libraries,
-					      .storage_target = src->storage_target };
+					      .storage_target = src->storage_target,
+					      .slurm_user = src->slurm_user };
 		r = probe_inventory(&opts, inv, &err);
 	}
 	if (r < 0) {

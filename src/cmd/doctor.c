@@ -74,7 +74,7 @@ static const char doctor_description[] =
 
 struct doctor_args {
 	const char *title; /* in messages: "doctor", "storage check" */
-	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl, *slurm_node;
+	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl, *slurm_node, *slurm_user;
 	struct strvec from, only, skip;
 	unsigned nodes, fanout;
 	bool json, quiet, list, markdown, local, slurm_health;
@@ -247,6 +247,111 @@ static void probe_mesh(struct remote_session *rm, struct doctor_cluster *c, unsi
 	free(jobs);
 }
 
+/* munge or unmunge with the socket of the node's slurm.conf (AuthInfo), else munge's default. */
+static int munge_argv(struct remote_session *rm, const struct doctor_node *n, const char *prog,
+		      struct strvec *out)
+{
+	const char *socket = n->inv.slurm->munge_socket;
+	/* munge: -n, no payload; unmunge reads the credential from stdin. */
+	bool encode = streq(prog, "munge");
+	const char *with[] = { prog, "--socket", socket, encode ? "-n" : NULL, NULL };
+	const char *plain[] = { prog, encode ? "-n" : NULL, NULL };
+
+	return remote_session_argv(rm, n->host, socket ? with : plain, out);
+}
+
+/* Why unmunge (or munge) failed: its STATUS line, else its error, as a line for messages. */
+static char *munge_failure(const struct run_job *j, const char *prog)
+{
+	const char *status = strstr(j->out.buf, "STATUS:");
+
+	if (j->spawn_error || j->timed_out)
+		return remote_failure(j, prog, REMOTE_TIMEOUT_MS);
+	/* 127: the shell over ssh found no such command. */
+	if (j->status == 127)
+		return xasprintf("%s is not installed (command not found)", prog);
+	if (status && !strstr(status, "Success")) {
+		status += strlen("STATUS:");
+		while (*status == ' ' || *status == '\t')
+			status++;
+		return remote_first_line(status);
+	}
+	return remote_first_line(j->err.len ? j->err.buf : j->out.buf);
+}
+
+/*
+ * slurm.munge: 'munge -n' on the controller (SlurmctldHost, when it is
+ * among the nodes; else the first Slurm node), its credential given on the
+ * stdin of 'unmunge' on every Slurm node (munge -n | ssh N unmunge), each
+ * through the socket its slurm.conf names.  The credential is made on a
+ * node, not here: this machine need not be one of the cluster's, and a
+ * munged of its own may hold another cluster's key.  The controller's key
+ * is the one every node must share.
+ */
+static void probe_munge(const char *title, struct remote_session *rm, struct doctor_cluster *c,
+			unsigned parallel)
+{
+	size_t n = c->nr_nodes, enc = n;
+	struct run_job mk, *jobs;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct inv_slurm *s = c->nodes[i].inspected ? c->nodes[i].inv.slurm : NULL;
+		if (!s)
+			continue;
+		if (enc == n)
+			enc = i;
+		if (s->controller && s->node_name && streq(s->controller, s->node_name)) {
+			enc = i;
+			break;
+		}
+	}
+	if (enc == n)
+		return;
+	c->munge_probed = true;
+	c->munge_encoder = enc;
+	progress_set("%s: trying a munge credential of %s on the Slurm nodes", title,
+		     c->nodes[enc].host);
+	run_job_init(&mk);
+	if (munge_argv(rm, &c->nodes[enc], "munge", &mk.argv) < 0) {
+		c->munge_encode_error = xstrdup("not a usable host name");
+		goto out_mk;
+	}
+	mk.input = "";
+	run_jobs(&mk, 1, 1, REMOTE_TIMEOUT_MS, 1 << 16);
+	if (mk.status != 0 || !mk.out.len) {
+		c->munge_encode_error = munge_failure(&mk, "munge");
+		goto out_mk;
+	}
+	jobs = xcalloc(n + 1, sizeof(*jobs));
+	for (size_t i = 0; i < n; i++) {
+		struct doctor_node *dn = &c->nodes[i];
+		run_job_init(&jobs[i]);
+		jobs[i].input = mk.out.buf;
+		jobs[i].input_len = mk.out.len;
+		if (!dn->inspected || !dn->inv.slurm) {
+			/* Not a Slurm node: a job that does nothing. */
+			strvec_push(&jobs[i].argv, "true");
+		} else if (munge_argv(rm, dn, "unmunge", &jobs[i].argv) < 0) {
+			strvec_push(&jobs[i].argv, "true");
+			dn->munge = -1;
+			dn->munge_detail = xstrdup("not a usable host name");
+		}
+	}
+	run_jobs(jobs, n, parallel, REMOTE_TIMEOUT_MS, 1 << 16);
+	for (size_t i = 0; i < n; i++) {
+		struct doctor_node *dn = &c->nodes[i];
+		if (dn->inspected && dn->inv.slurm && !dn->munge_detail) {
+			dn->munge = jobs[i].status == 0 ? 1 : -1;
+			if (dn->munge < 0)
+				dn->munge_detail = munge_failure(&jobs[i], "unmunge");
+		}
+		run_job_release(&jobs[i]);
+	}
+	free(jobs);
+out_mk:
+	run_job_release(&mk);
+}
+
 /* The cluster file in effect, for cluster.file: 0, or -1 when there is none (or it is unreadable).
  */
 static int load_cluster_file(const struct doctor_args *a, struct cluster_file *cf)
@@ -293,7 +398,9 @@ static int collect(const struct doctor_args *a, struct host_list *hosts, struct 
 		return ret;
 	}
 	if (!hosts->nr) {
-		struct inventory_source src = { .root = a->root, .storage_target = true };
+		struct inventory_source src = { .root = a->root,
+						.storage_target = true,
+						.slurm_user = a->slurm_user };
 		add_node(c, "localhost");
 		ret = inventory_source_load(a->title, &src, &c->nodes[0].inv);
 		c->nodes[0].inspected = ret == SPARKCTL_EXIT_OK;
@@ -316,6 +423,7 @@ static int collect(const struct doctor_args *a, struct host_list *hosts, struct 
 	progress_set("%s: pinging the fabric links of %zu node%s", a->title, c->nr_nodes,
 		     c->nr_nodes == 1 ? "" : "s");
 	probe(rm, c, sessions);
+	probe_munge(a->title, rm, c, sessions);
 	/* A cluster that join made promises key logins between every pair. */
 	if (from_cluster_file && c->nr_nodes > 1)
 		probe_mesh(rm, c, sessions);
@@ -374,6 +482,16 @@ static void save_report(const struct doctor_cluster *c, const struct findings *f
 	strbuf_release(&err);
 }
 
+/* A name useradd takes (letters, digits, '.', '_', '-'; not first '-'), at most 32 bytes. */
+static bool user_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len && len <= 32 && name[0] != '-' &&
+	       strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+		       len;
+}
+
 /*
  * The command line into a and the checks it selects into sel; -1 when the
  * command ends here with *ret (--help, --list, a usage error).
@@ -409,12 +527,16 @@ static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
 		OPT_STRING(0, "slurm-node", &a->slurm_node, "NAME",
 			   "with --slurm-health: the node's Slurm name (default $SLURMD_NODENAME, "
 			   "the short host name)"),
+		OPT_STRING(0, "slurm-user", &a->slurm_user, "NAME",
+			   "slurm.uid: the job user whose uid and gid must agree on the nodes "
+			   "(default: the user doctor logs in as)"),
 		OPT_HELP(),
 		OPT_END(),
 	};
 	/* A command of one group of checks has no choice of checks, nor the list of all. */
-	static const char *const group_only[] = { "only",  "skip",	   "list",	"markdown",
-						  "nodes", "slurm-health", "slurm-node" };
+	static const char *const group_only[] = { "only",	"skip",	     "list",
+						  "markdown",	"nodes",     "slurm-health",
+						  "slurm-node", "slurm-user" };
 	struct opt opts[ARRAY_SIZE(all_opts)];
 	const char *title = cmd->title ? cmd->title : cmd->name;
 	size_t nr_opts = 0;
@@ -458,6 +580,8 @@ static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
 	else if (a->slurm_node && !slurm_node_name_valid(a->slurm_node))
 		cmd_usage_error(title, "--slurm-node: '%s' is not a Slurm node name",
 				a->slurm_node);
+	else if (a->slurm_user && !user_name_valid(a->slurm_user))
+		cmd_usage_error(title, "--slurm-user: '%s' is not a user name", a->slurm_user);
 	else if (a->fanout == 0)
 		cmd_usage_error(title, "--fanout must be at least 1");
 	else if (check_select(sel, &a->only, &a->skip, &err) < 0)
@@ -589,6 +713,7 @@ int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor
 		goto out;
 	}
 	remote_session_init(&rm, a.remote_sparkctl, hosts.nr > 0);
+	rm.slurm_user = a.slurm_user;
 	ret = collect(&a, &hosts, &c, &rm);
 	if (ret != SPARKCTL_EXIT_OK)
 		goto out;

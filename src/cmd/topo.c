@@ -28,6 +28,9 @@ static int run_topo(const struct cmd *cmd, int argc, char **argv)
 	const struct opt opts[] = {
 		OPT_BOOL(0, "json", &json, "print the inventory as JSON"),
 		OPT_INVENTORY_SOURCE(&src),
+		OPT_STRING(0, "slurm-user", &src.slurm_user, "NAME",
+			   "the job user whose uid and gid the inventory's slurm section holds "
+			   "(default: $USER)"),
 		OPT_HELP(),
 		OPT_END(),
 	};

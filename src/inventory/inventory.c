@@ -21,6 +21,8 @@ static const char *const recorded_env[] = {
 	"OMPI_MCA_btl_tcp_if_exclude",
 	"CUDA_VISIBLE_DEVICES",
 	"LD_LIBRARY_PATH",
+	/* where slurm.conf is, when not /etc/slurm/slurm.conf */
+	"SLURM_CONF",
 };
 
 bool inventory_env_is_recorded(const char *name)

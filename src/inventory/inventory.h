@@ -270,6 +270,23 @@ struct inv_storage {
 	size_t nr_volumes;
 };
 
+/*
+ * This node's share of a Slurm cluster (docs/slurm.md): what doctor -H
+ * compares across the nodes.  Present only where slurm.conf exists.
+ */
+struct inv_slurm {
+	char *conf;	    /* the slurm.conf read: $SLURM_CONF, else /etc/slurm/slurm.conf */
+	char *conf_sha256;  /* SHA-256 of that file, 64 lowercase hex digits */
+	char *controller;   /* the first SlurmctldHost (or ControlMachine) name */
+	char *munge_socket; /* AuthInfo's socket=, NULL: munge's default */
+	char *node_name;    /* the name looked up among the NodeName lines: the short host name */
+	int node_listed;    /* tri-state: a NodeName line names it */
+	int64_t real_memory_bytes; /* its RealMemory (MiB in slurm.conf), INV_UNKNOWN when unset */
+	char *user;		   /* the job user: the user the probe runs as ($USER) */
+	int64_t uid, gid;	   /* the user's ids on this node, INV_UNKNOWN when it has none */
+	char *user_source;	   /* where they come from: "passwd" (etc/passwd) or "nss" */
+};
+
 /* Something the probe could not read or understand, with where and why. */
 struct inv_problem {
 	char *path;
@@ -289,6 +306,7 @@ struct inventory {
 	size_t nr_pci;
 	struct inv_gpu_info gpu;
 	struct inv_storage *storage; /* NULL: no volume planned and no fabric controller */
+	struct inv_slurm *slurm;     /* NULL: no slurm.conf */
 	struct inv_problem *problems;
 	size_t nr_problems;
 };

@@ -214,7 +214,8 @@ static const struct inv_field system_fields[] = {
 	MAP("environment", environment, environment_desc, 1,
 	    .doc = "the probing process's `NCCL_*`, `UCX_*`, `GLOO_SOCKET_IFNAME`, "
 		   "`TP_SOCKET_IFNAME`, `OMPI_MCA_btl_tcp_if_include`/`_exclude`, "
-		   "`CUDA_VISIBLE_DEVICES`, `LD_LIBRARY_PATH` (nothing else is recorded)"),
+		   "`CUDA_VISIBLE_DEVICES`, `LD_LIBRARY_PATH`, `SLURM_CONF` (nothing else is "
+		   "recorded)"),
 	OBJECT_HERE("limits", limits_desc, .doc = "the probing process's resource limits"),
 	OBJECT_HERE("sysctl", sysctl_desc, .doc = "socket buffer limits"),
 	OBJECT_HERE("memory", memory_desc, .doc = "`/proc/meminfo`"),
@@ -535,6 +536,40 @@ static const struct inv_field storage_fields[] = {
 static DESC(storage_desc, "storage", S, storage_fields, NULL);
 #undef S
 
+/* ---- Slurm ------------------------------------------------------------------- */
+
+#define S struct inv_slurm
+static const struct inv_field slurm_fields[] = {
+	STRING("conf", conf,
+	       .doc = "the slurm.conf read: `$SLURM_CONF`, else `/etc/slurm/slurm.conf`"),
+	STRING("conf_sha256", conf_sha256,
+	       .doc = "its SHA-256 (64 lowercase hex digits, as `sha256sum` prints it)"),
+	STRING("controller", controller,
+	       .doc = "the first `SlurmctldHost` (or `ControlMachine`), its name without the "
+		      "`(address)`"),
+	STRING("munge_socket", munge_socket,
+	       .doc = "`AuthInfo`'s `socket=`: munged's socket that Slurm uses (null: munge's "
+		      "default)"),
+	STRING("node_name", node_name,
+	       .doc = "the name looked up among the `NodeName` lines: the short host name"),
+	TRI("node_listed", node_listed,
+	    .doc = "a `NodeName` line (a Slurm hostlist, `spark-[01-04,07]`) names it, in "
+		   "slurm.conf or a file it includes (`Include`)"),
+	INT("real_memory_bytes", real_memory_bytes,
+	    .doc = "its `RealMemory` (MiB in slurm.conf), from its line or a `NodeName=DEFAULT` "
+		   "line before it; null when unset (Slurm's default: 1 MiB)"),
+	STRING("user", user,
+	       .doc = "the job user: `topo --slurm-user NAME` (`doctor --slurm-user`), else the "
+		      "user the probe runs as (`$USER`; over ssh, the login user)"),
+	INT("uid", uid, .doc = "the user's uid on this node (null: no such user)"),
+	INT("gid", gid, .doc = "the user's primary gid"),
+	STRING("user_source", user_source,
+	       .doc = "where the ids come from: `\"passwd\"` (`/etc/passwd`) or `\"nss\"` "
+		      "(`getpwnam()`, live only, for a user not in the file: LDAP, SSSD)"),
+};
+static DESC(slurm_desc, "slurm", S, slurm_fields, NULL);
+#undef S
+
 /* ---- the documents ----------------------------------------------------------- */
 
 #define S struct inv_problem
@@ -561,6 +596,9 @@ static const struct inv_field inventory_fields[] = {
 	OPTIONAL("storage", storage, storage_desc,
 		 .doc = "the shared NVMe/TCP volume, below; null when none is planned and no "
 			"fabric controller exists"),
+	OPTIONAL("slurm", slurm, slurm_desc,
+		 .doc = "this node's share of a Slurm cluster, below; null when there is no "
+			"slurm.conf"),
 	ARRAY("problems", problems, problem_desc, .doc = "what could not be read, and why"),
 };
 DESC(inv_schema_inventory, "inventory", S, inventory_fields, NULL);

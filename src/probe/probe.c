@@ -106,6 +106,7 @@ int probe_inventory(const struct probe_options *opts, struct inventory *inv, str
 				 .inv = inv,
 				 .no_nvidia_libraries = opts->no_nvidia_libraries,
 				 .storage_target = opts->storage_target,
+				 .slurm_user = opts->slurm_user,
 				 .rd = { .root = &root, .fail = record_failure } };
 	int r = rootfs_open(&root, opts->root);
 
@@ -135,6 +136,7 @@ int probe_inventory(const struct probe_options *opts, struct inventory *inv, str
 	probe_rdma(&ctx);
 	probe_pci(&ctx);
 	probe_storage(&ctx);
+	probe_slurm(&ctx);
 
 	rootfs_close(&root);
 	return 0;

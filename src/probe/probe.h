@@ -39,6 +39,11 @@ struct probe_options {
 	 * inventory (env, launch, status) do not wait on the network.
 	 */
 	bool storage_target;
+	/*
+	 * The job user whose uid and gid the inventory's "slurm" section
+	 * holds; NULL: the user the probe runs as ($USER, else $LOGNAME).
+	 */
+	const char *slurm_user;
 };
 
 /*

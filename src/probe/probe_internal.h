@@ -15,6 +15,7 @@ struct probe_ctx {
 	struct inventory *inv;
 	bool no_nvidia_libraries; /* probe_options' */
 	bool storage_target;	  /* probe_options' */
+	const char *slurm_user;	  /* probe_options' */
 	struct host_reader rd;	  /* the shared readers', failures recorded as problems */
 };
 
@@ -39,6 +40,8 @@ void probe_nm_profiles(struct probe_ctx *ctx);
 void probe_netdevs(struct probe_ctx *ctx);
 void probe_rdma(struct probe_ctx *ctx);
 void probe_pci(struct probe_ctx *ctx);
+/* The inventory's "slurm" (probe/slurm.c): after probe_system() and the host facts. */
+void probe_slurm(struct probe_ctx *ctx);
 /* Architecture, environment, limits, GPUs and NCCL of the running host. */
 void probe_host_live(struct probe_ctx *ctx);
 /* The same facts from a capture's .sparkctl/host.json. */

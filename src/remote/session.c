@@ -122,7 +122,9 @@ void remote_gather_inventories(struct remote_session *rs, struct doctor_cluster 
 			       unsigned timeout_ms)
 {
 	struct run_job *jobs = xcalloc(c->nr_nodes + 1, sizeof(*jobs));
-	const char *argv[] = { "topo", "--json", NULL };
+	/* --slurm-user only when asked: a node's older sparkctl still answers without it. */
+	const char *argv[] = { "topo", "--json", rs->slurm_user ? "--slurm-user" : NULL,
+			       rs->slurm_user, NULL };
 	const char **hosts = xcalloc(c->nr_nodes + 1, sizeof(*hosts));
 
 	for (size_t i = 0; i < c->nr_nodes; i++)

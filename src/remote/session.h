@@ -22,6 +22,8 @@ struct remote_session {
 	char *kex;	     /* rs->ssh.kex: remote_session_fast_kex()'s list, or NULL */
 	struct strvec
 		hosts; /* the nodes reached over SSH, whose masters remote_session_close() ends */
+	/* Given: remote_gather_inventories() asks for this job user's ids (topo --slurm-user). */
+	const char *slurm_user;
 };
 
 /*

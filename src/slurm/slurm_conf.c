@@ -175,6 +175,17 @@ static int real_memory(const struct inventory *inv, const char *name,
 	return 0;
 }
 
+int slurm_real_memory(const struct inventory *inv, const struct slurm_mem_reserve *r,
+		      uint64_t *ret_mib)
+{
+	struct strbuf note = STRBUF_INIT, err = STRBUF_INIT;
+	int ret = real_memory(inv, "node", r, ret_mib, &note, &err);
+
+	strbuf_release(&note);
+	strbuf_release(&err);
+	return ret;
+}
+
 /* Gres=gpu:TYPE:N,... in the order the types first appear; gres.conf's lines. */
 static void node_gpus(const struct inventory *inv, struct strbuf *desc, struct strbuf *gres)
 {

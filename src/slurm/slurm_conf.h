@@ -45,6 +45,14 @@ struct slurm_mem_reserve {
  */
 int slurm_mem_reserve_parse(const char *s, struct slurm_mem_reserve *out);
 
+/*
+ * The RealMemory 'sparkctl slurm conf' gives the node of inv with reserve r:
+ * MemTotal in MiB less the reserve.  0, or -EINVAL (no MemTotal, a reserve
+ * that leaves nothing).
+ */
+int slurm_real_memory(const struct inventory *inv, const struct slurm_mem_reserve *r,
+		      uint64_t *ret_mib);
+
 struct slurm_conf_options {
 	const char *controller; /* the node that runs slurmctld: a node's name; NULL: the first */
 	const char *partition;	/* NULL: SLURM_DEFAULT_PARTITION */

@@ -97,8 +97,17 @@ def helpers(d):
     def ctrl(i=0):
         return storage()["controllers"][i]
 
+    def slurm(**kw):
+        s = dict(conf="/etc/slurm/slurm.conf", conf_sha256="a" * 64, controller="spark-01",
+                 munge_socket=None, node_name=d["system"]["hostname"], node_listed=True,
+                 real_memory_bytes=112795 << 20, user="alice", uid=1000, gid=1000,
+                 user_source="passwd")
+        s.update(kw)
+        d["slurm"] = s
+        return s
+
     return dict(d=d, dev=dev, port=port, net=net, pci=pci, gpu=gpu, setenv=setenv, conf=conf,
-                storage=storage, ctrl=ctrl, vol=vol, models=models)
+                storage=storage, ctrl=ctrl, vol=vol, models=models, slurm=slurm)
 
 
 STORAGE_NQN = "nqn.2026-01.org.example:shared"
