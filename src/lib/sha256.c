@@ -1,3 +1,7 @@
+/*
+ * sha256.c - the SHA-256 of a buffer as hex, through gnutls (linked already
+ * for the exporter's TLS): for comparing files across nodes.
+ */
 #include "sparkctl.h"
 
 #include <gnutls/crypto.h>
