@@ -366,40 +366,49 @@ static void push_args(struct strvec *v, const struct strvec *args)
 }
 
 /* The rest of a docker run line: host network and IPC, the RDMA devices, the environment. */
-static void docker_run(const struct serve_options *o, const struct serve_plan *plan,
-		       const struct serve_node_input *in, size_t node, struct strvec *v)
+/*
+ * With --image, step s in a container: 'docker run' with host network and
+ * IPC, the RDMA devices, memlock unlimited, the model cache and every
+ * variable given with -e, the engine's program as the entrypoint (images
+ * differ in theirs: vllm/vllm-openai's is 'vllm serve', NGC's a script);
+ * or 'docker exec' into the container the node's first step started.
+ */
+static void containerize(const struct serve_options *o, const struct serve_plan *plan,
+			 const struct serve_node_input *in, struct serve_step *s)
 {
-	const char *home = in[node].inv->sys.home;
+	const char *home = in[s->node].inv->sys.home;
+	const struct strvec *env = &plan->nodes[s->node].env;
+	struct strvec v = STRVEC_INIT;
 
-	strvec_pushl(v, "docker", "run", "--rm", "--name", NULL);
-	strvec_pushf(v, SERVE_CONTAINER_PREFIX "%s", serve_engine_name(o->engine));
-	strvec_pushl(v, "--network", "host", "--ipc", "host", "--gpus", "all", "--device",
-		     "/dev/infiniband", "--ulimit", "memlock=-1", "-v", NULL);
-	if (o->model_cache)
-		strvec_pushf(v, "%s:" SERVE_CACHE_MOUNT, o->model_cache);
-	else
-		strvec_pushf(v, "%s/.cache/huggingface:" SERVE_CACHE_MOUNT, home ? home : "~");
-	for (size_t i = 0; i < plan->nodes[node].env.nr; i++)
-		strvec_pushl(v, "-e", plan->nodes[node].env.v[i], NULL);
-	strvec_push(v, o->image);
+	if (s->exec) {
+		strvec_pushl(&v, "docker", "exec", NULL);
+		strvec_pushf(&v, SERVE_CONTAINER_PREFIX "%s", serve_engine_name(o->engine));
+	} else {
+		strvec_pushl(&v, "docker", "run", "--rm", "--name", NULL);
+		strvec_pushf(&v, SERVE_CONTAINER_PREFIX "%s", serve_engine_name(o->engine));
+		strvec_pushl(&v, "--network", "host", "--ipc", "host", "--gpus", "all", "--device",
+			     "/dev/infiniband", "--ulimit", "memlock=-1", "-v", NULL);
+		if (o->model_cache)
+			strvec_pushf(&v, "%s:" SERVE_CACHE_MOUNT, o->model_cache);
+		else
+			strvec_pushf(&v, "%s/.cache/huggingface:" SERVE_CACHE_MOUNT,
+				     home ? home : "/root");
+		for (size_t i = 0; i < env->nr; i++)
+			strvec_pushl(&v, "-e", env->v[i], NULL);
+		strvec_pushl(&v, "--entrypoint", s->argv.v[0], o->image, NULL);
+	}
+	for (size_t i = s->exec ? 0 : 1; i < s->argv.nr; i++)
+		strvec_push(&v, s->argv.v[i]);
+	strvec_clear(&s->argv);
+	s->argv = v;
 }
 
-/*
- * A step's argv: the engine's words, inside 'docker run' on its node with
- * --image (with exec: into the container the node's first step runs).
- */
-static struct strvec *engine_step(const struct serve_options *o, struct serve_plan *plan,
-				  const struct serve_node_input *in, size_t node, const char *role,
-				  bool exec)
+/* A step of the engine; exec: in the container of the node's first step (with --image). */
+static struct strvec *engine_step(struct serve_plan *plan, size_t node, const char *role, bool exec)
 {
 	struct strvec *v = add_step(plan, node, role);
 
-	if (o->image && exec) {
-		strvec_pushl(v, "docker", "exec", NULL);
-		strvec_pushf(v, SERVE_CONTAINER_PREFIX "%s", serve_engine_name(o->engine));
-	} else if (o->image) {
-		docker_run(o, plan, in, node, v);
-	}
+	plan->steps[plan->nr_steps - 1].exec = exec;
 	return v;
 }
 
@@ -413,13 +422,11 @@ static void vllm_common(const struct serve_options *o, const struct serve_plan *
 }
 
 /* vLLM without Ray: every node runs 'vllm serve', the workers headless. */
-static void plan_vllm_mp(const struct serve_options *o, struct serve_plan *plan,
-			 const struct serve_node_input *in)
+static void plan_vllm_mp(const struct serve_options *o, struct serve_plan *plan)
 {
 	for (size_t k = 1; k <= plan->nr_nodes; k++) {
 		size_t i = k % plan->nr_nodes; /* the workers, then the head */
-		struct strvec *v =
-			engine_step(o, plan, in, i, i ? "vllm worker" : "vllm head", false);
+		struct strvec *v = engine_step(plan, i, i ? "vllm worker" : "vllm head", false);
 		vllm_common(o, plan, v);
 		push_uint(v, "--nnodes", (unsigned)plan->nr_nodes);
 		push_uint(v, "--node-rank", (unsigned)i);
@@ -434,34 +441,31 @@ static void plan_vllm_mp(const struct serve_options *o, struct serve_plan *plan,
 }
 
 /* vLLM on Ray: the Ray head, each worker's Ray joining it, then vLLM on the head. */
-static void plan_vllm_ray(const struct serve_options *o, struct serve_plan *plan,
-			  const struct serve_node_input *in)
+static void plan_vllm_ray(const struct serve_options *o, struct serve_plan *plan)
 {
-	struct strvec *v = engine_step(o, plan, in, 0, "ray head", false);
+	struct strvec *v = engine_step(plan, 0, "ray head", false);
 
 	strvec_pushl(v, "ray", "start", "--block", "--head", NULL);
 	strvec_pushf(v, "--port=%u", plan->master_port);
 	strvec_pushf(v, "--node-ip-address=%s", plan->nodes[0].address);
 	strvec_push(v, "--include-dashboard=false");
 	for (size_t i = 1; i < plan->nr_nodes; i++) {
-		v = engine_step(o, plan, in, i, "ray worker", false);
+		v = engine_step(plan, i, "ray worker", false);
 		strvec_pushl(v, "ray", "start", "--block", NULL);
 		strvec_pushf(v, "--address=%s:%u", plan->nodes[0].address, plan->master_port);
 		strvec_pushf(v, "--node-ip-address=%s", plan->nodes[i].address);
 	}
-	v = engine_step(o, plan, in, 0, "vllm head", true);
+	v = engine_step(plan, 0, "vllm head", true);
 	vllm_common(o, plan, v);
 	push_uint(v, "--port", plan->port);
 	push_args(v, o->engine_args);
 }
 
-static void plan_sglang(const struct serve_options *o, struct serve_plan *plan,
-			const struct serve_node_input *in)
+static void plan_sglang(const struct serve_options *o, struct serve_plan *plan)
 {
 	for (size_t k = 1; k <= plan->nr_nodes; k++) {
 		size_t i = k % plan->nr_nodes;
-		struct strvec *v =
-			engine_step(o, plan, in, i, i ? "sglang worker" : "sglang head", false);
+		struct strvec *v = engine_step(plan, i, i ? "sglang worker" : "sglang head", false);
 		strvec_pushl(v, "python3", "-m", "sglang.launch_server", "--model-path", o->model,
 			     NULL);
 		push_uint(v, "--tp-size", plan->tp);
@@ -484,21 +488,20 @@ static void plan_sglang(const struct serve_options *o, struct serve_plan *plan,
  * the nodes with ssh; with --image each worker's container runs sshd on
  * --master-port for the head's container (NVIDIA's playbook).
  */
-static void plan_trtllm(const struct serve_options *o, struct serve_plan *plan,
-			const struct serve_node_input *in)
+static void plan_trtllm(const struct serve_options *o, struct serve_plan *plan)
 {
 	struct strbuf hosts = STRBUF_INIT;
 	struct strvec *v;
 
 	for (size_t i = 1; i < plan->nr_nodes && o->image; i++) {
-		v = engine_step(o, plan, in, i, "sshd for mpirun", false);
+		v = engine_step(plan, i, "sshd for mpirun", false);
 		strvec_pushl(v, "/usr/sbin/sshd", "-D", "-p", NULL);
 		strvec_pushf(v, "%u", plan->master_port);
 	}
 	for (size_t i = 0; i < plan->nr_nodes; i++)
 		strbuf_addf(&hosts, "%s%s:%u", i ? "," : "", plan->nodes[i].address,
 			    plan->nodes[i].gpus);
-	v = engine_step(o, plan, in, 0, "mpirun", false);
+	v = engine_step(plan, 0, "mpirun", false);
 	strvec_push(v, "mpirun");
 	push_uint(v, "-np", plan->tp * plan->pp);
 	strvec_pushl(v, "-H", hosts.buf, "--bind-to", "none", NULL);
@@ -533,20 +536,19 @@ static bool is_gguf(const char *model)
  * only (RPC has no authentication), then llama-server on the head with
  * every worker's server.
  */
-static void plan_llamacpp(const struct serve_options *o, struct serve_plan *plan,
-			  const struct serve_node_input *in)
+static void plan_llamacpp(const struct serve_options *o, struct serve_plan *plan)
 {
 	struct strbuf rpc = STRBUF_INIT;
 	struct strvec *v;
 
 	for (size_t i = 1; i < plan->nr_nodes; i++) {
-		v = engine_step(o, plan, in, i, "rpc-server", false);
+		v = engine_step(plan, i, "rpc-server", false);
 		strvec_pushl(v, "rpc-server", "--host", plan->nodes[i].address, NULL);
 		push_uint(v, "--port", plan->master_port);
 		strbuf_addf(&rpc, "%s%s:%u", i > 1 ? "," : "", plan->nodes[i].address,
 			    plan->master_port);
 	}
-	v = engine_step(o, plan, in, 0, "llama-server", false);
+	v = engine_step(plan, 0, "llama-server", false);
 	strvec_pushl(v, "llama-server", is_gguf(o->model) ? "-m" : "-hf", o->model, NULL);
 	if (rpc.len)
 		strvec_pushl(v, "--rpc", rpc.buf, NULL);
@@ -585,19 +587,21 @@ int serve_plan_build(const struct serve_options *o, const struct serve_node_inpu
 	switch (o->engine) {
 	case SERVE_ENGINE_VLLM:
 		if (o->backend == SERVE_BACKEND_RAY)
-			plan_vllm_ray(o, plan, nodes);
+			plan_vllm_ray(o, plan);
 		else
-			plan_vllm_mp(o, plan, nodes);
+			plan_vllm_mp(o, plan);
 		break;
 	case SERVE_ENGINE_SGLANG:
-		plan_sglang(o, plan, nodes);
+		plan_sglang(o, plan);
 		break;
 	case SERVE_ENGINE_TRTLLM:
-		plan_trtllm(o, plan, nodes);
+		plan_trtllm(o, plan);
 		break;
 	case SERVE_ENGINE_LLAMACPP:
-		plan_llamacpp(o, plan, nodes);
+		plan_llamacpp(o, plan);
 		break;
 	}
+	for (size_t i = 0; i < plan->nr_steps && o->image; i++)
+		containerize(o, plan, nodes, &plan->steps[i]);
 	return 0;
 }

@@ -97,6 +97,7 @@ struct serve_step {
 	size_t node;	    /* index into plan->nodes */
 	const char *role;   /* "vllm worker", "ray head", ... (static) */
 	struct strvec argv; /* exactly what runs on the node */
+	bool exec;	    /* --image: in the container of the node's first step (docker exec) */
 };
 
 struct serve_plan {
