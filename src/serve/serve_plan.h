@@ -8,9 +8,11 @@
  * then vLLM on the head).  The head is the first node; HEAD is its
  * fabric address.  Nothing here reads the host or starts anything.
  *
- * The engines' flags are those of vLLM 0.11-0.12 (multi-node mp:
- * --nnodes/--node-rank/--master-addr/--master-port/--headless), SGLang
- * 0.5, TensorRT-LLM 1.1 (trtllm-serve) and llama.cpp's RPC (b6xxx):
+ * The engines' flags are those of vLLM 0.18 and later (multi-node without
+ * Ray: --nnodes/--node-rank/--master-addr/--master-port, --headless on the
+ * workers), SGLang's --dist-init-addr/--nnodes/--node-rank, TensorRT-LLM's
+ * trtllm-serve under mpirun and llama.cpp's rpc-server and llama-server
+ * --rpc, as NVIDIA's DGX Spark playbooks and the Spark launchers use them:
  * docs/serve.md.
  */
 #ifndef SPARKCTL_SERVE_PLAN_H
