@@ -303,7 +303,10 @@ static int print_plan(const struct serve_args *a, const struct serve_options *o,
 
 	for (size_t i = 0; i < c->nr_nodes; i++)
 		in[i] = (struct serve_node_input){ c->nodes[i].host, &c->nodes[i].inv };
-	if ((r = serve_plan_build(o, in, c->nr_nodes, &plan, &err)) < 0) {
+	r = serve_plan_build(o, in, c->nr_nodes, &plan, &err);
+	for (size_t i = 0; i < plan.notes.nr; i++)
+		cmd_error("serve", "%s", plan.notes.v[i]);
+	if (r < 0) {
 		ret = cmd_exit_of_errno(r);
 		if (ret == SPARKCTL_EXIT_USAGE)
 			cmd_usage_error("serve", "%s", err.buf);

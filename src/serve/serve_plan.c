@@ -226,6 +226,7 @@ void serve_plan_release(struct serve_plan *plan)
 	free(plan->model);
 	free(plan->image);
 	free(plan->url);
+	strvec_clear(&plan->notes);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -235,14 +236,18 @@ void serve_plan_release(struct serve_plan *plan)
  * not where the engines should meet), then the engines' own variables.
  */
 static int node_env(const struct serve_options *o, const struct serve_node_input *in, size_t n,
-		    struct serve_node *node, struct node_env *e, struct strbuf *err)
+		    struct serve_node *node, struct node_env *e, struct strvec *notes,
+		    struct strbuf *err)
 {
 	struct env_options eo = { .nodes = (unsigned)n };
 	char addr[16];
 	bool fabric = false;
 	int r;
 
-	if ((r = env_generate(in->inv, &eo, e, err)) < 0)
+	r = env_generate(in->inv, &eo, e, err);
+	for (size_t k = 0; k < e->notes.nr; k++)
+		strvec_pushf(notes, "%s: %s", e->node ? e->node : node->host, e->notes.v[k]);
+	if (r < 0)
 		return r;
 	for (size_t k = 0; k < e->fabric.nr_rails && !fabric; k++)
 		fabric = e->fabric.rails[k].netdev && e->fabric.rails[k].netdev == e->bootstrap;
@@ -257,8 +262,15 @@ static int node_env(const struct serve_options *o, const struct serve_node_input
 	ipv4_format(e->bootstrap_addr.addr, addr);
 	node->interface = xstrdup(e->bootstrap->name);
 	node->address = xstrdup(addr);
-	for (size_t k = 0; k < e->nr_vars; k++)
+	for (size_t k = 0; k < e->nr_vars; k++) {
+		/* What is printed must be what runs: no value a terminal would alter. */
+		if (!str_is_printable(e->vars[k].value, strlen(e->vars[k].value), 0)) {
+			strbuf_addf(err, "%s: the value of %s is not printable", node->host,
+				    e->vars[k].key);
+			return -EINVAL;
+		}
 		env_list_set(&node->env, e->vars[k].key, e->vars[k].value);
+	}
 	/* Gloo and TensorPipe take one plain name: never NCCL's '^' or '=' forms. */
 	env_list_set(&node->env, "GLOO_SOCKET_IFNAME", node->interface);
 	env_list_set(&node->env, "TP_SOCKET_IFNAME", node->interface);
@@ -288,7 +300,7 @@ static int make_nodes(const struct serve_options *o, const struct serve_node_inp
 		node->rank = (unsigned)i;
 		node->gpus = (unsigned)in[i].inv->gpu.nr_gpus;
 		strvec_init(&node->env);
-		r = node_env(o, &in[i], n, node, &e, err);
+		r = node_env(o, &in[i], n, node, &e, &plan->notes, err);
 		if (r == 0 && i == 0)
 			head = e.bootstrap_addr;
 		if (r == 0 && i > 0 && !cidr_contains(&head, e.bootstrap_addr.addr)) {
@@ -564,6 +576,7 @@ int serve_plan_build(const struct serve_options *o, const struct serve_node_inpu
 	int r;
 
 	memset(plan, 0, sizeof(*plan));
+	strvec_init(&plan->notes);
 	plan->engine = o->engine;
 	plan->backend = o->backend;
 	plan->model = xstrdup(o->model);

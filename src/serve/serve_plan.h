@@ -115,6 +115,7 @@ struct serve_plan {
 	size_t nr_nodes;
 	struct serve_step *steps; /* in start order */
 	size_t nr_steps;
+	struct strvec notes; /* "NODE: ..." from 'sparkctl env' (ports left out), also on failure */
 };
 
 /*

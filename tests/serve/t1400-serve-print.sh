@@ -144,6 +144,8 @@ msg="--dtype 'int4': bf16, fp16, fp8 or fp4" bad vllm m --params 8B --dtype int4
 msg="--model-cache only applies with --image" bad vllm m --model-cache /srv/hf --print "${pair[@]}"
 msg="--model-cache takes an absolute path" bad vllm m --image i --model-cache hf --print "${pair[@]}"
 msg="-H, --hostfile or --cluster, or --from: not both" bad vllm m -H a,b --print "${pair[@]}"
+msg="the model is an empty or unprintable word" bad vllm $'Qwen\n# x' --print "${pair[@]}"
+msg="an engine argument is not printable" bad vllm m --print "${pair[@]}" -- $'--x=\e[31m'
 
 # ---- nodes that cannot serve together: named, exit 1
 "$SPARKCTL" topo --root "$FIXTURES/spark-2cable" --json |
@@ -155,6 +157,17 @@ contains "$TMP/err" "spark-03: its fabric address 192.168.100.11 (enp1s0f0np0) i
 expect 1 "$SPARKCTL" serve vllm m --print --tp 8 --from "$TMP/ib.json" --from "$TMP/ib.json"
 contains "$TMP/err" "its bootstrap interface eno1 is not a fabric port (the management network)"
 [ ! -s "$TMP/out" ] || fail "printed a plan for nodes that cannot serve"
+
+# ---- a node without an ACTIVE fabric port: named, exit 3
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for dev in d["rdma_devices"]:
+    for port in dev["ports"]:
+        port["state"], port["state_code"] = "DOWN", 1
+json.dump(d, open(sys.argv[2], "w"))' "$TMP/spark-02.json" "$TMP/down.json"
+expect 3 "$SPARKCTL" serve vllm m --print --from "$TMP/spark-01.json" --from "$TMP/down.json"
+contains "$TMP/err" "sparkctl serve: spark-02 has no ACTIVE fabric port"
+[ ! -s "$TMP/out" ] || fail "printed a plan without a fabric"
 
 # ---- a node that cannot be reached is named, exit 3
 cat > "$TMP/ssh" << 'EOF2'
