@@ -158,8 +158,10 @@ static int check_args(const struct serve_args *a, int n, char **argv, struct ser
 						"plan");
 	if ((a->hosts || a->hostfile || a->cluster) && a->from.nr)
 		return cmd_usage_error("serve", "-H, --hostfile or --cluster, or --from: not both");
-	if (a->root && a->from.nr)
-		return cmd_usage_error("serve", "--root and --from cannot be used together");
+	if (a->root && (a->from.nr || a->hosts || a->hostfile || a->cluster))
+		return cmd_usage_error("serve",
+				       "--root is one node: not with --from, -H, --hostfile "
+				       "or --cluster");
 	if (a->image && !word_ok(a->image))
 		return cmd_usage_error("serve", "--image: an empty or unprintable name");
 	if (a->model_cache && (a->model_cache[0] != '/' || !word_ok(a->model_cache)))

@@ -44,7 +44,7 @@ static void emit_head(const struct serve_plan *p, struct emitter *e)
 		emit_value(e, "pipeline_parallel_size", json_null(), NULL);
 	}
 	emit_text(e, "\n");
-	emit_str(e, "head", "# the head: %s", head->hostname);
+	emit_str(e, "head", "# the head: %s", head->host);
 	emit_str(e, NULL, ", %s", head->address);
 	emit_str(e, NULL, " on %s; ", head->interface);
 	emit_str(e, "url", "the API: %s\n", p->url);

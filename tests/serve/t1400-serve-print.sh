@@ -144,6 +144,7 @@ msg="--dtype 'int4': bf16, fp16, fp8 or fp4" bad vllm m --params 8B --dtype int4
 msg="--model-cache only applies with --image" bad vllm m --model-cache /srv/hf --print "${pair[@]}"
 msg="--model-cache takes an absolute path" bad vllm m --image i --model-cache hf --print "${pair[@]}"
 msg="-H, --hostfile or --cluster, or --from: not both" bad vllm m -H a,b --print "${pair[@]}"
+msg="--root is one node: not with --from, -H, --hostfile or --cluster" bad vllm m -H a --root "$FIXTURES/spark-1cable" --print
 msg="the model is an empty or unprintable word" bad vllm $'Qwen\n# x' --print "${pair[@]}"
 msg="an engine argument is not printable" bad vllm m --print "${pair[@]}" -- $'--x=\e[31m'
 
