@@ -9,11 +9,15 @@
  */
 #include "sparkctl.h"
 
+#include <sys/random.h>
+
 #include "bench/nccl_perf.h"
 #include "check/check.h"
 #include "cmd/cmd.h"
 #include "inventory/inventory_json.h"
+#include "launch/launcher.h"
 #include "lib/xalloc.h"
+#include "probe/procs.h"
 #include "remote/hosts.h"
 #include "remote/session.h"
 #include "serve/serve_plan.h"
@@ -27,7 +31,7 @@
 #define PORT_UNSET	  UINT_MAX
 
 static const char *const serve_usage[] = {
-	"sparkctl serve vllm|sglang|trtllm|llamacpp MODEL --print [-H HOSTS | --hostfile FILE]\n"
+	"sparkctl serve vllm|sglang|trtllm|llamacpp MODEL [--print] [-H HOSTS | --hostfile FILE]\n"
 	"                    [--tp N] [--pp N] [--backend mp|ray] [--port PORT] [--master-port "
 	"PORT]\n"
 	"                    [--image IMAGE [--model-cache DIR]] [--model-size SIZE | --params N "
@@ -54,7 +58,10 @@ static const char serve_description[] =
 	"--print shows every node's environment and the command lines in start order,\n"
 	"and the preflight: tp x pp against the GPUs, the model's share of each node's\n"
 	"memory (--model-size, or --params x --dtype) with a 20% margin, the ports.\n"
-	"This version runs nothing: --print is required.\n"
+	"Without --print, vllm (backend mp) and sglang are started through launch's\n"
+	"machinery once the preflight passes: each node's part at once, its output\n"
+	"prefixed by node, the first part that ends ends all, Ctrl-C leaves nothing;\n"
+	"the others only print their plan in this version.\n"
 	"\n"
 	"The nodes: -H, --hostfile, a Slurm allocation, the cluster file, else this node\n"
 	"(their inventories over SSH); --from saved inventories; --root DIR one node.\n"
@@ -153,9 +160,15 @@ static int check_args(const struct serve_args *a, int n, char **argv, struct ser
 	    (ret = check_ports(a, o)) != SPARKCTL_EXIT_OK ||
 	    (ret = check_size(a, o)) != SPARKCTL_EXIT_OK)
 		return ret;
-	if (!a->print)
-		return cmd_usage_error("serve", "this version runs nothing: --print shows the "
-						"plan");
+	if (!a->print && !(o->engine == SERVE_ENGINE_VLLM && o->backend == SERVE_BACKEND_MP) &&
+	    o->engine != SERVE_ENGINE_SGLANG)
+		return cmd_usage_error("serve", "this version starts vllm (backend mp) and sglang; "
+						"--print shows the plan of the others");
+	if (a->json && !a->print)
+		return cmd_usage_error("serve", "--json is for --print");
+	if ((a->from.nr || a->root) && !a->print)
+		return cmd_usage_error("serve", "--from and --root name no node to start on: give "
+						"--print, or -H");
 	if ((a->hosts || a->hostfile || a->cluster) && a->from.nr)
 		return cmd_usage_error("serve", "-H, --hostfile or --cluster, or --from: not both");
 	if (a->root && (a->from.nr || a->hosts || a->hostfile || a->cluster))
@@ -292,30 +305,46 @@ out:
 	return ret;
 }
 
-/* The plan and the preflight of the nodes in c, printed; the exit status. */
-static int print_plan(const struct serve_args *a, const struct serve_options *o,
-		      const struct doctor_cluster *c)
+/*
+ * The plan of the nodes in c into plan (release it) and their inputs into
+ * *in (free it); 'sparkctl env's notes and any error said.  An exit status.
+ */
+static int make_plan(const struct serve_options *o, const struct doctor_cluster *c,
+		     struct serve_node_input **in, struct serve_plan *plan)
 {
-	struct serve_node_input *in = xcalloc(c->nr_nodes, sizeof(*in));
-	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
-	struct findings f = { 0 };
-	struct serve_plan plan;
-	struct emitter e;
+	struct strbuf err = STRBUF_INIT;
 	int r, ret = SPARKCTL_EXIT_OK;
 
+	*in = xcalloc(c->nr_nodes, sizeof(**in));
 	for (size_t i = 0; i < c->nr_nodes; i++)
-		in[i] = (struct serve_node_input){ c->nodes[i].host, &c->nodes[i].inv };
-	r = serve_plan_build(o, in, c->nr_nodes, &plan, &err);
-	for (size_t i = 0; i < plan.notes.nr; i++)
-		cmd_error("serve", "%s", plan.notes.v[i]);
+		(*in)[i] = (struct serve_node_input){ c->nodes[i].host, &c->nodes[i].inv };
+	r = serve_plan_build(o, *in, c->nr_nodes, plan, &err);
+	for (size_t i = 0; i < plan->notes.nr; i++)
+		cmd_error("serve", "%s", plan->notes.v[i]);
 	if (r < 0) {
 		ret = cmd_exit_of_errno(r);
 		if (ret == SPARKCTL_EXIT_USAGE)
 			cmd_usage_error("serve", "%s", err.buf);
 		else
 			cmd_error("serve", "%s", err.buf);
-		goto out;
 	}
+	strbuf_release(&err);
+	return ret;
+}
+
+/* The plan and the preflight of the nodes in c, printed; the exit status. */
+static int print_plan(const struct serve_args *a, const struct serve_options *o,
+		      const struct doctor_cluster *c)
+{
+	struct serve_node_input *in = NULL;
+	struct strbuf out = STRBUF_INIT;
+	struct findings f = { 0 };
+	struct serve_plan plan;
+	struct emitter e;
+	int ret;
+
+	if ((ret = make_plan(o, c, &in, &plan)) != SPARKCTL_EXIT_OK)
+		goto out;
 	serve_preflight(o, in, c->nr_nodes, &f);
 	emit_init(&e, a->json ? EMIT_JSON : EMIT_TEXT, &out, false);
 	serve_plan_emit(&plan, &f, &e);
@@ -330,8 +359,154 @@ static int print_plan(const struct serve_args *a, const struct serve_options *o,
 out:
 	serve_plan_release(&plan);
 	findings_release(&f);
-	strbuf_release(&err);
 	strbuf_release(&out);
+	free(in);
+	return ret;
+}
+
+/* 16 hex digits that mark the job's processes on every node (launch's SPARKCTL_JOB_ID). */
+static int make_job_id(char **ret)
+{
+	uint8_t bytes[8];
+	struct strbuf hex = STRBUF_INIT;
+
+	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+		return -errno;
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		strbuf_addf(&hex, "%02x", bytes[i]);
+	*ret = strbuf_detach(&hex, NULL);
+	return 0;
+}
+
+/*
+ * The job launch runs: on each node with steps of its own, one unit, a
+ * shell that takes the node's part by its index (NODE_RANK, which launch
+ * sets) - its variables, then its engine.  The plan has the environment:
+ * launch adds no 'sparkctl env' of its own.
+ */
+static int make_job(const struct serve_plan *plan, struct launch_node *nodes, size_t *nr,
+		    struct launch_spec *job)
+{
+	struct strbuf script = STRBUF_INIT, part = STRBUF_INIT;
+	int r;
+
+	*nr = 0;
+	strbuf_addstr(&script, "case \"$NODE_RANK\" in\n");
+	for (size_t i = 0; i < plan->nr_nodes; i++) {
+		strbuf_reset(&part);
+		serve_node_script(plan, i, &part);
+		if (!part.len)
+			continue;
+		strbuf_addf(&script, "%zu)\n%s;;\n", *nr, part.buf);
+		nodes[*nr] = (struct launch_node){ .host = plan->nodes[i].host,
+						   .local = host_is_local(plan->nodes[i].host),
+						   .nproc = 1 };
+		(*nr)++;
+	}
+	strbuf_addstr(&script, "esac\n");
+	strvec_pushl(&job->argv, "sh", "-c", script.buf, "sparkctl-serve", NULL);
+	if ((r = make_job_id(&job->job_id)) < 0)
+		cmd_error("serve", "cannot make a job id: %s", strerror(-r));
+	job->chdir = xstrdup("/");
+	job->master_addr = xstrdup(plan->nodes[0].address);
+	job->grace_ms = 10000;
+	job->world_size = (unsigned)*nr;
+	job->all_local = true;
+	for (size_t i = 0; i < *nr; i++)
+		job->all_local &= nodes[i].local;
+	strbuf_release(&script);
+	strbuf_release(&part);
+	return r < 0 ? SPARKCTL_EXIT_ERROR : SPARKCTL_EXIT_OK;
+}
+
+/* Start the plan through launch: every part on its node, the first failure ends all. */
+static int start_plan(const struct serve_args *a, const struct serve_plan *plan)
+{
+	struct launch_node *nodes = xcalloc(plan->nr_nodes, sizeof(*nodes));
+	struct strvec ssh_extra = STRVEC_INIT;
+	struct launch_result res = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	struct launch_spec job;
+	char *self = proc_self_path_or_name();
+	size_t nr;
+	int ret;
+
+	launch_spec_init(&job);
+	if ((ret = make_job(plan, nodes, &nr, &job)) != SPARKCTL_EXIT_OK)
+		goto out;
+	/* A node that dies is noticed in 15 s, not at the next TCP timeout. */
+	strvec_pushl(&ssh_extra, "ServerAliveInterval=5", "ServerAliveCountMax=3", NULL);
+	const struct ssh_options ssh = { .program = getenv("SPARKCTL_SSH"),
+					 .connect_timeout = 5,
+					 .extra_options = &ssh_extra };
+	const struct launch_options o = { .job = &job,
+					  .nodes = nodes,
+					  .nr_nodes = nr,
+					  .local_sparkctl = self,
+					  .remote_sparkctl = a->remote_sparkctl,
+					  .ssh = &ssh,
+					  .tag_output = true,
+					  .hosts_arg = a->hostfile ? a->hostfile
+						       : a->hosts  ? a->hosts
+								   : "localhost",
+					  .out_fd = STDOUT_FILENO,
+					  .err_fd = STDERR_FILENO };
+	cmd_error("serve", "starting %s on %zu node%s; its API will be %s",
+		  serve_engine_name(plan->engine), nr, nr == 1 ? "" : "s", plan->url);
+	fflush(stdout);
+	if (launch_run(&o, &res, &err) < 0) {
+		cmd_error("serve", "%s", err.buf);
+		ret = SPARKCTL_EXIT_ERROR;
+		goto out;
+	}
+	if (res.end == LAUNCH_END_UNIT_FAILED) {
+		const struct launch_unit_result *u = &res.units[res.failed_unit];
+		strbuf_reset(&err);
+		launch_describe_status(u->status, u->signaled, &err);
+		cmd_error("serve", "the engine on %s ended with %s; every node's part was ended",
+			  nodes[u->node].host, err.buf);
+	} else if (res.end == LAUNCH_END_NODE_FAILED) {
+		cmd_error("serve", "%s was lost; every node's part was ended",
+			  nodes[res.failed_node].host);
+	} else if (res.end == LAUNCH_END_INTERRUPTED) {
+		cmd_error("serve", "ended by SIG%s",
+			  sigabbrev_np(res.signal) ? sigabbrev_np(res.signal) : "?");
+	}
+	ret = res.exit_status;
+	launch_result_release(&res);
+out:
+	launch_spec_release(&job);
+	strvec_clear(&ssh_extra);
+	strbuf_release(&err);
+	free(nodes);
+	free(self);
+	return ret;
+}
+
+/* Without --print: the plan, the preflight (a failure starts nothing), then the start. */
+static int serve_plan_run(const struct serve_args *a, const struct serve_options *o,
+			  const struct doctor_cluster *c)
+{
+	struct serve_node_input *in = NULL;
+	struct findings f = { 0 };
+	struct serve_plan plan;
+	int ret;
+
+	if ((ret = make_plan(o, c, &in, &plan)) != SPARKCTL_EXIT_OK)
+		goto out;
+	serve_preflight(o, in, c->nr_nodes, &f);
+	for (size_t i = 0; i < f.nr; i++) {
+		if (f.items[i].status != CHECK_FAIL)
+			continue;
+		cmd_error("serve", "preflight: %s %s: %s (%s)", f.items[i].check_id,
+			  f.items[i].node, f.items[i].message, f.items[i].fix);
+		ret = SPARKCTL_EXIT_PROBLEMS;
+	}
+	if (ret == SPARKCTL_EXIT_OK)
+		ret = start_plan(a, &plan);
+out:
+	serve_plan_release(&plan);
+	findings_release(&f);
 	free(in);
 	return ret;
 }
@@ -351,7 +526,7 @@ static int run_serve(const struct cmd *cmd, int argc, char **argv)
 	if (parse_serve(cmd, &a, &o, &engine_args, argc, argv, &ret) < 0)
 		goto out;
 	if ((ret = collect(&a, &c)) == SPARKCTL_EXIT_OK)
-		ret = print_plan(&a, &o, &c);
+		ret = a.print ? print_plan(&a, &o, &c) : serve_plan_run(&a, &o, &c);
 out:
 	doctor_cluster_release(&c);
 	strvec_clear(&a.from);
@@ -366,9 +541,10 @@ const struct cmd cmd_serve = {
 	.usage = serve_usage,
 	.description = serve_description,
 	.flags = CMD_READS_NODE,
-	.exit_status = "0 printed, 1 an inventory that cannot be read, a node without a fabric "
+	.exit_status = "0 printed (or the engines ended well), the status of the first engine "
+		       "that failed; 1 an inventory that cannot be read, a node without a fabric "
 		       "address on the head's subnet, 2 usage (also: tp x pp not the GPUs, a bad "
 		       "port), 3 a node could not be reached or has no fabric port, 4 the "
-		       "preflight found a problem (printed all the same)",
+		       "preflight found a problem (the plan printed all the same; nothing started)",
 	.max_operands = 2,
 };

@@ -618,3 +618,52 @@ int serve_plan_build(const struct serve_options *o, const struct serve_node_inpu
 		containerize(o, plan, nodes, &plan->steps[i]);
 	return 0;
 }
+
+void serve_sh_word(struct strbuf *out, const char *word)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789_@%+=:,./-";
+
+	if (*word && *word != '=' && strspn(word, plain) == strlen(word)) {
+		strbuf_addstr(out, word);
+		return;
+	}
+	strbuf_addch(out, '\'');
+	for (; *word; word++) {
+		if (*word == '\'')
+			strbuf_addstr(out, "'\\''");
+		else
+			strbuf_addch(out, *word);
+	}
+	strbuf_addch(out, '\'');
+}
+
+void serve_node_script(const struct serve_plan *plan, size_t node, struct strbuf *out)
+{
+	size_t last = plan->nr_steps;
+
+	for (size_t i = 0; i < plan->nr_steps; i++)
+		if (plan->steps[i].node == node)
+			last = i;
+	if (last == plan->nr_steps)
+		return;
+	for (size_t i = 0; i < plan->nodes[node].env.nr; i++) {
+		const char *kv = plan->nodes[node].env.v[i];
+		const char *eq = strchr(kv, '=');
+		strbuf_addf(out, "export %.*s=", (int)(eq - kv), kv);
+		serve_sh_word(out, eq + 1);
+		strbuf_addch(out, '\n');
+	}
+	for (size_t i = 0; i <= last; i++) {
+		const struct strvec *argv = &plan->steps[i].argv;
+		if (plan->steps[i].node != node)
+			continue;
+		strbuf_addstr(out, i == last ? "exec" : "");
+		for (size_t k = 0; k < argv->nr; k++) {
+			if (k || i == last)
+				strbuf_addch(out, ' ');
+			serve_sh_word(out, argv->v[k]);
+		}
+		strbuf_addstr(out, i == last ? "\n" : " &\n");
+	}
+}

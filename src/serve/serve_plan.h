@@ -161,6 +161,16 @@ void serve_check_memory(const struct serve_options *o, const struct serve_node_i
 			size_t n, struct findings *out);
 void serve_check_ports(const struct serve_options *o, struct findings *out);
 
+/*
+ * What node runs, as one POSIX shell script (appended to out): its
+ * variables exported, then its steps in order - each but the last in the
+ * background, the last exec'd.  Empty when the node has no step of its own
+ * (trtllm's workers without --image: mpirun starts their ranks).
+ */
+void serve_node_script(const struct serve_plan *plan, size_t node, struct strbuf *out);
+/* word as one POSIX shell word: as it is when it needs no quotes, else in single quotes. */
+void serve_sh_word(struct strbuf *out, const char *word);
+
 /* The version of serve --print --json (docs/schemas/serve-print.schema.json). */
 #define SERVE_PRINT_SCHEMA_VERSION 1
 

@@ -6,25 +6,6 @@
 #include "lib/xalloc.h"
 #include "view/serve_view.h"
 
-void serve_sh_word(struct strbuf *out, const char *word)
-{
-	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				    "0123456789_@%+=:,./-";
-
-	if (*word && *word != '=' && strspn(word, plain) == strlen(word)) {
-		strbuf_addstr(out, word);
-		return;
-	}
-	strbuf_addch(out, '\'');
-	for (; *word; word++) {
-		if (*word == '\'')
-			strbuf_addstr(out, "'\\''");
-		else
-			strbuf_addch(out, *word);
-	}
-	strbuf_addch(out, '\'');
-}
-
 static void emit_head(const struct serve_plan *p, struct emitter *e)
 {
 	const struct serve_node *head = &p->nodes[0];

@@ -15,7 +15,4 @@
 void serve_plan_emit(const struct serve_plan *plan, const struct findings *preflight,
 		     struct emitter *e);
 
-/* word as one POSIX shell word: as it is when it needs no quotes, else in single quotes. */
-void serve_sh_word(struct strbuf *out, const char *word);
-
 #endif

@@ -189,6 +189,15 @@ static void vllm_mp(void **state)
 		assert_string_equal(env_of(n, "NCCL_IB_HCA"), "=rocep1s0f1,roceP2p1s0f1");
 		assert_null(env_of(n, "RAY_NODE_IP_ADDRESS"));
 	}
+	/* What launch runs on the worker: its variables, then its engine in its place. */
+	struct strbuf script = STRBUF_INIT;
+	serve_node_script(&plan, 1, &script);
+	assert_true(starts_with(script.buf, "export NCCL_IB_HCA='=rocep1s0f1,roceP2p1s0f1'\n"));
+	assert_non_null(strstr(script.buf,
+			       "\nexport VLLM_HOST_IP=192.168.177.12\n"
+			       "exec vllm serve Qwen/Qwen3-8B --tensor-parallel-size 1 "));
+	assert_string_equal(script.buf + script.len - strlen(" --headless\n"), " --headless\n");
+	strbuf_release(&script);
 	serve_plan_release(&plan);
 	/* tp 2 across the two nodes. */
 	o.tp = 2;
@@ -238,6 +247,13 @@ static void vllm_ray_image(void **state)
 		"docker exec sparkctl-serve-vllm vllm serve Qwen/Qwen3-8B --tensor-parallel-size 1 "
 		"--pipeline-parallel-size 2 --distributed-executor-backend ray --port 8000 "
 		"--max-model-len 4096");
+	/* The head's Ray in the background, its vLLM in the script's place. */
+	struct strbuf script = STRBUF_INIT;
+	serve_node_script(&plan, 0, &script);
+	assert_non_null(strstr(script.buf, "\ndocker run --rm "));
+	assert_non_null(strstr(script.buf, " --include-dashboard=false &\nexec docker exec "
+					   "sparkctl-serve-vllm vllm serve Qwen/Qwen3-8B "));
+	strbuf_release(&script);
 	serve_plan_release(&plan);
 	strvec_clear(&args);
 	strbuf_release(&err);
@@ -275,6 +291,11 @@ static void other_engines(void **state)
 	assert_non_null(strstr(s, " trtllm-llmapi-launch trtllm-serve Qwen/Qwen3-8B --tp_size 1 "
 				  "--pp_size 2 --backend pytorch --host 0.0.0.0 --port 8355"));
 	free(s);
+	/* The worker has no part of its own: mpirun starts its ranks. */
+	struct strbuf script = STRBUF_INIT;
+	serve_node_script(&plan, 1, &script);
+	assert_int_equal(script.len, 0);
+	strbuf_release(&script);
 	serve_plan_release(&plan);
 
 	o.engine = SERVE_ENGINE_LLAMACPP;
