@@ -90,7 +90,7 @@ no_survivors "SIGINT"
 
 # ---- a preflight failure starts nothing
 rm -f "$TMP/standin"/*
-expect 4 "$SPARKCTL" serve vllm Qwen/Qwen3-235B-A22B -H "$hosts" --params 235B
+expect 4 timeout -s INT 30 "$SPARKCTL" serve vllm Qwen/Qwen3-235B-A22B -H "$hosts" --params 235B
 contains "$TMP/err" "sparkctl serve: preflight: serve.memory node0: its share of the weights"
 [ ! -e "$TMP/standin/node-0.json" ] || fail "started despite the preflight"
 nothing_left || fail "something runs after a refused preflight"
