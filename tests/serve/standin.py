@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""A stand-in for 'vllm serve' in the tests of sparkctl serve.
+"""A stand-in for 'vllm serve' and SGLang's server in the tests of sparkctl serve.
 
-It takes the flags sparkctl gives vLLM (multi-node without Ray) and refuses
-any other, as vLLM's own parser does; records its argv, environment and
+As 'vllm' it takes the flags sparkctl gives vLLM (multi-node without Ray);
+as 'python3 -m sglang.launch_server' (standin.py sglang ...) SGLang's
+(--dist-init-addr HOST:PORT); any other flag is refused, as the engines' own
+parsers do.  It records its argv, environment and
 network view in $SERVE_STANDIN_DIR/node-RANK.json; and rendezvous as vLLM's
 nodes do: the head (--node-rank 0) listens on --master-addr:--master-port
 for the --nnodes - 1 headless workers, which connect (retrying while the
@@ -42,6 +44,25 @@ def parse(argv):
         p.error("the head needs --port")
     if not 0 <= a.node_rank < a.nnodes:
         p.error("--node-rank %d of %d nodes" % (a.node_rank, a.nnodes))
+    return a
+
+
+def parse_sglang(argv):
+    p = argparse.ArgumentParser(prog="sglang.launch_server")
+    p.add_argument("--model-path", required=True)
+    p.add_argument("--tp-size", type=int, required=True)
+    p.add_argument("--pp-size", type=int, required=True)
+    p.add_argument("--dist-init-addr", required=True)
+    p.add_argument("--nnodes", type=int, required=True)
+    p.add_argument("--node-rank", type=int, required=True)
+    p.add_argument("--host")
+    p.add_argument("--port", type=int)
+    a = p.parse_args(argv)
+    a.model = a.model_path
+    a.master_addr, port = a.dist_init_addr.rsplit(":", 1)
+    a.master_port = int(port)
+    if a.node_rank == 0 and not a.port:
+        p.error("the head needs --port")
     return a
 
 
@@ -114,7 +135,11 @@ def worker(a):
 
 
 def main():
-    a = parse(sys.argv[1:])
+    if sys.argv[1:2] == ["sglang"]:
+        del sys.argv[1]
+        a = parse_sglang(sys.argv[1:])
+    else:
+        a = parse(sys.argv[1:])
     record(a)
     return head(a) if a.node_rank == 0 else worker(a)
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# sparkctl serve vllm (backend mp) started across two namespace nodes with
-# real sshd, through launch's machinery, with a stand-in vllm on each node
-# (tests/serve/standin.py: vLLM's flags, its rendezvous at the head, /health
-# and /v1/models): each node's part gets its plan's flags and environment,
-# the head answers on its API, the output is prefixed by node; a worker that
-# dies ends every part, as does SIGINT to serve - nothing left on any node.
+# sparkctl serve vllm (backend mp) and sglang started across two namespace
+# nodes with real sshd, through launch's machinery, with stand-in engines on
+# each node (tests/serve/standin.py: the engines' flags, their rendezvous at
+# the head, /health and /v1/models): each node's part gets its plan's flags
+# and environment, the head answers on its API, the output is prefixed by
+# node; a worker that dies ends every part, as does SIGINT to serve -
+# nothing left on any node.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
@@ -14,12 +15,22 @@ cluster_up 2
 export TMPDIR=$TMP
 hosts=$(cluster_hosts)
 
-# The stand-in as 'vllm' on each node's PATH, recording into $TMP/standin.
+# The stand-in as 'vllm' on each node's PATH, and as python3 for '-m
+# sglang.launch_server' (any other python3 is the real one), recording into
+# $TMP/standin.
 mkdir "$TMP/standin"
 for n in node0 node1; do
   printf '#!/bin/sh\nSERVE_STANDIN_DIR=%s exec /usr/bin/python3 %s "$@"\n' \
     "$TMP/standin" "$SRCDIR/tests/serve/standin.py" > "$CLUSTER_DIR/$n/bin/vllm"
-  chmod +x "$CLUSTER_DIR/$n/bin/vllm"
+  cat > "$CLUSTER_DIR/$n/bin/python3" << EOF2
+#!/bin/sh
+if [ "\$1 \$2" = "-m sglang.launch_server" ]; then
+  shift 2
+  SERVE_STANDIN_DIR=$TMP/standin exec /usr/bin/python3 $SRCDIR/tests/serve/standin.py sglang "\$@"
+fi
+exec /usr/bin/python3 "\$@"
+EOF2
+  chmod +x "$CLUSTER_DIR/$n/bin/vllm" "$CLUSTER_DIR/$n/bin/python3"
 done
 
 # job_left NODE: the processes of the node's namespace but its sshd, "pid command" each.
@@ -38,11 +49,11 @@ no_survivors() {
   wait_until 10 "nothing of serve left after $1" nothing_left || true
   nothing_left || { job_left node0 >&2; job_left node1 >&2; fail "processes survived $1"; }
 }
-# api PATH: the head's answer on its API, through the management network.
+# api PATH [PORT]: the head's answer on its API, through the management network.
 api() {
   cluster_client /usr/bin/python3 -c 'import sys, urllib.request
-print(urllib.request.urlopen("http://%s:8000%s" % (sys.argv[1], sys.argv[2]), timeout=2).read().decode())' \
-    "$(cluster_lan_ip node0)" "$1"
+print(urllib.request.urlopen("http://%s:%s%s" % (sys.argv[1], sys.argv[3], sys.argv[2]), timeout=2).read().decode())' \
+    "$(cluster_lan_ip node0)" "$1" "${2:-8000}"
 }
 ready() { api /health > /dev/null && [ -f "$TMP/standin/node-1.json" ]; }
 
@@ -87,6 +98,27 @@ set +e; wait "$serve"; status=$?; set -e
 [ "$status" = 130 ] || { cat "$TMP/err" >&2; fail "serve exited $status after SIGINT, expected 130"; }
 contains "$TMP/err" "sparkctl serve: ended by SIGINT"
 no_survivors "SIGINT"
+
+# ---- sglang: its flags, its rendezvous at --dist-init-addr, its API on 30000
+rm -f "$TMP/standin"/*
+env --default-signal=INT "$SPARKCTL" serve sglang Qwen/Qwen3-8B -H "$hosts" > "$TMP/out" 2> "$TMP/err" &
+serve=$!
+at_exit "kill -KILL $serve 2> /dev/null"
+wait_until 60 "sglang's /health" api /health 30000
+contains "$TMP/err" "sparkctl serve: starting sglang on 2 nodes; its API will be http://198.19.177.11:30000"
+/usr/bin/python3 - "$TMP/standin" << 'PY' || fail "an sglang node's part is not its plan"
+import json, sys
+for rank in (0, 1):
+    d = json.load(open("%s/node-%d.json" % (sys.argv[1], rank)))
+    argv = " ".join(d["argv"])
+    assert ("--dist-init-addr 198.19.177.11:25000 --nnodes 2 --node-rank %d" % rank) in argv, argv
+    assert d["env"]["GLOO_SOCKET_IFNAME"] == "enp1s0f1np1"
+    assert "VLLM_HOST_IP" not in d["env"]
+PY
+kill -INT "$serve"
+set +e; wait "$serve"; status=$?; set -e
+[ "$status" = 130 ] || { cat "$TMP/err" >&2; fail "serve sglang exited $status after SIGINT, expected 130"; }
+no_survivors "SIGINT to serve sglang"
 
 # ---- a preflight failure starts nothing
 rm -f "$TMP/standin"/*
