@@ -71,6 +71,8 @@ extern const struct cmd cmd_topo, cmd_capture, cmd_env, cmd_netplan, cmd_doctor,
 	cmd_bench, cmd_bench_nccl, cmd_bench_link, cmd_bench_ddp, cmd_exporter, cmd_top, cmd_status,
 	cmd_help, cmd_version, cmd_agent, cmd_deploy, cmd_discover, cmd_publish, cmd_cluster,
 	cmd_join, cmd_storage, cmd_slurm;
+/* sparkctl serve (cmd/serve.c). */
+extern const struct cmd cmd_serve;
 /* sparkctl storage's verbs (cmd/storage_VERB.c). */
 extern const struct cmd cmd_storage_plan, cmd_storage_target, cmd_storage_connect,
 	cmd_storage_disconnect, cmd_storage_check, cmd_storage_bench;

@@ -10,10 +10,10 @@
 #include "lib/xalloc.h"
 
 const struct cmd *const sparkctl_commands[] = {
-	&cmd_topo,    &cmd_capture,  &cmd_env,	   &cmd_netplan, &cmd_doctor, &cmd_launch,
-	&cmd_bench,   &cmd_exporter, &cmd_top,	   &cmd_status,	 &cmd_deploy, &cmd_discover,
-	&cmd_publish, &cmd_join,     &cmd_cluster, &cmd_storage, &cmd_slurm,  &cmd_help,
-	&cmd_version, &cmd_agent,    NULL,
+	&cmd_topo,     &cmd_capture, &cmd_env,	    &cmd_netplan, &cmd_doctor,	&cmd_launch,
+	&cmd_serve,    &cmd_bench,   &cmd_exporter, &cmd_top,	  &cmd_status,	&cmd_deploy,
+	&cmd_discover, &cmd_publish, &cmd_join,	    &cmd_cluster, &cmd_storage, &cmd_slurm,
+	&cmd_help,     &cmd_version, &cmd_agent,    NULL,
 };
 
 const char *cmd_title(const struct cmd *cmd)

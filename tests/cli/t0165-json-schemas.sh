@@ -25,7 +25,7 @@ assert top["properties"]["schema_version"]["const"] >= 1, "schema_version"
 assert top["additionalProperties"] is False, "additionalProperties"
 PY
 done
-for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link bench-ddp launch-summary top discover cluster cluster-path storage storage-plan storage-bench storage-connect; do
+for name in inventory doctor doctor-list status deploy agent-status agent-ping env bench-nccl bench-link bench-ddp launch-summary top discover cluster cluster-path storage storage-plan storage-bench storage-connect serve-print; do
   [ -f "docs/schemas/$name.schema.json" ] || fail "no docs/schemas/$name.schema.json"
 done
 
@@ -53,6 +53,11 @@ done
 "$SPARKCTL" topo --json > "$TMP/topo-live.json"
 "$SPARKCTL" topo --from tests/cli/inventory-v1/spark-1cable.json --json > "$TMP/topo-v1.json"
 json_valid inventory "$TMP"/topo-*.json
+
+# ---- serve --print on two Sparks (tests/serve/t1400 validates every engine's)
+"$SPARKCTL" serve vllm m --print --json --params 8B --from "$TMP/topo-spark-1cable.json" \
+  --from "$TMP/topo-spark-gid-drift.json" > "$TMP/serve-print.json"
+json_valid serve-print "$TMP/serve-print.json"
 
 # ---- doctor, on every fixture and here; the list of checks
 for f in $fixtures; do

@@ -1,0 +1,177 @@
+/*
+ * serve_plan.h - what 'sparkctl serve' starts on each node, as plain data.
+ *
+ * A pure function of the options and the nodes' inventories: for every
+ * node its fabric address and environment ('sparkctl env' plus what the
+ * engines read), and the processes to start, in order - the workers
+ * first, the head last (with Ray: the Ray head, then the workers' Ray,
+ * then vLLM on the head).  The head is the first node; HEAD is its
+ * fabric address.  Nothing here reads the host or starts anything.
+ *
+ * The engines' flags are those of vLLM 0.18 and later (multi-node without
+ * Ray: --nnodes/--node-rank/--master-addr/--master-port, --headless on the
+ * workers), SGLang's --dist-init-addr/--nnodes/--node-rank, TensorRT-LLM's
+ * trtllm-serve under mpirun and llama.cpp's rpc-server and llama-server
+ * --rpc, as NVIDIA's DGX Spark playbooks and the Spark launchers use them:
+ * docs/serve.md.
+ */
+#ifndef SPARKCTL_SERVE_PLAN_H
+#define SPARKCTL_SERVE_PLAN_H
+
+#include "sparkctl.h"
+#include "check/check.h"
+#include "inventory/inventory.h"
+#include "lib/strbuf.h"
+#include "lib/strvec.h"
+
+enum serve_engine {
+	SERVE_ENGINE_VLLM,
+	SERVE_ENGINE_SGLANG,
+	SERVE_ENGINE_TRTLLM,
+	SERVE_ENGINE_LLAMACPP,
+};
+
+enum serve_backend {
+	SERVE_BACKEND_NONE, /* engines other than vLLM */
+	SERVE_BACKEND_MP,   /* vLLM's own processes across nodes (no Ray) */
+	SERVE_BACKEND_RAY,
+};
+
+/* "vllm", ...: 0, or -EINVAL. */
+int serve_engine_parse(const char *s, enum serve_engine *ret);
+const char *serve_engine_name(enum serve_engine e);
+/* "mp", "ray": 0, or -EINVAL. */
+int serve_backend_parse(const char *s, enum serve_backend *ret);
+const char *serve_backend_name(enum serve_backend b);
+
+/* The engine's API port when --port is not given: 8000, 30000, 8355, 8080. */
+unsigned serve_default_port(enum serve_engine e);
+/*
+ * The rendezvous port when --master-port is not given: vLLM mp 29501, Ray
+ * 6379, SGLang 25000, TensorRT-LLM 2233 (the containers' sshd), llama.cpp
+ * 50052 (rpc-server).
+ */
+unsigned serve_default_master_port(enum serve_engine e, enum serve_backend b);
+
+/* Bytes per weight of --dtype: bf16/fp16 2, fp8 1, fp4 0.5 (as halves: 4, 2, 1). */
+int serve_dtype_halves(const char *dtype, unsigned *ret);
+/* A parameter count: "70B", "8b", "1.5B", "500M", "7000000000": 0 or -EINVAL. */
+int serve_params_parse(const char *s, uint64_t *ret);
+
+struct serve_options {
+	enum serve_engine engine;
+	enum serve_backend backend; /* SERVE_BACKEND_MP or _RAY for vLLM, else _NONE */
+	const char *model;
+	unsigned tp, pp;	 /* 0: from the GPUs (tp: GPUs per node, pp: nodes) */
+	unsigned port;		 /* the API's, on the head */
+	unsigned master_port;	 /* the rendezvous port, on the head */
+	const char *image;	 /* docker image, or NULL: the engine on each node's PATH */
+	const char *model_cache; /* mounted into the container; NULL: ~/.cache/huggingface */
+	const struct strvec *engine_args; /* after '--': to the engine (may be NULL) */
+	uint64_t model_bytes;		  /* the weights, for the memory check; 0: not known */
+};
+
+/*
+ * The options that sparkctl sets itself among args (the engine's
+ * rendezvous and parallelism, its port): -EINVAL with a one-line message
+ * naming the first one and the option that sets it.
+ */
+int serve_check_engine_args(enum serve_engine e, const struct strvec *args, struct strbuf *err);
+
+/* One node as given: its name and its inventory. */
+struct serve_node_input {
+	const char *host;
+	const struct inventory *inv;
+};
+
+struct serve_node {
+	char *host;	   /* as given (-H, the --from file) */
+	char *hostname;	   /* its inventory's */
+	unsigned rank;	   /* 0: the head */
+	char *interface;   /* the fabric netdev everything rendezvous over */
+	char *address;	   /* its IPv4 address */
+	unsigned gpus;	   /* 0: not known */
+	struct strvec env; /* "KEY=VALUE": 'sparkctl env', then the engines' variables */
+};
+
+/* One process to start, in start order. */
+struct serve_step {
+	size_t node;	    /* index into plan->nodes */
+	const char *role;   /* "vllm worker", "ray head", ... (static) */
+	struct strvec argv; /* exactly what runs on the node */
+	bool exec;	    /* --image: in the container of the node's first step (docker exec) */
+};
+
+struct serve_plan {
+	enum serve_engine engine;
+	enum serve_backend backend;
+	char *model;
+	unsigned tp, pp; /* as used (llama.cpp: 0, it has neither) */
+	unsigned gpus;	 /* of all nodes; 0 when a node's are not known */
+	unsigned port, master_port;
+	char *image;		  /* or NULL */
+	char *url;		  /* the API on the head: http://HEAD:PORT */
+	struct serve_node *nodes; /* by rank: nodes[0] is the head */
+	size_t nr_nodes;
+	struct serve_step *steps; /* in start order */
+	size_t nr_steps;
+	struct strvec notes; /* "NODE: ..." from 'sparkctl env' (ports left out), also on failure */
+};
+
+/*
+ * The plan for nodes[0..n) (the first is the head).  -EDOM (the command
+ * line's) when --tp/--pp do not match the GPUs or a port is refused,
+ * -ENODEV when a node has no fabric port, -EINVAL otherwise (a node with
+ * no fabric address, nodes that cannot reach the head): a one-line
+ * message naming the node in err.  plan is always released with
+ * serve_plan_release().
+ */
+int serve_plan_build(const struct serve_options *o, const struct serve_node_input *nodes, size_t n,
+		     struct serve_plan *plan, struct strbuf *err);
+void serve_plan_release(struct serve_plan *plan);
+
+/*
+ * The preflight, pure: each check one finding (check_id "serve.NAME", node
+ * "cluster" or the node's name) with its fix when it fails:
+ *   serve.parallel  tensor x pipeline parallel equals the GPUs of the nodes;
+ *   serve.memory    each node's share of the weights, with a margin, fits
+ *                   the memory its GPUs can use (unified memory: MemAvailable);
+ *   serve.ports     the API and rendezvous ports are ports, and distinct.
+ * Appended to out (findings_release()).
+ */
+void serve_preflight(const struct serve_options *o, const struct serve_node_input *nodes, size_t n,
+		     struct findings *out);
+/* The memory margin: the share of the weights a node holds, times this, must fit. */
+#define SERVE_MEMORY_MARGIN_PERCENT 120
+
+/*
+ * Tensor and pipeline parallel from the options and the GPUs of the nodes
+ * (tp: a node's GPUs, pp: the nodes, or what the one given leaves), and
+ * all the GPUs in *total: 0; -EDOM when tp x pp is not the GPUs, -EINVAL
+ * when a node's GPUs are not known or the nodes differ; a message in err.
+ */
+int serve_parallel_resolve(const struct serve_options *o, const struct serve_node_input *nodes,
+			   size_t n, unsigned *tp, unsigned *pp, unsigned *total,
+			   struct strbuf *err);
+
+/* One check of the preflight, for the command and the tests. */
+void serve_check_parallel(const struct serve_options *o, const struct serve_node_input *nodes,
+			  size_t n, struct findings *out);
+void serve_check_memory(const struct serve_options *o, const struct serve_node_input *nodes,
+			size_t n, struct findings *out);
+void serve_check_ports(const struct serve_options *o, struct findings *out);
+
+/*
+ * What node runs, as one POSIX shell script (appended to out): its
+ * variables exported, then its steps in order - each but the last in the
+ * background, the last exec'd.  Empty when the node has no step of its own
+ * (trtllm's workers without --image: mpirun starts their ranks).
+ */
+void serve_node_script(const struct serve_plan *plan, size_t node, struct strbuf *out);
+/* word as one POSIX shell word: as it is when it needs no quotes, else in single quotes. */
+void serve_sh_word(struct strbuf *out, const char *word);
+
+/* The version of serve --print --json (docs/schemas/serve-print.schema.json). */
+#define SERVE_PRINT_SCHEMA_VERSION 1
+
+#endif

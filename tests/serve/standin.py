@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""A stand-in for 'vllm serve' and SGLang's server in the tests of sparkctl serve.
+
+As 'vllm' it takes the flags sparkctl gives vLLM (multi-node without Ray);
+as 'python3 -m sglang.launch_server' (standin.py sglang ...) SGLang's
+(--dist-init-addr HOST:PORT); any other flag is refused, as the engines' own
+parsers do.  It records its argv, environment and
+network view in $SERVE_STANDIN_DIR/node-RANK.json; and rendezvous as vLLM's
+nodes do: the head (--node-rank 0) listens on --master-addr:--master-port
+for the --nnodes - 1 headless workers, which connect (retrying while the
+head is not up) and say their rank.  Once all are there the head serves
+/health and /v1/models on --port.  A lost peer ends it with status 1.
+"""
+import argparse
+import http.server
+import json
+import os
+import select
+import socket
+import sys
+import threading
+import time
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(prog="vllm")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve")
+    s.add_argument("model")
+    s.add_argument("--tensor-parallel-size", type=int, required=True)
+    s.add_argument("--pipeline-parallel-size", type=int, required=True)
+    s.add_argument("--distributed-executor-backend", choices=["mp", "ray"], required=True)
+    s.add_argument("--nnodes", type=int, required=True)
+    s.add_argument("--node-rank", type=int, required=True)
+    s.add_argument("--master-addr", required=True)
+    s.add_argument("--master-port", type=int, required=True)
+    s.add_argument("--headless", action="store_true")
+    s.add_argument("--port", type=int)
+    s.add_argument("--max-model-len", type=int)
+    a = p.parse_args(argv)
+    if a.headless == (a.node_rank == 0):
+        p.error("--headless is for every node but rank 0")
+    if a.node_rank == 0 and not a.port:
+        p.error("the head needs --port")
+    if not 0 <= a.node_rank < a.nnodes:
+        p.error("--node-rank %d of %d nodes" % (a.node_rank, a.nnodes))
+    return a
+
+
+def parse_sglang(argv):
+    p = argparse.ArgumentParser(prog="sglang.launch_server")
+    p.add_argument("--model-path", required=True)
+    p.add_argument("--tp-size", type=int, required=True)
+    p.add_argument("--pp-size", type=int, required=True)
+    p.add_argument("--dist-init-addr", required=True)
+    p.add_argument("--nnodes", type=int, required=True)
+    p.add_argument("--node-rank", type=int, required=True)
+    p.add_argument("--host")
+    p.add_argument("--port", type=int)
+    a = p.parse_args(argv)
+    a.model = a.model_path
+    a.master_addr, port = a.dist_init_addr.rsplit(":", 1)
+    a.master_port = int(port)
+    if a.node_rank == 0 and not a.port:
+        p.error("the head needs --port")
+    return a
+
+
+def record(a):
+    d = os.environ["SERVE_STANDIN_DIR"]
+    info = {"argv": sys.argv[1:], "env": dict(os.environ), "pid": os.getpid(),
+            "hostname": socket.gethostname()}
+    tmp = os.path.join(d, ".node-%d.json" % a.node_rank)
+    with open(tmp, "w") as f:
+        json.dump(info, f)
+    os.rename(tmp, os.path.join(d, "node-%d.json" % a.node_rank))
+
+
+def say(a, text):
+    print("standin vllm rank %d: %s" % (a.node_rank, text), flush=True)
+
+
+def head(a):
+    listener = socket.create_server((a.master_addr, a.master_port), reuse_port=False)
+    peers = []
+    say(a, "waiting for %d workers on %s:%d" % (a.nnodes - 1, a.master_addr, a.master_port))
+    while len(peers) < a.nnodes - 1:
+        conn, _ = listener.accept()
+        rank = conn.makefile().readline().strip()
+        say(a, "worker %s joined" % rank)
+        peers.append(conn)
+
+    class Api(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path == "/health":
+                body = b""
+            elif self.path == "/v1/models":
+                body = json.dumps({"object": "list", "data": [{"id": a.model}]}).encode()
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    api = http.server.ThreadingHTTPServer(("0.0.0.0", a.port), Api)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    say(a, "serving on port %d" % a.port)
+    select.select(peers, [], [])
+    say(a, "a worker was lost")
+    return 1
+
+
+def worker(a):
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            conn = socket.create_connection((a.master_addr, a.master_port), timeout=2)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                say(a, "no head at %s:%d" % (a.master_addr, a.master_port))
+                return 1
+            time.sleep(0.2)
+    conn.settimeout(None)
+    conn.sendall(b"%d\n" % a.node_rank)
+    say(a, "joined the head")
+    conn.recv(1)
+    say(a, "lost the head")
+    return 1
+
+
+def main():
+    if sys.argv[1:2] == ["sglang"]:
+        del sys.argv[1]
+        a = parse_sglang(sys.argv[1:])
+    else:
+        a = parse(sys.argv[1:])
+    record(a)
+    return head(a) if a.node_rank == 0 else worker(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# sparkctl serve vllm (backend mp) and sglang started across two namespace
+# nodes with real sshd, through launch's machinery, with stand-in engines on
+# each node (tests/serve/standin.py: the engines' flags, their rendezvous at
+# the head, /health and /v1/models): each node's part gets its plan's flags
+# and environment, the head answers on its API, the output is prefixed by
+# node; a worker that dies ends every part, as does SIGINT to serve -
+# nothing left on any node.
+. "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/cluster/cluster.sh"
+cluster_require
+command -v env > /dev/null && env --default-signal=INT true 2> /dev/null ||
+  skip "env --default-signal is needed (coreutils 8.31 or later)"
+cluster_up 2
+export TMPDIR=$TMP
+hosts=$(cluster_hosts)
+
+# The stand-in as 'vllm' on each node's PATH, and as python3 for '-m
+# sglang.launch_server' (any other python3 is the real one), recording into
+# $TMP/standin.
+mkdir "$TMP/standin"
+for n in node0 node1; do
+  printf '#!/bin/sh\nSERVE_STANDIN_DIR=%s exec /usr/bin/python3 %s "$@"\n' \
+    "$TMP/standin" "$SRCDIR/tests/serve/standin.py" > "$CLUSTER_DIR/$n/bin/vllm"
+  cat > "$CLUSTER_DIR/$n/bin/python3" << EOF2
+#!/bin/sh
+if [ "\$1 \$2" = "-m sglang.launch_server" ]; then
+  shift 2
+  SERVE_STANDIN_DIR=$TMP/standin exec /usr/bin/python3 $SRCDIR/tests/serve/standin.py sglang "\$@"
+fi
+exec /usr/bin/python3 "\$@"
+EOF2
+  chmod +x "$CLUSTER_DIR/$n/bin/vllm" "$CLUSTER_DIR/$n/bin/python3"
+done
+
+# job_left NODE: the processes of the node's namespace but its sshd, "pid command" each.
+job_left() {
+  local ns pid comm state
+  ns=$(cluster_ns "$1")
+  for pid in $(ip netns pids "$ns" 2> /dev/null); do
+    comm=$(cat "/proc/$pid/comm" 2> /dev/null) || continue
+    state=$(sed 's/.*) //' "/proc/$pid/stat" 2> /dev/null | cut -c1) || continue
+    [ "$comm" != sshd ] && [ "$state" != Z ] && echo "$pid $(tr '\0' ' ' < "/proc/$pid/cmdline")"
+  done
+  return 0
+}
+nothing_left() { [ -z "$(job_left node0)$(job_left node1)" ]; }
+no_survivors() {
+  wait_until 10 "nothing of serve left after $1" nothing_left || true
+  nothing_left || { job_left node0 >&2; job_left node1 >&2; fail "processes survived $1"; }
+}
+# api PATH [PORT]: the head's answer on its API, through the management network.
+api() {
+  cluster_client /usr/bin/python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen("http://%s:%s%s" % (sys.argv[1], sys.argv[3], sys.argv[2]), timeout=2).read().decode())' \
+    "$(cluster_lan_ip node0)" "$1" "${2:-8000}"
+}
+ready() { api /health > /dev/null && [ -f "$TMP/standin/node-1.json" ]; }
+
+# ---- started: the plan's flags and environment on each node; the API answers
+env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --params 8B \
+  > "$TMP/out" 2> "$TMP/err" &
+serve=$!
+at_exit "kill -KILL $serve 2> /dev/null"
+wait_until 60 "the head's /health" ready
+contains "$TMP/err" "sparkctl serve: starting vllm on 2 nodes; its API will be http://198.19.177.11:8000"
+[ "$(api /v1/models | json_get /dev/stdin 'd["data"][0]["id"]')" = Qwen/Qwen3-8B ] || fail "/v1/models"
+/usr/bin/python3 - "$TMP/standin" << 'PY' || fail "a node's part is not its plan"
+import json, sys
+for rank, addr in ((0, "198.19.177.11"), (1, "198.19.177.12")):
+    d = json.load(open("%s/node-%d.json" % (sys.argv[1], rank)))
+    argv, env = " ".join(d["argv"]), d["env"]
+    assert d["hostname"] == "node%d" % rank, d["hostname"]
+    assert ("--node-rank %d --master-addr 198.19.177.11 --master-port 29501" % rank) in argv, argv
+    assert argv.endswith("--headless") == (rank == 1), argv
+    assert env["VLLM_HOST_IP"] == addr, env["VLLM_HOST_IP"]
+    assert env["GLOO_SOCKET_IFNAME"] == env["TP_SOCKET_IFNAME"] == "enp1s0f1np1"
+    assert env["NCCL_IB_HCA"] == "=rocep1s0f1,roceP2p1s0f1", env["NCCL_IB_HCA"]
+PY
+wait_until 10 "the worker's line" grep -q '^\[node1:1\] standin vllm rank 1: joined the head$' "$TMP/out"
+contains "$TMP/out" "[node0:0] standin vllm rank 0: serving on port 8000"
+
+# ---- a worker that dies ends every part
+kill -KILL "$(json_get "$TMP/standin/node-1.json" 'd["pid"]')"
+set +e; wait "$serve"; status=$?; set -e
+[ "$status" != 0 ] || fail "serve exited 0 after a worker died"
+contains "$TMP/err" "sparkctl serve: the engine on node1 ended with"
+no_survivors "a worker died"
+
+# ---- SIGINT to serve ends every part
+rm -f "$TMP/standin"/*
+env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" > "$TMP/out" 2> "$TMP/err" &
+serve=$!
+at_exit "kill -KILL $serve 2> /dev/null"
+wait_until 60 "the head's /health" ready
+kill -INT "$serve"
+set +e; wait "$serve"; status=$?; set -e
+[ "$status" = 130 ] || { cat "$TMP/err" >&2; fail "serve exited $status after SIGINT, expected 130"; }
+contains "$TMP/err" "sparkctl serve: ended by SIGINT"
+no_survivors "SIGINT"
+
+# ---- sglang: its flags, its rendezvous at --dist-init-addr, its API on 30000
+rm -f "$TMP/standin"/*
+env --default-signal=INT "$SPARKCTL" serve sglang Qwen/Qwen3-8B -H "$hosts" > "$TMP/out" 2> "$TMP/err" &
+serve=$!
+at_exit "kill -KILL $serve 2> /dev/null"
+wait_until 60 "sglang's /health" api /health 30000
+contains "$TMP/err" "sparkctl serve: starting sglang on 2 nodes; its API will be http://198.19.177.11:30000"
+/usr/bin/python3 - "$TMP/standin" << 'PY' || fail "an sglang node's part is not its plan"
+import json, sys
+for rank in (0, 1):
+    d = json.load(open("%s/node-%d.json" % (sys.argv[1], rank)))
+    argv = " ".join(d["argv"])
+    assert ("--dist-init-addr 198.19.177.11:25000 --nnodes 2 --node-rank %d" % rank) in argv, argv
+    assert d["env"]["GLOO_SOCKET_IFNAME"] == "enp1s0f1np1"
+    assert "VLLM_HOST_IP" not in d["env"]
+PY
+kill -INT "$serve"
+set +e; wait "$serve"; status=$?; set -e
+[ "$status" = 130 ] || { cat "$TMP/err" >&2; fail "serve sglang exited $status after SIGINT, expected 130"; }
+no_survivors "SIGINT to serve sglang"
+
+# ---- a preflight failure starts nothing
+rm -f "$TMP/standin"/*
+expect 4 timeout -s INT 30 "$SPARKCTL" serve vllm Qwen/Qwen3-235B-A22B -H "$hosts" --params 235B
+contains "$TMP/err" "sparkctl serve: preflight: serve.memory node0: its share of the weights"
+[ ! -e "$TMP/standin/node-0.json" ] || fail "started despite the preflight"
+nothing_left || fail "something runs after a refused preflight"
