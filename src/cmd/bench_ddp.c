@@ -28,6 +28,8 @@
 #define DDP_WORKER	      "ddp_bench.py"
 #define DDP_MARKER	      "sparkctl-ddp {"
 #define DDP_MAX_CONFIGS	      16
+/* --gpus: as many as -N allows. */
+#define DDP_MAX_GPUS	      64
 #define DDP_PREDICT_MIN	      3
 #define DDP_PREDICT_MAX	      10
 /* Of MemAvailable, kept free: the page cache, the launcher, what torch allocates beside. */
@@ -74,12 +76,15 @@ static const char ddp_description[] =
 struct ddp_args {
 	const char *hosts, *hostfile, *cluster, *nodes, *model, *params, *dtype, *output;
 	unsigned batch, steps, warmup, bucket_mb, nproc, timeout;
+	const char *gpus; /* --gpus: counts of the first host's GPUs, as nodes */
 	bool json, quiet, strong, no_nccl_compare;
 };
 
 /* One configuration: what was asked, what came back. */
 struct ddp_run {
-	unsigned nodes;
+	unsigned nodes;	     /* with --gpus: GPUs, each standing for a node */
+	unsigned nproc;	     /* ranks per node of its launch */
+	unsigned ranks;	     /* in all */
 	struct strbuf hosts; /* -H of its launch */
 	unsigned batch;	     /* per rank */
 	struct ddp_measure m;
@@ -99,6 +104,7 @@ struct ddp_nccl_compare {
 };
 
 struct ddp_plan {
+	bool gpus_as_nodes; /* --gpus: run N is N GPUs of the first host */
 	enum ddp_model_kind kind;
 	enum ddp_scaling scaling;
 	struct ddp_shape shape;
@@ -138,7 +144,8 @@ static int parse_count(const char *s, int64_t *ret)
 /* "1,2,4": increasing node counts, 1 first (the baseline), at most nr_hosts. */
 static int parse_nodes(const char *s, size_t nr_hosts, struct ddp_plan *p)
 {
-	const char *q = s;
+	const char *q = s, *opt = p->gpus_as_nodes ? "--gpus" : "--nodes";
+	const char *unit = p->gpus_as_nodes ? "GPU" : "node";
 
 	p->nr_runs = 0;
 	while (*q) {
@@ -146,24 +153,25 @@ static int parse_nodes(const char *s, size_t nr_hosts, struct ddp_plan *p)
 		size_t len = strcspn(q, ",");
 		char word[16];
 		if (!len || len >= sizeof(word) || p->nr_runs == DDP_MAX_CONFIGS)
-			return cmd_usage_error(DDP_CMD, "bad --nodes '%s': counts such as 1,2", s);
+			return cmd_usage_error(DDP_CMD, "bad %s '%s': counts such as 1,2", opt, s);
 		memcpy(word, q, len);
 		word[len] = '\0';
 		if (parse_u32(word, &n) < 0 || n < 1 ||
 		    (p->nr_runs && n <= p->runs[p->nr_runs - 1].nodes))
 			return cmd_usage_error(
-				DDP_CMD, "bad --nodes '%s': increasing counts such as 1,2", s);
+				DDP_CMD, "bad %s '%s': increasing counts such as 1,2", opt, s);
 		if (n > nr_hosts)
-			return cmd_usage_error(DDP_CMD, "--nodes %s: %zu node%s given", s, nr_hosts,
-					       nr_hosts == 1 ? "" : "s");
+			return cmd_usage_error(DDP_CMD, "%s %s: %zu %s%s %s", opt, s, nr_hosts,
+					       unit, nr_hosts == 1 ? "" : "s",
+					       p->gpus_as_nodes ? "at most" : "given");
 		p->runs[p->nr_runs++].nodes = n;
 		q += len;
 		if (*q == ',' && !*++q)
-			return cmd_usage_error(DDP_CMD, "bad --nodes '%s'", s);
+			return cmd_usage_error(DDP_CMD, "bad %s '%s'", opt, s);
 	}
 	if (!p->nr_runs || p->runs[0].nodes != 1)
-		return cmd_usage_error(DDP_CMD,
-				       "--nodes %s: the first run is on 1 node, the baseline", s);
+		return cmd_usage_error(DDP_CMD, "%s %s: the first run is on 1 %s, the baseline",
+				       opt, s, unit);
 	return SPARKCTL_EXIT_OK;
 }
 
@@ -268,15 +276,16 @@ static int assign_batches(const struct ddp_args *a, struct ddp_plan *p)
 {
 	for (size_t i = 0; i < p->nr_runs; i++) {
 		struct ddp_run *r = &p->runs[i];
-		unsigned ranks = r->nodes * a->nproc;
+		unsigned ranks = r->ranks;
 		r->batch = a->batch;
 		if (p->scaling == DDP_SCALING_STRONG &&
 		    ddp_strong_batch(a->batch, ranks, &r->batch) < 0)
 			return cmd_usage_error(
 				DDP_CMD,
-				"--strong --batch %u: the %u rank%s of the %u-node run "
+				"--strong --batch %u: the %u rank%s of the %u-%s run "
 				"do not divide it",
-				a->batch, ranks, ranks == 1 ? "" : "s", r->nodes);
+				a->batch, ranks, ranks == 1 ? "" : "s", r->nodes,
+				p->gpus_as_nodes ? "GPU" : "node");
 	}
 	return SPARKCTL_EXIT_OK;
 }
@@ -398,13 +407,16 @@ static int check_memory(const struct ddp_args *a, const struct ddp_plan *p)
 	unsigned batch = p->runs[0].batch;
 	int64_t need =
 		ddp_rank_bytes(p->shape.params, p->elem_bytes, p->shape.activation_elems, batch);
+	/* The most ranks a run puts on one node: the last run's (--gpus), else -N. */
+	unsigned nproc = p->runs[p->nr_runs - 1].nproc;
 	struct ddp_gpu_memory gpu;
 	int64_t avail;
 
-	if (gpu_memory(a->nproc, &gpu) == 0) {
-		if (a->nproc > gpu.count)
-			return refuse_on_node("-N %u: this node has %u GPU%s, one per rank",
-					      a->nproc, gpu.count, gpu.count == 1 ? "" : "s");
+	if (gpu_memory(nproc, &gpu) == 0) {
+		if (nproc > gpu.count)
+			return refuse_on_node("%s %u: this node has %u GPU%s, one per rank",
+					      p->gpus_as_nodes ? "--gpus" : "-N", nproc, gpu.count,
+					      gpu.count == 1 ? "" : "s");
 		if (!gpu.unified && !ddp_fits(need, 1, gpu.free_bytes, DDP_GPU_MEMORY_MARGIN))
 			return refuse_on_node(
 				"--params %s --batch %u: a rank needs about %.1f GB, GPU %u (%s) "
@@ -414,19 +426,19 @@ static int check_memory(const struct ddp_args *a, const struct ddp_plan *p)
 				(double)gpu.free_bytes * (1 - DDP_GPU_MEMORY_MARGIN) / 1e9);
 		/* Each rank builds its model on the host (in fp32) before moving it. */
 		if (!gpu.unified && mem_available(&avail) == 0 &&
-		    !ddp_fits(p->shape.params * 4, a->nproc, avail, DDP_MEMORY_MARGIN))
+		    !ddp_fits(p->shape.params * 4, nproc, avail, DDP_MEMORY_MARGIN))
 			return refuse_on_node(
 				"--params %s: %u rank%s building the model on the host, %.1f GB "
 				"each, would not fit in %.1f GB, three quarters of MemAvailable",
-				a->params, a->nproc, a->nproc == 1 ? "" : "s",
+				a->params, nproc, nproc == 1 ? "" : "s",
 				(double)p->shape.params * 4 / 1e9, (double)avail * 0.75 / 1e9);
 		if (!gpu.unified)
 			return SPARKCTL_EXIT_OK;
 	}
-	if (mem_available(&avail) == 0 && !ddp_fits(need, a->nproc, avail, DDP_MEMORY_MARGIN))
+	if (mem_available(&avail) == 0 && !ddp_fits(need, nproc, avail, DDP_MEMORY_MARGIN))
 		return refuse_on_node("--params %s --batch %u: %u rank%s of about %.1f GB each "
 				      "would not fit in %.1f GB, three quarters of MemAvailable",
-				      a->params, a->batch, a->nproc, a->nproc == 1 ? "" : "s",
+				      a->params, a->batch, nproc, nproc == 1 ? "" : "s",
 				      (double)need / 1e9, (double)avail * 0.75 / 1e9);
 	return SPARKCTL_EXIT_OK;
 }
@@ -440,7 +452,7 @@ static void launch_prefix(const struct ddp_args *a, const struct ddp_run *run, s
 	free(self);
 	strvec_push(v, "launch");
 	strvec_pushf(v, "--hosts=%s", run->hosts.buf);
-	strvec_pushf(v, "--nproc-per-node=%u", a->nproc);
+	strvec_pushf(v, "--nproc-per-node=%u", run->nproc);
 	strvec_pushf(v, "--job-timeout=%u", a->timeout);
 	strvec_push(v, "--quiet");
 	strvec_push(v, "--");
@@ -521,9 +533,8 @@ static int parse_worker_line(const char *out, const struct ddp_args *a, struct d
 	run->backend = json_dup_str(doc, "backend");
 	run->device = json_dup_str(doc, "device");
 	run->torch_version = json_dup_str(doc, "torch_version");
-	if (run->m.ranks != run->nodes * a->nproc || run->params <= 0) {
-		strbuf_addf(err, "rank 0 reports %u ranks, not %u", run->m.ranks,
-			    run->nodes * a->nproc);
+	if (run->m.ranks != run->ranks || run->params <= 0) {
+		strbuf_addf(err, "rank 0 reports %u ranks, not %u", run->m.ranks, run->ranks);
 		goto out;
 	}
 	if (array_percentiles(json_object_get(doc, "step_us"), a->steps, &run->m.step_p50_us,
@@ -942,8 +953,15 @@ static void emit_report(const struct ddp_args *a, const struct ddp_plan *p, stru
 	emit_str(e, "torch_version", ", torch %s", base->torch_version);
 	emit_int(e, "grad_bytes", "; gradients %" PRId64 " bytes per step",
 		 (int64_t)base->m.grad_bytes);
-	emit_int(e, "bucket_cap_bytes", " in buckets of up to %" PRId64 " bytes\n\n",
+	emit_int(e, "bucket_cap_bytes", " in buckets of up to %" PRId64 " bytes\n",
 		 (int64_t)a->bucket_mb << 20);
+	emit_value(e, "gpus_as_nodes", json_boolean(p->gpus_as_nodes), NULL);
+	if (p->gpus_as_nodes) {
+		emit_str(e, NULL, "--gpus: NODES counts GPUs of %s", p->runs[0].hosts.buf);
+		emit_text(e, ", each standing for a node of one GPU (a Spark); the prediction "
+			     "is for such nodes\n");
+	}
+	emit_text(e, "\n");
 	emit_runs(p, e);
 	emit_prediction(p, e);
 }
@@ -984,7 +1002,7 @@ static int run_all(const struct ddp_args *a, struct ddp_plan *p, const struct ho
 
 	for (size_t i = 0; i < p->nr_runs; i++) {
 		struct ddp_run *r = &p->runs[i];
-		for (unsigned h = 0; h < r->nodes; h++)
+		for (unsigned h = 0; h < (p->gpus_as_nodes ? 1 : r->nodes); h++)
 			strbuf_addf(&r->hosts, "%s%s", h ? "," : "", hosts->hosts[h].name);
 		ret = run_config(a, p, r);
 		if (ret != SPARKCTL_EXIT_OK)
@@ -1006,13 +1024,28 @@ static int plan_runs(const struct ddp_args *a, struct ddp_plan *p, size_t nr_hos
 	struct strbuf nodes = STRBUF_INIT;
 	int ret;
 
-	if (a->nodes)
+	if (a->gpus) {
+		/* A Spark is a node of one GPU: N GPUs of one host stand for N of them. */
+		if (a->nodes || a->nproc != 1)
+			return cmd_usage_error(DDP_CMD, "--gpus counts GPUs of the first host: "
+							"not with --nodes or -N");
+		p->gpus_as_nodes = true;
+		strbuf_addstr(&nodes, a->gpus);
+		nr_hosts = DDP_MAX_GPUS;
+	} else if (a->nodes) {
 		strbuf_addstr(&nodes, a->nodes);
-	else if (nr_hosts > 1)
+	} else if (nr_hosts > 1) {
 		strbuf_addf(&nodes, "1,%zu", nr_hosts);
-	else
+	} else {
 		strbuf_addstr(&nodes, "1");
+	}
 	ret = parse_nodes(nodes.buf, nr_hosts, p);
+	for (size_t i = 0; ret == SPARKCTL_EXIT_OK && i < p->nr_runs; i++) {
+		struct ddp_run *r = &p->runs[i];
+		/* --gpus: one launch on the first host with a rank per GPU. */
+		r->nproc = p->gpus_as_nodes ? r->nodes : a->nproc;
+		r->ranks = p->gpus_as_nodes ? r->nodes : r->nodes * a->nproc;
+	}
 	if (ret == SPARKCTL_EXIT_OK)
 		ret = assign_batches(a, p);
 	if (ret == SPARKCTL_EXIT_OK)
@@ -1044,6 +1077,9 @@ static int run_bench_ddp(const struct cmd *cmd, int argc, char **argv)
 		OPT_STRING(0, "nodes", &a.nodes, "1,N",
 			   "node counts to run, 1 first (default: 1 and all the nodes)"),
 		OPT_UINT('N', "nproc-per-node", &a.nproc, "N", "ranks per node (1)"),
+		OPT_STRING(0, "gpus", &a.gpus, "1,G",
+			   "instead of nodes, G GPUs of the first host, each standing for a node "
+			   "of one GPU (a Spark)"),
 		OPT_CHOICE(0, "model", &a.model, "MODEL", "mlp|transformer",
 			   "mlp or transformer (mlp)"),
 		OPT_STRING(0, "params", &a.params, "N",

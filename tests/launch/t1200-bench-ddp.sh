@@ -55,6 +55,12 @@ memcheck h100x8 2 -N 9
 contains "$TMP/err" "-N 9: this node has 8 GPUs, one per rank"
 memcheck gb10 2 -N 2
 contains "$TMP/err" "-N 2: this node has 1 GPU, one per rank"
+# --gpus: the last run's GPUs on the first host, against its GPUs.
+memcheck h100x8 3 --gpus 1,2,8 --params 1G --batch 1
+memcheck h100x8 2 --gpus 1,2,16
+contains "$TMP/err" "--gpus 16: this node has 8 GPUs, one per rank"
+memcheck h100x8 2 --gpus 1,8 --params 4G --batch 1
+contains "$TMP/err" "--params 4G: 8 ranks building the model on the host, 16.0 GB each, would not fit in 93.4 GB"
 
 cluster_require
 TORCH_PYTHON=/usr/bin/python3
@@ -72,6 +78,14 @@ contains "$TMP/err" "would not fit in"
 contains "$TMP/err" "MemAvailable"
 expect 2 "$SPARKCTL" bench ddp -H node0 --params 12q
 contains "$TMP/err" "bad --params '12q'"
+expect 2 "$SPARKCTL" bench ddp -H node0 --gpus 1,2 --nodes 1
+contains "$TMP/err" "--gpus counts GPUs of the first host: not with --nodes or -N"
+expect 2 "$SPARKCTL" bench ddp -H node0 --gpus 1,2 -N 2
+contains "$TMP/err" "--gpus counts GPUs of the first host: not with --nodes or -N"
+expect 2 "$SPARKCTL" bench ddp -H node0 --gpus 2,4
+contains "$TMP/err" "--gpus 2,4: the first run is on 1 GPU, the baseline"
+expect 2 "$SPARKCTL" bench ddp -H node0 --gpus 1,65
+contains "$TMP/err" "--gpus 1,65: 64 GPUs at most"
 expect 2 "$SPARKCTL" bench ddp -H node0,node1 --nodes 2
 contains "$TMP/err" "the first run is on 1 node"
 expect 2 "$SPARKCTL" bench ddp -H node0,node1 --nodes 1,3
@@ -169,6 +183,26 @@ check(all(b > a for a, b in zip(comms, comms[1:])), "comm grows with the nodes")
 check(abs(p[5]["comm_us"] - two["comm_us"] * 1.75) < 1, "8 nodes: 1.75 x the comm of 2")
 check(abs(p[-1]["comm_us"] - two["comm_us"] * 1.8) < 1, "10 nodes: 1.8 x the comm of 2")
 PY
+
+# --gpus: ranks of one node stand for nodes of one GPU (here CPU ranks with
+# gloo, as a GPU machine's GPUs): two launches on node0, -N 1 then -N 2.
+expect 0 timeout 240 "$SPARKCTL" bench ddp -H "$hosts" --gpus 1,2 --params 200k --batch 16 \
+  --steps 12 --warmup 2 -o "$TMP/gpus.json"
+contains "$TMP/out" "--gpus: NODES counts GPUs of node0, each standing for a node of one GPU (a Spark)"
+json_valid bench-ddp "$TMP/gpus.json"
+/usr/bin/python3 - "$TMP/gpus.json" << 'PY' || fail "bench ddp --gpus"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["gpus_as_nodes"] is True, d
+assert [(r["nodes"], r["ranks"], r["hosts"]) for r in d["runs"]] == [(1, 1, "node0"), (2, 2, "node0")], d["runs"]
+one, two = d["runs"]
+assert abs(two["efficiency_ratio"] - two["samples_per_second"] / (2 * one["samples_per_second"])) < 1e-3, two
+assert [x["nodes"] for x in d["predicted"] if x["plan"] == "switch"] == list(range(3, 11)), d["predicted"]
+assert all(x["ranks"] == x["nodes"] for x in d["predicted"]), d["predicted"]
+PY
+expect 0 timeout 240 "$SPARKCTL" bench ddp -H "$hosts" --params 200k --batch 16 --steps 2 --warmup 1 \
+  --nodes 1 --json
+[ "$(json_get "$TMP/out" 'd["gpus_as_nodes"]')" = False ] || fail "gpus_as_nodes without --gpus"
 
 # Strong scaling: a global batch of 32, 32 per rank on 1 node, 16 on 2.
 expect 0 timeout 240 "$SPARKCTL" bench ddp -H "$hosts" --nodes 1,2 --params 200k --batch 32 \
