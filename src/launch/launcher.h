@@ -10,6 +10,7 @@
 #include "sparkctl.h"
 #include "exitcode.h"
 #include "launch/protocol.h"
+#include "launch/srun.h"
 #include "lib/strbuf.h"
 #include "remote/ssh.h"
 
@@ -26,6 +27,11 @@ struct launch_options {
 	const char *local_sparkctl;  /* this program, for the agent on this host */
 	const char *remote_sparkctl; /* --remote-sparkctl; NULL: remote_sparkctl_words()' lookup */
 	const struct ssh_options *ssh;
+	/*
+	 * Under srun (NULL: ssh): one srun step runs every unit, and nodes
+	 * holds one entry per task - a rank, or with --torchrun a node.
+	 */
+	const struct launch_srun *srun;
 	unsigned stall_s;      /* --stall: advice after this long without output; 0: off */
 	unsigned timeout_s;    /* --job-timeout: end the job after this long; 0: none */
 	bool tag_output;       /* "[host:rank]" instead of "[rank]" */
@@ -73,6 +79,7 @@ struct launch_result {
 	size_t nr_units;
 	struct launch_node_result *nodes; /* one per launch_options.nodes */
 	size_t nr_nodes;
+	char slurm_step[64]; /* under srun: "JOB.STEP", as its first task said; "" */
 };
 
 /*
@@ -82,6 +89,12 @@ struct launch_result {
 #define LAUNCH_EXIT_NODE_FAILED SPARKCTL_EXIT_UNAVAILABLE
 /* The exit status after --job-timeout. */
 #define LAUNCH_EXIT_TIMEOUT	SPARKCTL_EXIT_TIMEOUT
+
+/*
+ * Under srun, launch_run() returns these when srun ran no task at all, the
+ * reason in err: the allocation is smaller than the step (-ERANGE), or
+ * the step could not be made (-EHOSTUNREACH: no controller, ...).
+ */
 
 /*
  * Run the job on every node and wait until no process of it is left
