@@ -568,12 +568,30 @@ out:
 }
 
 /*
+ * srun runs the job with --slurm, and inside an allocation (SLURM_JOB_ID)
+ * unless --no-slurm - or unless -H names this host alone (localhost): a
+ * job asked for here, as 'bench ddp' asks for its one-node run where it
+ * runs, is not the allocation's to place.
+ */
+static bool under_srun(const struct launch_args *a, const struct host_list *hosts)
+{
+	bool all_local = true;
+
+	if (a->slurm || a->no_slurm)
+		return a->slurm;
+	if (!getenv("SLURM_JOB_ID"))
+		return false;
+	for (size_t i = 0; i < hosts->nr; i++)
+		all_local &= host_is_local(hosts->hosts[i].name);
+	return !((a->hosts || a->hostfile) && all_local);
+}
+
+/*
  * The job under srun: one task per rank (per node with --torchrun),
  * named by its node; see src/launch/srun.h.
  */
-static int run_under_srun(const struct launch_args *a, int n, char **argv)
+static int run_under_srun(const struct launch_args *a, struct host_list *hosts, int n, char **argv)
 {
-	struct host_list hosts = { 0 };
 	struct launch_node *nodes = NULL, *tasks = NULL;
 	struct strbuf nodelist = STRBUF_INIT;
 	struct launch_spec job;
@@ -594,11 +612,10 @@ static int run_under_srun(const struct launch_args *a, int n, char **argv)
 		ret = SPARKCTL_EXIT_UNAVAILABLE;
 		goto out;
 	}
-	if ((ret = load_hosts(a, &hosts)) != SPARKCTL_EXIT_OK ||
-	    (ret = srun_nodes(a, &hosts, &nodelist)) != SPARKCTL_EXIT_OK ||
-	    (ret = make_nodes(a, &hosts, &nodes, &total)) != SPARKCTL_EXIT_OK)
+	if ((ret = srun_nodes(a, hosts, &nodelist)) != SPARKCTL_EXIT_OK ||
+	    (ret = make_nodes(a, hosts, &nodes, &total)) != SPARKCTL_EXIT_OK)
 		goto out;
-	for (size_t i = 1; i < hosts.nr; i++)
+	for (size_t i = 1; i < hosts->nr; i++)
 		if (nodes[i].nproc != nodes[0].nproc) {
 			ret = cmd_usage_error(
 				"launch",
@@ -607,17 +624,17 @@ static int run_under_srun(const struct launch_args *a, int n, char **argv)
 				nodes[0].host, nodes[0].nproc, nodes[i].host, nodes[i].nproc);
 			goto out;
 		}
-	if ((ret = make_job(a, nodes, hosts.nr, total, n, argv, &job)) != SPARKCTL_EXIT_OK)
+	if ((ret = make_job(a, nodes, hosts->nr, total, n, argv, &job)) != SPARKCTL_EXIT_OK)
 		goto out;
 	job.all_local = false;
 	self = proc_self_path_or_name();
 	srun.program = srun_path;
-	srun.nnodes = (unsigned)hosts.nr;
+	srun.nnodes = (unsigned)hosts->nr;
 	srun.nproc = nodes[0].nproc;
 	srun.nodelist = nodelist.len ? nodelist.buf : NULL;
 	srun.sparkctl = a->remote_sparkctl ? a->remote_sparkctl : self;
 	/* One entry per task: a rank, or a node's torchrun. */
-	nr_tasks = a->torchrun ? hosts.nr : total;
+	nr_tasks = a->torchrun ? hosts->nr : total;
 	tasks = xcalloc(nr_tasks, sizeof(*tasks));
 	for (size_t t = 0; t < nr_tasks; t++) {
 		tasks[t].host = nodes[a->torchrun ? t : t / srun.nproc].host;
@@ -626,7 +643,6 @@ static int run_under_srun(const struct launch_args *a, int n, char **argv)
 	ret = launch_and_report(a, &job, tasks, nr_tasks, &srun);
 out:
 	launch_spec_release(&job);
-	host_list_release(&hosts);
 	strbuf_release(&nodelist);
 	free(nodes);
 	free(tasks);
@@ -651,12 +667,13 @@ static int run_launch(const struct cmd *cmd, int argc, char **argv)
 
 	launch_spec_init(&job);
 	n = parse_launch(cmd, &a, argc, argv, &ret);
-	if (n >= 0 && (a.slurm || (getenv("SLURM_JOB_ID") && !a.no_slurm))) {
-		ret = run_under_srun(&a, n, argv);
+	if (n < 0 || (ret = load_hosts(&a, &hosts)) != SPARKCTL_EXIT_OK)
+		goto out;
+	if (under_srun(&a, &hosts)) {
+		ret = run_under_srun(&a, &hosts, n, argv);
 		goto out;
 	}
-	if (n >= 0 && (ret = load_hosts(&a, &hosts)) == SPARKCTL_EXIT_OK &&
-	    (ret = make_nodes(&a, &hosts, &nodes, &total)) == SPARKCTL_EXIT_OK &&
+	if ((ret = make_nodes(&a, &hosts, &nodes, &total)) == SPARKCTL_EXIT_OK &&
 	    (ret = make_job(&a, nodes, hosts.nr, total, n, argv, &job)) == SPARKCTL_EXIT_OK)
 		ret = launch_and_report(&a, &job, nodes, hosts.nr, NULL);
 out:

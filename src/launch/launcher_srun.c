@@ -40,8 +40,11 @@ static void srun_out_line(struct launcher *l, struct node *unused, char *line, s
 	size_t skip;
 
 	(void)unused;
-	if (srun_label_parse(line, len, &task, &skip) && task < l->nr)
-		launcher_agent_line(l, &l->nodes[task], line + skip, len - skip);
+	if (!srun_label_parse(line, len, &task, &skip) || task >= l->nr)
+		return;
+	/* The node's own line buffer is free under srun: it holds a line's pieces. */
+	if (srun_join_line(&l->nodes[task].rx, line + skip, len - skip, &l->srun->line))
+		launcher_agent_line(l, &l->nodes[task], l->srun->line.buf, l->srun->line.len);
 }
 
 static bool all_tasks_starting(const struct launcher *l)
@@ -332,6 +335,7 @@ void srun_init(struct launcher *l)
 	strbuf_init(&s->tx, 0);
 	strbuf_init(&s->rx, 0);
 	strbuf_init(&s->erx, 0);
+	strbuf_init(&s->line, 0);
 	strvec_init(&s->held);
 	loop_timer_init(&s->pipe_wait, srun_close_pipes, l);
 	l->srun = s;
@@ -345,6 +349,7 @@ void srun_release(struct launcher *l)
 	strbuf_release(&s->tx);
 	strbuf_release(&s->rx);
 	strbuf_release(&s->erx);
+	strbuf_release(&s->line);
 	strvec_clear(&s->held);
 	free(s->last_err);
 	free(s);

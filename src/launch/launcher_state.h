@@ -58,6 +58,7 @@ struct node {
 struct srun_state {
 	struct child child;	     /* srun; its stdin reaches every task */
 	struct strbuf tx, rx, erx;   /* lines to it; partial lines from it */
+	struct strbuf line;	     /* a task's line joined from its pieces */
 	struct loop_timer pipe_wait; /* it exited: how long its pipes may stay open */
 	char sent;		     /* the strongest end request sent: 0, 'T' or 'K' */
 	struct strvec held;	     /* srun's own lines while the tasks start */

@@ -132,6 +132,9 @@ static void flush_tx(struct agent *a)
 {
 	size_t off = 0;
 
+	/* srun would cut a long line in pieces of its own. */
+	if (a->srun_task)
+		srun_split_long_lines(&a->tx);
 	while (off < a->tx.len && !a->launcher_lost) {
 		ssize_t n = write(a->out_fd, a->tx.buf + off, a->tx.len - off);
 		if (n < 0 && errno == EINTR)

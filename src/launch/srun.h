@@ -20,6 +20,24 @@
 #include "lib/strbuf.h"
 #include "lib/strvec.h"
 
+/*
+ * srun passes a task's output on in pieces of at most 1024 bytes, each with
+ * its label and a newline of its own: a longer protocol line would come
+ * back as several.  A task sends each line longer than SRUN_LINE_MAX bytes
+ * as continuation lines "+PIECE" and then its last piece as a line; the
+ * launcher joins them (srun_join_line()).
+ */
+#define SRUN_LINE_MAX 1000
+
+/* Rewrite the complete lines in buf so that none is longer than SRUN_LINE_MAX. */
+void srun_split_long_lines(struct strbuf *buf);
+/*
+ * One line of a task as srun gave it: a continuation piece is kept in
+ * pending (false: nothing to act on yet); otherwise pending and the line
+ * are the whole line, in *whole (true).
+ */
+bool srun_join_line(struct strbuf *pending, const char *line, size_t len, struct strbuf *whole);
+
 /* The step the launcher asks srun for. */
 struct launch_srun {
 	const char *program;  /* srun, as found in PATH */

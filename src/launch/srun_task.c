@@ -34,6 +34,49 @@ void srun_step_argv(const struct launch_srun *s, bool torchrun, struct strvec *o
 	strvec_pushl(out, "--", s->sparkctl, "agent", "srun-task", NULL);
 }
 
+void srun_split_long_lines(struct strbuf *buf)
+{
+	struct strbuf out = STRBUF_INIT;
+	size_t start = 0;
+	char *nl;
+
+	if (buf->len <= SRUN_LINE_MAX)
+		return;
+	while ((nl = memchr(buf->buf + start, '\n', buf->len - start))) {
+		size_t len = (size_t)(nl - buf->buf) - start;
+		const char *p = buf->buf + start;
+		while (len > SRUN_LINE_MAX) {
+			strbuf_addch(&out, '+');
+			strbuf_add(&out, p, SRUN_LINE_MAX - 1);
+			strbuf_addch(&out, '\n');
+			p += SRUN_LINE_MAX - 1;
+			len -= SRUN_LINE_MAX - 1;
+		}
+		strbuf_add(&out, p, len);
+		strbuf_addch(&out, '\n');
+		start = (size_t)(nl - buf->buf) + 1;
+	}
+	strbuf_add(&out, buf->buf + start, buf->len - start);
+	strbuf_reset(buf);
+	strbuf_add(buf, out.buf, out.len);
+	strbuf_release(&out);
+}
+
+bool srun_join_line(struct strbuf *pending, const char *line, size_t len, struct strbuf *whole)
+{
+	if (len && line[0] == '+') {
+		/* A bound: a task that never ends its line must not fill this process. */
+		if (pending->len + len <= (size_t)LAUNCH_LINE_MAX * 4)
+			strbuf_add(pending, line + 1, len - 1);
+		return false;
+	}
+	strbuf_reset(whole);
+	strbuf_add(whole, pending->buf, pending->len);
+	strbuf_add(whole, line, len);
+	strbuf_reset(pending);
+	return true;
+}
+
 bool srun_label_parse(const char *line, size_t len, unsigned *task, size_t *skip)
 {
 	size_t i = 0, digits;

@@ -63,7 +63,8 @@ no_survivors() {
 }
 nr_started() { [ "$(find "$TMP/r" -name 'started.*' | wc -l)" -ge "$1" ]; }
 # job: salloc's or sbatch's command, in the clients' namespace, marked.
-job() { slurm_client env T1320_MARK=1 "$@"; }
+# (bounded: a job that does not end fails the test, it does not hang it)
+job() { slurm_client env T1320_MARK=1 timeout 120 "$@"; }
 # batch_done ID: the batch job ID has left the queue.
 batch_done() { [ -z "$(slurm_client squeue -h -j "$1" -o %i 2> /dev/null)" ]; }
 # sbatch_wait OUT SCRIPT_ARGS...: submit, wait for the end (at most 120 s), its
@@ -110,6 +111,21 @@ assert len({envs[r]["MASTER_PORT"] for r in range(4)}) == 1, "MASTER_PORT differ
 assert len({envs[r]["SPARKCTL_JOB_ID"] for r in range(4)}) == 1, "job ids differ"
 PY
 no_survivors "a clean job"
+
+# A line longer than 16 KiB comes in pieces, each whole; a last line without
+# its newline gets one; stderr stays stderr.
+expect 0 job salloc -N 2 "$SPARKCTL" launch -- sh -c \
+  'head -c 20000 /dev/zero | tr "\\0" x; echo; echo "to stderr $RANK" >&2; printf "no newline $RANK"'
+"$PYTHON" - "$TMP/out" <<'PY' || { head -c 300 "$TMP/out" >&2; fail "long and unfinished lines under srun"; }
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+for r in (0, 1):
+    mine = [l[len("[%d] " % r):] for l in lines if l.startswith("[%d] " % r)]
+    assert mine[:2] == ["x" * 16384, "x" * (20000 - 16384)], "rank %d: %r" % (r, [len(m) for m in mine])
+    assert mine[2] == "no newline %d" % r, mine[2:]
+PY
+contains "$TMP/err" "[1] to stderr 1"
+lacks "$TMP/out" "to stderr"
 
 # ---- sbatch: the same from a batch script, --tag-output, -H a subset
 cat > "$TMP/batch.sh" << EOF2
@@ -184,17 +200,35 @@ expect 0 job salloc -N 2 "$SPARKCTL" launch --no-slurm -H node0,node1 -- sh -c \
   'echo "procid ${SLURM_PROCID:-none} ${SSH_CONNECTION:+over-ssh}"'
 contains "$TMP/out" "[1] procid none over-ssh"
 lacks "$TMP/err" "Slurm step"
+# -H this host alone is this host's job, not the allocation's to place.
+expect 0 job salloc -N 1 "$SPARKCTL" launch -H localhost -- sh -c 'echo "procid ${SLURM_PROCID:-none}"'
+contains "$TMP/out" "[0] procid none"
 
 # ---- DDP (Gloo) from sbatch to completion
 if /usr/bin/python3 -c 'import torch.distributed' 2> /dev/null; then
+  # Then one torchrun per node (--node_rank from Slurm's node), and 'bench
+  # ddp', whose runs are 'sparkctl launch -H' on subsets of the allocation.
   cat > "$TMP/ddp.sh" << EOF2
 #!/bin/sh
 "$SPARKCTL" launch -N 2 -- /usr/bin/python3 "$SRCDIR/examples/ddp_train.py" --backend gloo --steps 150 --timeout 60
 echo "launch exited \$?"
+"$SPARKCTL" launch -N 2 --torchrun -- "$SRCDIR/examples/ddp_train.py" --backend gloo --steps 50 --timeout 60
+echo "torchrun exited \$?"
+SPARKCTL_DATA_DIR=$SRCDIR/share SPARKCTL_PYTHON=/usr/bin/python3 "$SPARKCTL" bench ddp --nodes 1,2 \
+  --params 200k --batch 16 --steps 12 --warmup 2 -o "$TMP/bench-ddp.json"
+echo "bench ddp exited \$?"
 EOF2
   sbatch_wait "$TMP/ddp.out" "$TMP/ddp.sh"
   contains "$TMP/ddp.out" "[0] identical parameters on all 4 ranks"
   contains "$TMP/ddp.out" "launch exited 0"
+  contains "$TMP/ddp.out" "torchrun exited 0"
+  contains "$TMP/ddp.out" "[node0] identical parameters on all 4 ranks"
+  contains "$TMP/ddp.out" "bench ddp exited 0"
+  "$PYTHON" - "$TMP/bench-ddp.json" <<'PY' || { cat "$TMP/ddp.out" >&2; fail "bench ddp's runs under srun"; }
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert [r["hosts"] for r in runs] == ["node0", "node0,node1"], [r["hosts"] for r in runs]
+PY
   grep -qE '^\[3\] rank 3/4 local_rank 1 backend gloo .* master 198\.19\.177\.11:' "$TMP/ddp.out" \
     || { cat "$TMP/ddp.out" >&2; fail "rank 3 did not start as rank 3 of 4 with master on node0's fabric"; }
 elif [ "${SPARKCTL_REQUIRE_TORCH:-}" = 1 ]; then
