@@ -51,13 +51,19 @@ marked() {
 # marked_only_by PATTERN: no marked process but those whose command matches.
 marked_only_by() { [ -z "$(marked | grep -vE -- "$1")" ]; }
 none_marked() { [ -z "$(marked)" ]; }
+# within S CMD...: CMD succeeds within S seconds of the clock (a scan of /proc
+# takes a while on a busy machine: a count of tries would not bound it).
+within() {
+  local end=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ "$SECONDS" -lt "$end" ] || return 1
+    sleep 0.05
+  done
+}
 # no_survivors WHAT: no process of the job within 20 s.
 no_survivors() {
-  local _
-  for _ in $(seq 1000); do
-    none_marked && return 0
-    sleep 0.02
-  done
+  within 20 none_marked && return 0
   marked >&2
   fail "processes of the job survived $1"
 }
@@ -100,7 +106,9 @@ for r in range(4):
             # the node's own tree (the TaskProlog) and its sparkctl env
             "SPARKCTL_ROOT": "%s/nodes/node%d" % (tmp, node),
             "NCCL_SOCKET_IFNAME": "=enp1s0f1np1", "GLOO_SOCKET_IFNAME": "enp1s0f1np1",
-            "SPARKCTL_JOB_NODE": str(r)}
+            "SPARKCTL_JOB_NODE": str(r),
+            # the mark that finds the job's processes (marked())
+            "T1320_MARK": "1"}
     for k, v in want.items():
         if e.get(k) != v:
             sys.exit("rank %d: %s=%r, expected %r" % (r, k, e.get(k), v))
@@ -169,11 +177,8 @@ for sig in INT KILL; do
   kill -"$sig" "$(cat "$TMP/launch.pid")"
   wait_until 30 "the launcher to end" test -s "$TMP/launch.status"
   # Only salloc and the holding script are left.
-  for _ in $(seq 1000); do
-    marked_only_by 'salloc|hold\.sh|sleep 0\.05' && break
-    sleep 0.02
-  done
-  marked_only_by 'salloc|hold\.sh|sleep 0\.05' || { marked >&2; fail "processes of the job survived SIG$sig to the launcher"; }
+  within 20 marked_only_by 'salloc|hold\.sh|sleep 0\.05' \
+    || { marked >&2; fail "processes of the job survived SIG$sig to the launcher"; }
   touch "$TMP/release"
   wait "$salloc_pid" || :
   case $sig in
