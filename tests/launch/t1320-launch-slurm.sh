@@ -83,7 +83,7 @@ sbatch_wait() {
 }
 
 # ---- salloc: the rank variables and each node's environment
-expect 0 job salloc -N 2 "$SPARKCTL" launch -N 2 -- sh -c \
+expect 0 job salloc -N 2 "$SPARKCTL" launch -N 2 --log-dir "$TMP/logs" -- sh -c \
   'env > "$0/env.$RANK"; hostname > "$0/host.$RANK"; pwd > "$0/pwd.$RANK"; echo "hello from $RANK"' \
   "$TMP/r"
 for r in 0 1 2 3; do contains "$TMP/out" "[$r] hello from $r"; done
@@ -119,6 +119,16 @@ assert len({envs[r]["MASTER_PORT"] for r in range(4)}) == 1, "MASTER_PORT differ
 assert len({envs[r]["SPARKCTL_JOB_ID"] for r in range(4)}) == 1, "job ids differ"
 PY
 no_survivors "a clean job"
+# summary.json: the same, with the step that ran it.
+json_valid launch-summary "$TMP/logs/summary.json"
+"$PYTHON" - "$TMP/logs/summary.json" <<'PY' || fail "summary.json under srun"
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+assert s["outcome"] == "ok" and s["master_addr"] == "198.19.177.11", s
+assert re.fullmatch(r"[0-9]+\.0", s["slurm_step"]), s["slurm_step"]
+assert [u["host"] for u in s["units"]] == ["node0", "node0", "node1", "node1"], s["units"]
+PY
+contains "$TMP/logs/rank-3.log" "hello from 3"
 
 # A line longer than 16 KiB comes in pieces, each whole; a last line without
 # its newline gets one; stderr stays stderr.
