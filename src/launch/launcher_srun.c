@@ -198,7 +198,14 @@ static void srun_exited(struct launcher *l)
 			continue;
 		/* One task's loss ends the job: the first says why, the others follow. */
 		reported = true;
-		if (nd->state == NODE_STARTING)
+		if (nd->state == NODE_STARTING && nd->last_err && strstr(nd->last_err, "execve()"))
+			/* slurmstepd could not run the agent: the usual cause has a remedy. */
+			launcher_notice(
+				l,
+				"cannot start on %s: no sparkctl at %s there (sparkctl deploy "
+				"-H %s, or --remote-sparkctl PATH): %s",
+				nd->n->host, l->o->srun->sparkctl, nd->n->host, nd->last_err);
+		else if (nd->state == NODE_STARTING)
 			launcher_notice(l, "cannot start on %s: %s", nd->n->host,
 					nd->last_err  ? nd->last_err
 					: s->last_err ? s->last_err

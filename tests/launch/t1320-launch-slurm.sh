@@ -250,6 +250,11 @@ elif [ "${SPARKCTL_REQUIRE_TORCH:-}" = 1 ]; then
   fail "no PyTorch in /usr/bin/python3 (Debian package python3-torch)"
 fi
 
+# ---- no sparkctl where the tasks look for it: exit 3, the node named
+expect 3 job salloc -N 2 "$SPARKCTL" launch --remote-sparkctl /nonexistent/sparkctl -- true
+contains "$TMP/err" "cannot start on node0: no sparkctl at /nonexistent/sparkctl there"
+no_survivors "tasks that could not start"
+
 # ---- an allocation smaller than asked: one line, exit 2
 expect 2 job salloc -N 1 -w node0 "$SPARKCTL" launch -H node0,node1 -- true
 contains "$TMP/err" "2 nodes asked; the allocation (job"
