@@ -786,7 +786,9 @@ int launch_run(const struct launch_options *o, struct launch_result *res, struct
 	/* srun ran no task: one line says why, as for a bad command line. */
 	if (l.srun && l.srun->refused) {
 		r = l.srun->refused;
-		strbuf_addstr(err, l.srun->last_err ? l.srun->last_err : "srun ran no task");
+		strbuf_addstr(err, l.srun->last_error ? l.srun->last_error
+				   : l.srun->last_err ? l.srun->last_err
+						      : "srun ran no task");
 	}
 out:
 	launcher_release(&l);

@@ -81,6 +81,11 @@ static void srun_err_line(struct launcher *l, struct node *unused, char *line, s
 		strvec_push(&s->held, shown.buf);
 	else if (l->all_go)
 		launcher_warning(l, "%s", shown.buf);
+	/* srun follows its error with advice that is no reason ("Check SLURM_JOB_ID ..."). */
+	if (strstr(shown.buf, "error:")) {
+		free(s->last_error);
+		s->last_error = xstrdup(shown.buf);
+	}
 	free(s->last_err);
 	s->last_err = strbuf_detach(&shown, NULL);
 }
@@ -178,7 +183,7 @@ static void srun_exited(struct launcher *l)
 		for (size_t i = 0; i < l->nr; i++)
 			task_said |= l->nodes[i].last_err != NULL;
 		if (!task_said) {
-			s->refused = srun_refusal_kind(s->last_err);
+			s->refused = srun_refusal_kind(s->last_error ? s->last_error : s->last_err);
 			launcher_set_end(l, LAUNCH_END_NODE_FAILED, LAUNCH_EXIT_NODE_FAILED);
 			l->ending = true;
 			return;
@@ -359,6 +364,7 @@ void srun_release(struct launcher *l)
 	strbuf_release(&s->line);
 	strvec_clear(&s->held);
 	free(s->last_err);
+	free(s->last_error);
 	free(s);
 	l->srun = NULL;
 }

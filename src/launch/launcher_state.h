@@ -63,6 +63,7 @@ struct srun_state {
 	char sent;		     /* the strongest end request sent: 0, 'T' or 'K' */
 	struct strvec held;	     /* srun's own lines while the tasks start */
 	char *last_err;		     /* srun's last line of its own */
+	char *last_error;	     /* and its last "error:" line */
 	int refused;		     /* -errno: srun ran no task (srun.h) */
 };
 

@@ -268,6 +268,7 @@ no_survivors "refused steps"
 # ---- no slurmctld: one line, exit 3
 slurm_ctld_stop
 SLURM_JOB_ID=$jobid SLURM_JOB_NODELIST='node[0-1]' expect 3 job "$SPARKCTL" launch -- true
-contains "$TMP/err" "srun could not start the job step"
+contains "$TMP/err" "srun could not start the job step: srun: error:"
+contains "$TMP/err" "Unable to contact slurm controller"
 [ "$(grep -c '^sparkctl launch:' "$TMP/err")" = 1 ] || { cat "$TMP/err" >&2; fail "more than one line"; }
 no_survivors "no slurmctld"
