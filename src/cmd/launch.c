@@ -473,8 +473,10 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 		.tag_output = a->tag_output,
 		.quiet = a->quiet,
 		.log_dir = a->log_dir,
+		/* Under srun without -H: the allocation's nodes, as Slurm writes them. */
 		.hosts_arg = a->hostfile ? a->hostfile
 			     : a->hosts	 ? a->hosts
+			     : srun	 ? getenv("SLURM_JOB_NODELIST")
 					 : "localhost",
 		.out_fd = STDOUT_FILENO,
 		.err_fd = STDERR_FILENO,

@@ -91,16 +91,13 @@ struct launch_result {
 #define LAUNCH_EXIT_TIMEOUT	SPARKCTL_EXIT_TIMEOUT
 
 /*
- * Under srun, launch_run() returns these when srun ran no task at all, the
- * reason in err: the allocation is smaller than the step (-ERANGE), or
- * the step could not be made (-EHOSTUNREACH: no controller, ...).
- */
-
-/*
  * Run the job on every node and wait until no process of it is left
  * anywhere.  Prints the units' output and the launcher's messages to the
  * fds of o.  Returns 0 with the result (release it), or -errno with a
- * message in err when the launch could not be made at all.
+ * message in err when the launch could not be made at all - under srun
+ * also when srun ran no task, with its reason in err: -ERANGE when the
+ * allocation is smaller than the step, -EHOSTUNREACH when the step could
+ * not be made (no controller, ...).
  */
 int launch_run(const struct launch_options *o, struct launch_result *res, struct strbuf *err);
 void launch_result_release(struct launch_result *res);

@@ -152,13 +152,18 @@ cat > "$TMP/batch.sh" << EOF2
 echo "launch exited \$?"
 "$SPARKCTL" launch -H node1 -N 2 -- sh -c 'echo "subset \$RANK \$NODE_RANK \$(hostname)"'
 echo "launch exited \$?"
+"$SPARKCTL" launch -H node1,node0 --tag-output -- sh -c 'echo "order \$RANK \$(hostname)"'
+echo "launch exited \$?"
 EOF2
 sbatch_wait "$TMP/batch.out" "$TMP/batch.sh"
 contains "$TMP/batch.out" "[node0:0] rank 0 of 2 on node0"
 contains "$TMP/batch.out" "[node1:1] rank 1 of 2 on node1"
 contains "$TMP/batch.out" "[1] subset 1 0 node1"
 lacks "$TMP/batch.out" "node0 subset"
-[ "$(grep -c 'launch exited 0' "$TMP/batch.out")" = 2 ] || { cat "$TMP/batch.out" >&2; fail "a launch in the batch job failed"; }
+# -H in another order: ranks in the allocation's (Slurm numbers the nodes so).
+contains "$TMP/batch.out" "[node0:0] order 0 node0"
+contains "$TMP/batch.out" "[node1:1] order 1 node1"
+[ "$(grep -c 'launch exited 0' "$TMP/batch.out")" = 3 ] || { cat "$TMP/batch.out" >&2; fail "a launch in the batch job failed"; }
 no_survivors "a batch job"
 
 # ---- a failed rank ends all ranks; launch exits with its status
