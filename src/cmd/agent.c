@@ -221,6 +221,15 @@ static int run_launch(const struct cmd *cmd, int argc, char **argv)
 	return launch_agent_main(STDIN_FILENO, STDOUT_FILENO);
 }
 
+static int run_srun_task(const struct cmd *cmd, int argc, char **argv)
+{
+	(void)cmd;
+	(void)argv;
+	if (argc != 1)
+		return cmd_usage_error("agent", "srun-task takes no arguments");
+	return launch_agent_srun_main(STDIN_FILENO, STDOUT_FILENO);
+}
+
 static int run_reap(const struct cmd *cmd, int argc, char **argv)
 {
 	uint32_t node, grace;
@@ -241,6 +250,7 @@ static int run_hold(const struct cmd *cmd, int argc, char **argv)
 static const char *const ping_usage[] = { "sparkctl agent ping IF ADDR SIZE [IF ADDR SIZE]...",
 					  NULL };
 static const char *const launch_usage[] = { "sparkctl agent launch", NULL };
+static const char *const srun_task_usage[] = { "sparkctl agent srun-task", NULL };
 static const char *const reap_usage[] = { "sparkctl agent reap JOB NODE GRACE_MS", NULL };
 static const char *const hold_usage_lines[] = {
 	"sparkctl agent hold [--ready-port PORT] [--ready-timeout MS] [--self] -- CMD [ARG]...",
@@ -275,6 +285,20 @@ static const struct cmd agent_launch_cmd = {
 	.max_operands = CMD_OPERANDS_ANY,
 };
 
+static const struct cmd agent_srun_task_cmd = {
+	.name = "srun-task",
+	.title = "agent srun-task",
+	.fn = run_srun_task,
+	.summary = "one task's part of 'sparkctl launch' under srun (src/launch/srun.h)",
+	.usage = srun_task_usage,
+	.description = "One task of the srun step of 'sparkctl launch': the job and the control\n"
+		       "lines on stdin (the same for every task), its rank's output and exit on\n"
+		       "stdout; its place in the job from SLURM_PROCID, SLURM_LOCALID and\n"
+		       "SLURM_NODEID.  Nothing of the job outlives it.",
+	.flags = CMD_RAW_ARGS,
+	.max_operands = CMD_OPERANDS_ANY,
+};
+
 static const struct cmd agent_reap_cmd = {
 	.name = "reap",
 	.title = "agent reap",
@@ -305,8 +329,13 @@ static const struct cmd agent_hold_cmd = {
 };
 
 static const struct cmd *const agent_verbs[] = {
-	&cmd_agent_status, &agent_ping_cmd, &agent_launch_cmd,
-	&agent_reap_cmd,   &agent_hold_cmd, NULL,
+	&cmd_agent_status,
+	&agent_ping_cmd,
+	&agent_launch_cmd,
+	&agent_srun_task_cmd,
+	&agent_reap_cmd,
+	&agent_hold_cmd,
+	NULL,
 };
 
 static const char *const agent_usage[] = { "sparkctl agent COMMAND [ARGS]", NULL };

@@ -11,6 +11,7 @@
 
 #include "cmd/cmd.h"
 #include "probe/procs.h"
+#include "proc/child.h"
 #include "launch/launcher.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
@@ -43,13 +44,17 @@ static const char launch_description[] =
 	"its ranks itself.  No process of the job outlives it.\n"
 	"\n"
 	"HOSTS: spark1,spark2, ranges spark[1-4]; a hostfile has lines 'host slots=N\n"
-	"[max_slots=M]' (Open MPI, DeepSpeed) or 'host:N' (MPICH).";
+	"[max_slots=M]' (Open MPI, DeepSpeed) or 'host:N' (MPICH).\n"
+	"\n"
+	"Inside a Slurm allocation (SLURM_JOB_ID set; --slurm, --no-slurm) the ranks are\n"
+	"the tasks of one srun step on the allocation's nodes (or the -H ones among\n"
+	"them), with the same variables, environment, output and summary.";
 
 struct launch_args {
 	const char *hosts, *hostfile, *cluster, *master_addr, *chdir, *log_dir, *remote_sparkctl,
 		*contain;
 	unsigned nproc, port, grace, stall, timeout, connect_timeout;
-	bool torchrun, kill_stale, no_env, tag_output, quiet, ssh_close;
+	bool torchrun, kill_stale, no_env, tag_output, quiet, ssh_close, slurm, no_slurm;
 	struct strvec envs, exports, torchrun_opts;
 };
 
@@ -214,6 +219,15 @@ static void print_outcome(const struct launch_options *o, const struct launch_re
 	strbuf_release(&b);
 }
 
+/* Under srun, which step of which job ran the ranks (scontrol, sacct, scancel). */
+static void print_srun_step(const struct launch_options *o, const struct launch_result *res)
+{
+	if (o->srun)
+		fprintf(stderr, "sparkctl launch: ran as Slurm step %s (srun on %u node%s)\n",
+			res->slurm_step[0] ? res->slurm_step : o->srun->job_id, o->srun->nnodes,
+			o->srun->nnodes == 1 ? "" : "s");
+}
+
 static void print_summary(const struct launch_options *o, const struct launch_result *res)
 {
 	struct strbuf out = STRBUF_INIT;
@@ -282,6 +296,8 @@ static int check_args(const struct launch_args *a, int n, char **argv)
 					       a->torchrun_opts.v[i]);
 	if (a->chdir && a->chdir[0] != '/')
 		return cmd_usage_error("launch", "--chdir takes an absolute path");
+	if (a->slurm && a->no_slurm)
+		return cmd_usage_error("launch", "--slurm and --no-slurm contradict each other");
 	if (a->contain && contain_mode_parse(a->contain, &mode) < 0)
 		return cmd_usage_error(
 			"launch", "--contain '%s': not auto, systemd, cgroup or marks", a->contain);
@@ -342,6 +358,11 @@ static int parse_launch(const struct cmd *cmd, struct launch_args *a, int argc, 
 		OPT_STRING(0, "remote-sparkctl", &a->remote_sparkctl, "PATH",
 			   "sparkctl on the nodes (default: this program's path, then PATH, then "
 			   "~/.local/bin/sparkctl)"),
+		OPT_BOOL(0, "slurm", &a->slurm,
+			 "run the ranks as the tasks of one srun step (default inside an "
+			 "allocation)"),
+		OPT_BOOL(0, "no-slurm", &a->no_slurm,
+			 "reach the nodes with ssh even inside a Slurm allocation"),
 		OPT_BOOL('q', "quiet", &a->quiet,
 			 "only errors: no warnings, notices or summary (a failure still gets its "
 			 "line)"),
@@ -426,7 +447,8 @@ static void ssh_setup(const struct launch_args *a, const struct launch_node *nod
 
 /* Run the job on the nodes and say how it ended; the exit status. */
 static int launch_and_report(const struct launch_args *a, const struct launch_spec *job,
-			     const struct launch_node *nodes, size_t nr)
+			     const struct launch_node *nodes, size_t nr,
+			     const struct launch_srun *srun)
 {
 	char shared_dir[SSH_CONTROL_DIR_MAX + 1];
 	struct ssh_options ssh = { .connect_timeout = 0 };
@@ -436,32 +458,46 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 	char *self = proc_self_path_or_name();
 	int ret;
 
-	ssh_setup(a, nodes, nr, &ssh, &ssh_extra, shared_dir);
+	if (!srun)
+		ssh_setup(a, nodes, nr, &ssh, &ssh_extra, shared_dir);
 	const struct launch_options o = {
 		.job = job,
 		.nodes = nodes,
 		.nr_nodes = nr,
 		.local_sparkctl = self,
 		.remote_sparkctl = a->remote_sparkctl,
-		.ssh = &ssh,
+		.ssh = srun ? NULL : &ssh,
+		.srun = srun,
 		.stall_s = a->stall,
 		.timeout_s = a->timeout,
 		.tag_output = a->tag_output,
 		.quiet = a->quiet,
 		.log_dir = a->log_dir,
+		/* Under srun without -H: the allocation's nodes, as Slurm writes them. */
 		.hosts_arg = a->hostfile ? a->hostfile
 			     : a->hosts	 ? a->hosts
+			     : srun	 ? getenv("SLURM_JOB_NODELIST")
 					 : "localhost",
 		.out_fd = STDOUT_FILENO,
 		.err_fd = STDERR_FILENO,
 	};
 	fflush(stdout);
-	if (launch_run(&o, &res, &err) < 0) {
+	if ((ret = launch_run(&o, &res, &err)) == -ERANGE) {
+		/* srun ran no task: the allocation cannot hold the step asked for. */
+		cmd_error("launch", "the allocation (job %s) is smaller than asked: %s",
+			  srun->job_id, err.buf);
+		ret = SPARKCTL_EXIT_USAGE;
+	} else if (ret == -EHOSTUNREACH) {
+		cmd_error("launch", "srun could not start the job step: %s", err.buf);
+		ret = SPARKCTL_EXIT_UNAVAILABLE;
+	} else if (ret < 0) {
 		/* Nothing started: this host's own failure (--log-dir, signals, ...). */
 		cmd_error("launch", "%s", err.buf);
 		ret = SPARKCTL_EXIT_ERROR;
 	} else {
 		/* -q drops the table, never the reason a job failed. */
+		if (!a->quiet)
+			print_srun_step(&o, &res);
 		if (!a->quiet || res.end != LAUNCH_END_OK)
 			print_outcome(&o, &res);
 		if (!a->quiet && (res.end != LAUNCH_END_OK || res.nr_units <= 64))
@@ -475,6 +511,145 @@ static int launch_and_report(const struct launch_args *a, const struct launch_sp
 	free((char *)ssh.kex);
 	strvec_clear(&ssh_extra);
 	strbuf_release(&err);
+	return ret;
+}
+
+/*
+ * Under srun: the nodes are the allocation's, or those of -H among them in
+ * the allocation's order (Slurm numbers the step's nodes so, and rank R
+ * runs on node R / N).  Returns the exit status; nodelist is "" for the
+ * whole allocation.
+ */
+static int srun_nodes(const struct launch_args *a, struct host_list *hosts, struct strbuf *nodelist)
+{
+	const char *job = getenv("SLURM_JOB_ID"), *alloc_spec = getenv("SLURM_JOB_NODELIST");
+	struct host_list alloc = { 0 }, ordered = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	int ret = SPARKCTL_EXIT_OK;
+
+	if (!alloc_spec || host_list_parse(alloc_spec, &alloc, &err) < 0) {
+		ret = cmd_usage_error("launch", "no allocation's nodes to run on (%s)",
+				      alloc_spec ? err.buf : "SLURM_JOB_NODELIST is not set");
+		goto out;
+	}
+	if (!a->hosts && !a->hostfile)
+		goto out;
+	if (hosts->nr > alloc.nr) {
+		ret = cmd_usage_error("launch",
+				      "%zu nodes asked; the allocation (job %s) has %zu: %s",
+				      hosts->nr, job, alloc.nr, alloc_spec);
+		goto out;
+	}
+	for (size_t i = 0; i < hosts->nr; i++) {
+		bool found = false;
+		for (size_t k = 0; k < alloc.nr && !found; k++)
+			found = streq(hosts->hosts[i].name, alloc.hosts[k].name);
+		if (!found) {
+			ret = cmd_usage_error("launch", "%s is not in the allocation (job %s: %s)",
+					      hosts->hosts[i].name, job, alloc_spec);
+			goto out;
+		}
+	}
+	ordered.hosts = xcalloc(hosts->nr, sizeof(*ordered.hosts));
+	for (size_t k = 0; k < alloc.nr; k++)
+		for (size_t i = 0; i < hosts->nr; i++)
+			if (hosts->hosts[i].name &&
+			    streq(hosts->hosts[i].name, alloc.hosts[k].name)) {
+				ordered.hosts[ordered.nr++] = hosts->hosts[i];
+				hosts->hosts[i].name = NULL;
+				strbuf_addf(nodelist, "%s%s", nodelist->len ? "," : "",
+					    alloc.hosts[k].name);
+			}
+	host_list_release(hosts);
+	*hosts = ordered;
+	ordered = (struct host_list){ 0 };
+out:
+	host_list_release(&alloc);
+	strbuf_release(&err);
+	return ret;
+}
+
+/*
+ * srun runs the job with --slurm, and inside an allocation (SLURM_JOB_ID)
+ * unless --no-slurm - or unless -H names this host alone (localhost): a
+ * job asked for here, as 'bench ddp' asks for its one-node run where it
+ * runs, is not the allocation's to place.
+ */
+static bool under_srun(const struct launch_args *a, const struct host_list *hosts)
+{
+	bool all_local = true;
+
+	if (a->slurm || a->no_slurm)
+		return a->slurm;
+	if (!getenv("SLURM_JOB_ID"))
+		return false;
+	for (size_t i = 0; i < hosts->nr; i++)
+		all_local &= host_is_local(hosts->hosts[i].name);
+	return !((a->hosts || a->hostfile) && all_local);
+}
+
+/*
+ * The job under srun: one task per rank (per node with --torchrun),
+ * named by its node; see src/launch/srun.h.
+ */
+static int run_under_srun(const struct launch_args *a, struct host_list *hosts, int n, char **argv)
+{
+	struct launch_node *nodes = NULL, *tasks = NULL;
+	struct strbuf nodelist = STRBUF_INIT;
+	struct launch_spec job;
+	struct launch_srun srun = { .job_id = getenv("SLURM_JOB_ID") };
+	char *srun_path = NULL, *self = NULL;
+	size_t total = 0, nr_tasks;
+	int ret, why;
+
+	launch_spec_init(&job);
+	if (!srun.job_id) {
+		ret = cmd_usage_error(
+			"launch", "--slurm: not inside a Slurm allocation (no SLURM_JOB_ID); run "
+				  "it in salloc or sbatch");
+		goto out;
+	}
+	if (!(srun_path = child_find_program("srun", getenv("PATH"), &why))) {
+		cmd_error("launch", "no srun in PATH to run the job under Slurm (--no-slurm: ssh)");
+		ret = SPARKCTL_EXIT_UNAVAILABLE;
+		goto out;
+	}
+	if ((ret = srun_nodes(a, hosts, &nodelist)) != SPARKCTL_EXIT_OK ||
+	    (ret = make_nodes(a, hosts, &nodes, &total)) != SPARKCTL_EXIT_OK)
+		goto out;
+	for (size_t i = 1; i < hosts->nr; i++)
+		if (nodes[i].nproc != nodes[0].nproc) {
+			ret = cmd_usage_error(
+				"launch",
+				"under srun every node runs as many ranks: %s has %u, "
+				"%s %u; give -N",
+				nodes[0].host, nodes[0].nproc, nodes[i].host, nodes[i].nproc);
+			goto out;
+		}
+	if ((ret = make_job(a, nodes, hosts->nr, total, n, argv, &job)) != SPARKCTL_EXIT_OK)
+		goto out;
+	job.all_local = false;
+	self = proc_self_path_or_name();
+	srun.program = srun_path;
+	srun.nnodes = (unsigned)hosts->nr;
+	srun.nproc = nodes[0].nproc;
+	srun.nodelist = nodelist.len ? nodelist.buf : NULL;
+	srun.sparkctl = a->remote_sparkctl ? a->remote_sparkctl : self;
+	/* One entry per task: a rank, or a node's torchrun. */
+	nr_tasks = a->torchrun ? hosts->nr : total;
+	tasks = xcalloc(nr_tasks, sizeof(*tasks));
+	for (size_t t = 0; t < nr_tasks; t++) {
+		tasks[t].host = nodes[a->torchrun ? t : t / srun.nproc].host;
+		tasks[t].nproc = a->torchrun ? srun.nproc : 1;
+	}
+	ret = launch_and_report(a, &job, tasks, nr_tasks, &srun);
+out:
+	launch_spec_release(&job);
+	strbuf_release(&nodelist);
+	free(nodes);
+	free(tasks);
+	free(srun_path);
+	free(self);
 	return ret;
 }
 
@@ -494,10 +669,16 @@ static int run_launch(const struct cmd *cmd, int argc, char **argv)
 
 	launch_spec_init(&job);
 	n = parse_launch(cmd, &a, argc, argv, &ret);
-	if (n >= 0 && (ret = load_hosts(&a, &hosts)) == SPARKCTL_EXIT_OK &&
-	    (ret = make_nodes(&a, &hosts, &nodes, &total)) == SPARKCTL_EXIT_OK &&
+	if (n < 0 || (ret = load_hosts(&a, &hosts)) != SPARKCTL_EXIT_OK)
+		goto out;
+	if (under_srun(&a, &hosts)) {
+		ret = run_under_srun(&a, &hosts, n, argv);
+		goto out;
+	}
+	if ((ret = make_nodes(&a, &hosts, &nodes, &total)) == SPARKCTL_EXIT_OK &&
 	    (ret = make_job(&a, nodes, hosts.nr, total, n, argv, &job)) == SPARKCTL_EXIT_OK)
-		ret = launch_and_report(&a, &job, nodes, hosts.nr);
+		ret = launch_and_report(&a, &job, nodes, hosts.nr, NULL);
+out:
 	launch_spec_release(&job);
 	host_list_release(&hosts);
 	free(nodes);

@@ -176,8 +176,17 @@ static void all_ready_go(struct launcher *l)
 	for (size_t i = 0; i < l->nr; i++)
 		if (l->nodes[i].state != NODE_READY)
 			return;
+	if (l->srun) {
+		struct strbuf go = STRBUF_INIT;
+		strbuf_addf(&go, "G %s %u\n", l->res->master_addr, l->res->port);
+		srun_send(l, go.buf);
+		strbuf_release(&go);
+		srun_say_held(l);
+	}
 	for (size_t i = 0; i < l->nr; i++) {
-		strbuf_addf(&l->nodes[i].tx, "G %s %u\n", l->res->master_addr, l->res->port);
+		if (!l->srun)
+			strbuf_addf(&l->nodes[i].tx, "G %s %u\n", l->res->master_addr,
+				    l->res->port);
 		l->nodes[i].state = NODE_RUNNING;
 	}
 	for (size_t i = 0; i < l->res->nr_units; i++)
@@ -228,7 +237,7 @@ static void say_held_err(struct launcher *l, struct node *nd, bool but_last)
 	strvec_clear(&nd->held_err);
 }
 
-static void agent_line(struct launcher *l, struct node *nd, char *line, size_t len)
+void launcher_agent_line(struct launcher *l, struct node *nd, char *line, size_t len)
 {
 	char kind = line[0];
 	const char *arg = len >= 2 ? line + 2 : "";
@@ -276,14 +285,17 @@ static void agent_line(struct launcher *l, struct node *nd, char *line, size_t l
 	case 'D':
 		nd->state = NODE_DONE;
 		break;
+	case 'S':
+		if (l->srun && nd->index == 0)
+			snprintf(l->res->slurm_step, sizeof(l->res->slurm_step), "%s", arg);
+		break;
 	default:
 		break;
 	}
 }
 
-/* Hand the complete lines of buf to fn; keep an unfinished one. */
-static void split_lines(struct launcher *l, struct node *nd, struct strbuf *buf, bool at_eof,
-			void (*fn)(struct launcher *, struct node *, char *, size_t))
+void launcher_split_lines(struct launcher *l, struct node *nd, struct strbuf *buf, bool at_eof,
+			  void (*fn)(struct launcher *, struct node *, char *, size_t))
 {
 	size_t start = 0;
 	char *nl;
@@ -302,7 +314,7 @@ static void split_lines(struct launcher *l, struct node *nd, struct strbuf *buf,
 }
 
 /* A line of ssh's or the agent's stderr, as a terminal shows it (no CR). */
-static void agent_stderr_line(struct launcher *l, struct node *nd, char *line, size_t len)
+void launcher_agent_stderr_line(struct launcher *l, struct node *nd, char *line, size_t len)
 {
 	struct strbuf shown = STRBUF_INIT;
 	const char *visible = line;
@@ -335,11 +347,14 @@ static void read_agent(struct launcher *l, struct node *nd, bool is_err)
 			break;
 		if (n <= 0) {
 			node_close_pipe(nd, fd);
-			split_lines(l, nd, buf, true, is_err ? agent_stderr_line : agent_line);
+			launcher_split_lines(l, nd, buf, true,
+					     is_err ? launcher_agent_stderr_line
+						    : launcher_agent_line);
 			break;
 		}
 		strbuf_setlen(buf, buf->len + (size_t)n);
-		split_lines(l, nd, buf, false, is_err ? agent_stderr_line : agent_line);
+		launcher_split_lines(l, nd, buf, false,
+				     is_err ? launcher_agent_stderr_line : launcher_agent_line);
 	}
 }
 
@@ -567,6 +582,8 @@ static void queue_spec(struct launcher *l, struct node *nd)
 
 static bool finished(const struct launcher *l)
 {
+	if (l->srun)
+		return srun_finished(l);
 	for (size_t i = 0; i < l->nr_reapers; i++)
 		if (!l->reapers[i]->reaped)
 			return false;
@@ -582,7 +599,9 @@ static void before_wait(struct loop *loop, void *data)
 {
 	struct launcher *l = data;
 
-	for (size_t i = 0; i < l->nr; i++) {
+	if (l->srun)
+		srun_before_wait(l);
+	for (size_t i = 0; i < l->nr && !l->srun; i++) {
 		struct node *nd = &l->nodes[i];
 		write_agent(nd);
 		if (nd->agent.in_fd >= 0 && nd->tx.len)
@@ -675,6 +694,8 @@ static void launcher_init(struct launcher *l, const struct launch_options *o,
 		loop_timer_init(&nd->pipe_wait, close_pipes, nd);
 	}
 	make_units(l);
+	if (o->srun)
+		srun_init(l);
 }
 
 static void launcher_release(struct launcher *l)
@@ -695,6 +716,8 @@ static void launcher_release(struct launcher *l)
 		child_release(l->reapers[i]);
 		free(l->reapers[i]);
 	}
+	if (l->srun)
+		srun_release(l);
 	free(l->logs);
 	free(l->reapers);
 	free(l->nodes);
@@ -713,6 +736,15 @@ static void start_agents(struct launcher *l, struct strbuf *err)
 		(uint64_t)(o->ssh && o->ssh->connect_timeout ? o->ssh->connect_timeout : 5) * 1000 +
 		(o->job->kill_stale ? o->job->grace_ms : 0);
 	loop_timer_arm(&l->loop, &l->ready, l->started_ms + l->ready_wait_ms);
+	if (l->srun) {
+		if (srun_start(l, err) < 0) {
+			launcher_set_end(l, LAUNCH_END_NODE_FAILED, LAUNCH_EXIT_NODE_FAILED);
+			launcher_notice(l, "%s", err->buf);
+			strbuf_reset(err);
+			launcher_end_job(l, 'T');
+		}
+		return;
+	}
 	for (size_t i = 0; i < l->nr; i++) {
 		if (start_agent(l, &l->nodes[i], err) < 0) {
 			/* Nothing has started its ranks: end what was started, then report. */
@@ -751,6 +783,13 @@ int launch_run(const struct launch_options *o, struct launch_result *res, struct
 	loop_run(&l.loop);
 	flush_output(&l);
 	res->seconds = (double)(monotonic_ms() - l.started_ms) / 1000.0;
+	/* srun ran no task: one line says why, as for a bad command line. */
+	if (l.srun && l.srun->refused) {
+		r = l.srun->refused;
+		strbuf_addstr(err, l.srun->last_error ? l.srun->last_error
+				   : l.srun->last_err ? l.srun->last_err
+						      : "srun ran no task");
+	}
 out:
 	launcher_release(&l);
 	if (old_pipe != SIG_ERR)

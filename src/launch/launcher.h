@@ -10,6 +10,7 @@
 #include "sparkctl.h"
 #include "exitcode.h"
 #include "launch/protocol.h"
+#include "launch/srun.h"
 #include "lib/strbuf.h"
 #include "remote/ssh.h"
 
@@ -26,6 +27,11 @@ struct launch_options {
 	const char *local_sparkctl;  /* this program, for the agent on this host */
 	const char *remote_sparkctl; /* --remote-sparkctl; NULL: remote_sparkctl_words()' lookup */
 	const struct ssh_options *ssh;
+	/*
+	 * Under srun (NULL: ssh): one srun step runs every unit, and nodes
+	 * holds one entry per task - a rank, or with --torchrun a node.
+	 */
+	const struct launch_srun *srun;
 	unsigned stall_s;      /* --stall: advice after this long without output; 0: off */
 	unsigned timeout_s;    /* --job-timeout: end the job after this long; 0: none */
 	bool tag_output;       /* "[host:rank]" instead of "[rank]" */
@@ -73,6 +79,7 @@ struct launch_result {
 	size_t nr_units;
 	struct launch_node_result *nodes; /* one per launch_options.nodes */
 	size_t nr_nodes;
+	char slurm_step[64]; /* under srun: "JOB.STEP", as its first task said; "" */
 };
 
 /*
@@ -87,7 +94,10 @@ struct launch_result {
  * Run the job on every node and wait until no process of it is left
  * anywhere.  Prints the units' output and the launcher's messages to the
  * fds of o.  Returns 0 with the result (release it), or -errno with a
- * message in err when the launch could not be made at all.
+ * message in err when the launch could not be made at all - under srun
+ * also when srun ran no task, with its reason in err: -ERANGE when the
+ * allocation is smaller than the step, -EHOSTUNREACH when the step could
+ * not be made (no controller, ...).
  */
 int launch_run(const struct launch_options *o, struct launch_result *res, struct strbuf *err);
 void launch_result_release(struct launch_result *res);

@@ -14,6 +14,10 @@
 
 void node_send_control(struct node *nd, char what)
 {
+	if (nd->l->srun) {
+		srun_send_control(nd->l, what);
+		return;
+	}
 	if (nd->agent.in_fd < 0 || nd->state == NODE_DONE || nd->sent == 'K' || nd->sent == what)
 		return;
 	strbuf_addch(&nd->tx, what);
@@ -36,6 +40,10 @@ void launcher_end_job(struct launcher *l, char how)
 		loop_timer_cancel(&l->loop, &l->stall);
 		loop_timer_arm_in(&l->loop, &l->end_kill, grace + END_KILL_AFTER_MS);
 		loop_timer_arm_in(&l->loop, &l->hangup, grace + END_HANGUP_AFTER_MS);
+	}
+	if (l->srun) {
+		srun_end_job(l, how);
+		return;
 	}
 	for (size_t i = 0; i < l->nr; i++) {
 		struct node *nd = &l->nodes[i];
@@ -152,6 +160,8 @@ static void hang_up(struct loop *loop, void *data)
 	struct launcher *l = data;
 
 	l->hangup_sig = l->hangup_sig ? SIGKILL : SIGTERM;
+	if (l->srun)
+		srun_hang_up(l, l->hangup_sig);
 	for (size_t i = 0; i < l->nr; i++) {
 		struct node *nd = &l->nodes[i];
 		if (!node_agent_running(nd))

@@ -54,6 +54,19 @@ struct node {
 	struct strvec held_err;
 };
 
+/* Under srun: the one child that carries every task's lines (launcher_srun.c). */
+struct srun_state {
+	struct child child;	     /* srun; its stdin reaches every task */
+	struct strbuf tx, rx, erx;   /* lines to it; partial lines from it */
+	struct strbuf line;	     /* a task's line joined from its pieces */
+	struct loop_timer pipe_wait; /* it exited: how long its pipes may stay open */
+	char sent;		     /* the strongest end request sent: 0, 'T' or 'K' */
+	struct strvec held;	     /* srun's own lines while the tasks start */
+	char *last_err;		     /* srun's last line of its own */
+	char *last_error;	     /* and its last "error:" line */
+	int refused;		     /* -errno: srun ran no task (srun.h) */
+};
+
 struct launcher {
 	const struct launch_options *o;
 	struct launch_result *res;
@@ -76,6 +89,7 @@ struct launcher {
 	int *logs;		   /* one fd per unit, or NULL */
 	struct child **reapers;	   /* 'agent reap' for nodes whose agent died */
 	size_t nr_reapers;
+	struct srun_state *srun; /* under srun, else NULL */
 };
 
 /* "sparkctl launch: ..." on stderr, before the next wait. */
@@ -85,6 +99,29 @@ void launcher_warning(struct launcher *l, const char *fmt, ...) ATTR_PRINTF(2, 3
 /* Close one of the node's pipes, which the loop stops watching first. */
 void node_close_pipe(struct node *nd, int *fd);
 bool node_agent_running(const struct node *nd);
+/* Act on one protocol line of the node's agent, and on one of its stderr. */
+void launcher_agent_line(struct launcher *l, struct node *nd, char *line, size_t len);
+void launcher_agent_stderr_line(struct launcher *l, struct node *nd, char *line, size_t len);
+/* Hand the complete lines of buf to fn; keep an unfinished one (all at_eof). */
+void launcher_split_lines(struct launcher *l, struct node *nd, struct strbuf *buf, bool at_eof,
+			  void (*fn)(struct launcher *, struct node *, char *, size_t));
+
+/* launcher_srun.c: the tasks of one srun step in place of one agent per node */
+void srun_init(struct launcher *l);
+void srun_release(struct launcher *l);
+/* Start srun, the spec queued for every task. */
+int srun_start(struct launcher *l, struct strbuf *err);
+/* Queue a line for every task ("G ...", 'T', 'K': each end request once). */
+void srun_send(struct launcher *l, const char *line);
+void srun_send_control(struct launcher *l, char what);
+/* End the step: the request to the tasks, or srun stopped while they start. */
+void srun_end_job(struct launcher *l, char how);
+/* Hung up: srun's input closed, and the signal. */
+void srun_hang_up(struct launcher *l, int sig);
+void srun_before_wait(struct launcher *l);
+bool srun_finished(const struct launcher *l);
+/* srun's lines it held while the tasks started, said once all are ready. */
+void srun_say_held(struct launcher *l);
 
 /* launcher_end.c */
 /* Queue the control line what ('T' or 'K') to the node's agent, once. */

@@ -22,6 +22,7 @@
 #include "config/nccl_env.h"
 #include "inventory/inventory.h"
 #include "launch/node_agent.h"
+#include "launch/srun.h"
 #include "lib/ipv4.h"
 #include "lib/clock.h"
 #include "lib/xalloc.h"
@@ -85,6 +86,9 @@ struct agent {
 	char bootstrap_addr[16]; /* the env's bootstrap IPv4, "" if none */
 	char *marks[3];		 /* "SPARKCTL_JOB_ID=..." "SPARKCTL_JOB_NODE=..." NULL */
 	struct job_container jc; /* the job's cgroups on this node, if any */
+	bool srun_task;		 /* a task of an srun step: one unit, its place from Slurm */
+	unsigned srun_local;	 /* then its LOCAL_RANK */
+	char srun_step[64];	 /* and "JOB.STEP" */
 	uint64_t start_ticks;	 /* when the agent started: the job's processes are younger */
 	char master_addr[256];
 	unsigned port;
@@ -128,6 +132,9 @@ static void flush_tx(struct agent *a)
 {
 	size_t off = 0;
 
+	/* srun would cut a long line in pieces of its own. */
+	if (a->srun_task)
+		srun_split_long_lines(&a->tx);
 	while (off < a->tx.len && !a->launcher_lost) {
 		ssize_t n = write(a->out_fd, a->tx.buf + off, a->tx.len - off);
 		if (n < 0 && errno == EINTR)
@@ -393,7 +400,7 @@ out:
 /* Everything before the go: env, working directory, and on node 0 the master. */
 static int set_up(struct agent *a, struct strbuf *err)
 {
-	bool need_fallback_addr = a->spec.node_rank == 0 && !a->spec.master_addr &&
+	bool need_fallback_addr = launch_spec_part(&a->spec) == 0 && !a->spec.master_addr &&
 				  a->spec.nnodes > 1 && !a->spec.all_local;
 	int r;
 
@@ -404,11 +411,14 @@ static int set_up(struct agent *a, struct strbuf *err)
 		return r;
 	if (a->spec.torchrun)
 		probe_torch(a);
-	if ((r = job_container_open(&a->jc, a->spec.job_id, a->spec.node_rank, a->spec.contain,
-				    err)) < 0)
+	if ((r = job_container_open(&a->jc, a->spec.job_id, launch_spec_part(&a->spec),
+				    a->spec.contain, err)) < 0)
 		return r;
 	send_line(a, "C %s %s", contain_mode_name(a->jc.how), a->jc.note.buf);
-	if (a->spec.node_rank != 0) {
+	/* Under srun the first task names the step, for the launcher's summary. */
+	if (a->srun_task && a->spec.task == 0)
+		send_line(a, "S %s", a->srun_step);
+	if (launch_spec_part(&a->spec) != 0) {
 		send_line(a, "R");
 		return 0;
 	}
@@ -793,14 +803,15 @@ static void make_units(struct agent *a)
 {
 	const struct launch_spec *s = &a->spec;
 
-	a->nr_units = s->torchrun ? 1 : s->nproc;
+	/* A task of an srun step runs one rank (or its node's torchrun). */
+	a->nr_units = s->torchrun || a->srun_task ? 1 : s->nproc;
 	a->units = xcalloc(a->nr_units, sizeof(*a->units));
 	for (size_t i = 0; i < a->nr_units; i++) {
 		struct unit *u = &a->units[i];
 		u->a = a;
-		u->local_rank = (unsigned)i;
+		u->local_rank = a->srun_task ? a->srun_local : (unsigned)i;
 		child_init(&u->child);
-		u->id = s->torchrun ? s->node_rank : s->rank_base + (unsigned)i;
+		u->id = s->torchrun ? s->node_rank : s->rank_base + u->local_rank;
 		u->out = (struct stream){ .fd = -1, .tag = 'O', .part = STRBUF_INIT };
 		u->err = (struct stream){ .fd = -1, .tag = 'E', .part = STRBUF_INIT };
 	}
@@ -850,9 +861,10 @@ static int agent_init(struct agent *a)
 	return loop_watch_signals(&a->loop, &mask, got_signal, a);
 }
 
-int launch_agent_main(int in_fd, int out_fd)
+static int agent_main(int in_fd, int out_fd, bool srun_task)
 {
 	struct agent a = { .in_fd = in_fd,
+			   .srun_task = srun_task,
 			   .out_fd = out_fd,
 			   .self = getpid(),
 			   .in = STRBUF_INIT,
@@ -868,8 +880,10 @@ int launch_agent_main(int in_fd, int out_fd)
 	}
 	if (read_spec(&a, &err) < 0)
 		goto fail;
+	if (srun_task && srun_task_place(&a.spec, &a.srun_local, a.srun_step, &err) < 0)
+		goto fail;
 	a.marks[0] = xasprintf("%s=%s", LAUNCH_JOB_VAR, a.spec.job_id);
-	a.marks[1] = xasprintf("%s=%u", LAUNCH_JOB_NODE_VAR, a.spec.node_rank);
+	a.marks[1] = xasprintf("%s=%u", LAUNCH_JOB_NODE_VAR, launch_spec_part(&a.spec));
 	a.start_ticks = self_start_ticks();
 	make_units(&a);
 	if (set_up(&a, &err) < 0)
@@ -892,4 +906,14 @@ out:
 	strbuf_release(&err);
 	agent_release(&a);
 	return ret;
+}
+
+int launch_agent_main(int in_fd, int out_fd)
+{
+	return agent_main(in_fd, out_fd, false);
+}
+
+int launch_agent_srun_main(int in_fd, int out_fd)
+{
+	return agent_main(in_fd, out_fd, true);
 }

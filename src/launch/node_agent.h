@@ -20,6 +20,14 @@
  * be set up.
  */
 int launch_agent_main(int in_fd, int out_fd);
+/*
+ * The same for one task of an srun step ('sparkctl agent srun-task'): the
+ * spec on in_fd is every task's alike; the task's place in the job comes
+ * from the variables srun sets (srun.h), and it runs that one rank (or
+ * its node's torchrun).  Its part of the job - marks and cgroup - is the
+ * task's own.
+ */
+int launch_agent_srun_main(int in_fd, int out_fd);
 
 /*
  * End what is left of a node's part of a job whose agent died without

@@ -45,6 +45,11 @@ void launch_spec_init(struct launch_spec *s)
 	strvec_init(&s->torchrun_opts);
 }
 
+unsigned launch_spec_part(const struct launch_spec *s)
+{
+	return s->srun_task ? s->task : s->node_rank;
+}
+
 void launch_spec_release(struct launch_spec *s)
 {
 	free(s->job_id);
@@ -364,7 +369,7 @@ void launch_unit_env(const struct launch_spec *s, char *const *base, const struc
 	env_list_set(out, "MASTER_ADDR", master_addr);
 	env_list_setu(out, "MASTER_PORT", port);
 	env_list_set(out, LAUNCH_JOB_VAR, s->job_id);
-	env_list_setu(out, LAUNCH_JOB_NODE_VAR, s->node_rank);
+	env_list_setu(out, LAUNCH_JOB_NODE_VAR, launch_spec_part(s));
 }
 
 static bool ends_with(const char *s, const char *suffix)

@@ -25,6 +25,7 @@
  *                       it was a signal, 0 for an exit); ENDING is 1 when
  *                       the agent had begun to end the job by then
  *     D                 every unit ended and no process of the job is left
+ *     S JOB.STEP        under srun, task 0: the Slurm job and step it runs in
  *
  * A unit is a rank, numbered by its global rank; with --torchrun it is the
  * node's torchrun, numbered by the node's rank.  No rank starts before every
@@ -52,11 +53,19 @@
 
 /* The job as one node's agent needs it. */
 struct launch_spec {
-	char *job_id;		     /* 16 hex digits */
-	unsigned node_rank;	     /* this node's index */
-	unsigned nnodes;	     /* nodes in the job */
-	unsigned nproc;		     /* ranks on this node */
-	unsigned rank_base;	     /* the global rank of this node's first rank */
+	char *job_id;	    /* 16 hex digits */
+	unsigned node_rank; /* this node's index */
+	unsigned nnodes;    /* nodes in the job */
+	unsigned nproc;	    /* ranks on this node */
+	unsigned rank_base; /* the global rank of this node's first rank */
+	/*
+	 * Not sent: under srun each task is an agent of its own (srun_task.c),
+	 * and its part of the job - the index in its marks (SPARKCTL_JOB_NODE)
+	 * and cgroup names - is the task's SLURM_PROCID, not the node's rank:
+	 * two tasks of one node must not end each other's rank as a leftover.
+	 */
+	bool srun_task;
+	unsigned task;
 	unsigned world_size;	     /* ranks in the job */
 	bool torchrun;		     /* one torchrun per node instead of the ranks */
 	bool use_env;		     /* add the node's 'sparkctl env' */
@@ -78,6 +87,8 @@ struct launch_spec {
 };
 
 void launch_spec_init(struct launch_spec *s);
+/* The index of the part of the job one agent keeps: its task under srun, else its node. */
+unsigned launch_spec_part(const struct launch_spec *s);
 void launch_spec_release(struct launch_spec *s);
 
 /* The spec as one line of compact JSON (no newline). */

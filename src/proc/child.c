@@ -341,7 +341,7 @@ static ATTR_NORETURN void exec_forked(const struct child *c, const struct stdio_
 	else if (c->group == CHILD_OWN_GROUP)
 		setpgid(0, 0);
 	if (c->die_with_parent) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_PDEATHSIG, c->death_signal ? c->death_signal : SIGKILL);
 		/* The parent died before the line above: nobody would kill us. */
 		if (getppid() != parent)
 			_exit(127);

@@ -55,6 +55,8 @@ struct child {
 	enum child_group group;
 	/* SIGKILL when this process dies, however it dies (PR_SET_PDEATHSIG). */
 	bool die_with_parent;
+	/* That signal instead of SIGKILL, or 0 (srun forwards SIGTERM to its step). */
+	int death_signal;
 	/*
 	 * A cgroup v2 directory (opened O_RDONLY | O_DIRECTORY), or -1: the
 	 * child is made in it, so nothing it starts is born outside.

@@ -85,6 +85,9 @@ void launch_summary_emit(const struct launch_options *o, const struct launch_res
 	emit_value(e, "master_addr", jstr(res->master_addr[0] ? res->master_addr : NULL), NULL);
 	emit_value(e, "master_port", res->port ? jint(res->port) : json_null(), NULL);
 	emit_value(e, "duration_seconds", jreal_rounded(res->seconds, 3), NULL);
+	if (o->srun)
+		emit_value(e, "slurm_step",
+			   jstr(res->slurm_step[0] ? res->slurm_step : o->srun->job_id), NULL);
 	emit_value(e, "torchrun", jbool(o->job->torchrun), NULL);
 	/* Width 0: one blank between columns, as compact as it gets on stderr. */
 	emit_nodes(o, res, e);

@@ -11,6 +11,19 @@
 #   slurm_ctld_stop           stop it (and wait for it)
 #   slurmd_start NODE         slurmd -D -N NODE, its own spool, pid and log files
 #
+# On the namespace nodes of tests/cluster/cluster.sh (cluster_up first):
+#   slurm_cluster_up [LINES]  slurmctld in the hub's network namespace
+#                             (198.18.0.1, host name ctl), one slurmd per
+#                             node in the node's network namespace and a UTS
+#                             namespace of its own (host name nodeI,
+#                             'slurmd -N nodeI', NodeAddr its LAN address);
+#                             a TaskProlog gives each task its node's tree
+#                             (SPARKCTL_ROOT=$TMP/nodes/nodeI); LINES are
+#                             added to slurm.conf.  Waits until every node
+#                             is idle.
+#   slurm_client CMD...       run CMD where the cluster's clients run (the
+#                             hub's network namespace, SLURM_CONF set)
+#
 # Every process started here is stopped when the test ends, however it ends.
 SLURM_DIR=$TMP/slurm
 mkdir -p "$SLURM_DIR/state"
@@ -115,4 +128,74 @@ slurmd_start() {
   (exec env SLURM_CONF="$SLURM_DIR/slurm.conf" nsenter -t "$_slurm_ns_pid" -u -m -n \
     slurmd -D -N "$1" -f "$SLURM_DIR/slurm.conf" > "$SLURM_DIR/slurmd.$1.out" 2>&1) &
   _slurmd_pids="$_slurmd_pids $!"
+}
+
+# ---- Slurm on cluster.sh's nodes ----------------------------------------
+
+slurm_client() {
+  SLURM_CONF=$SLURM_DIR/slurm.conf nsenter --net="/run/netns/$CLUSTER_HUB" -- "$@"
+}
+
+# slurmd_start_in_node I: slurmd of nodeI in its network namespace, host name nodeI.
+slurmd_start_in_node() {
+  local i=$1 ns
+  ns=$(cluster_ns "node$i")
+  mkdir -p "$SLURM_DIR/slurmd.node$i"
+  # Every step execs the next: the job is slurmd itself (kill_child).
+  # nsenter, not 'ip netns exec': slurmd needs this host's /sys/fs/cgroup.
+  (exec env SLURM_CONF="$SLURM_DIR/slurm.conf" nsenter --net="/run/netns/$ns" unshare --uts \
+    sh -c 'hostname "$0" && exec slurmd -D -N "$0" -f "$1"' "node$i" "$SLURM_DIR/slurm.conf" \
+    > "$SLURM_DIR/slurmd.node$i.out" 2>&1) &
+  _slurmd_pids="$_slurmd_pids $!"
+}
+
+_slurm_all_idle() {
+  local n
+  n=$(slurm_client sinfo -h -N -t idle -o %N 2> /dev/null | sort -u | wc -l)
+  [ "$n" = "$CLUSTER_N" ]
+}
+
+slurm_cluster_up() {
+  local i nodes="" _
+  [ -n "$CLUSTER_HUB" ] || fail "slurm_cluster_up: cluster_up first"
+  # The controller's UTS namespace (host name ctl) in the hub's network namespace.
+  nsenter --net="/run/netns/$CLUSTER_HUB" unshare --uts --mount sleep infinity &
+  _slurm_ns_pid=$!
+  for _ in $(seq 100); do
+    [ "$(readlink "/proc/$_slurm_ns_pid/ns/uts")" != "$(readlink /proc/self/ns/uts)" ] \
+      && [ "$(readlink "/proc/$_slurm_ns_pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+    sleep 0.1
+  done
+  slurm_in hostname ctl
+  # A task's environment gets what the TaskProlog prints as "export NAME=VALUE".
+  cat > "$SLURM_DIR/task_prolog.sh" << EOF2
+#!/bin/sh
+echo "export SPARKCTL_ROOT=$TMP/nodes/\$SLURMD_NODENAME"
+EOF2
+  chmod +x "$SLURM_DIR/task_prolog.sh"
+  for ((i = 0; i < CLUSTER_N; i++)); do
+    nodes+="NodeName=node$i NodeAddr=$(cluster_lan_ip "node$i") CPUs=4 RealMemory=1 State=UNKNOWN
+"
+  done
+  # config_overrides: the nodes are what slurm.conf says, not this machine's cores.
+  slurm_conf "SlurmctldHost=ctl(198.18.0.1)
+${nodes}PartitionName=test Nodes=ALL Default=YES State=UP MaxTime=INFINITE
+SlurmdParameters=config_overrides
+SelectType=select/linear
+TaskProlog=$SLURM_DIR/task_prolog.sh
+KillWait=5
+MessageTimeout=5
+ReturnToService=2
+${1:-}"
+  slurm_ctld_start
+  for ((i = 0; i < CLUSTER_N; i++)); do slurmd_start_in_node "$i"; done
+  local p
+  for _ in $(seq 600); do
+    _slurm_all_idle && return 0
+    for p in $_slurmd_pids; do kill -0 "$p" 2> /dev/null || break 2; done
+    sleep 0.1
+  done
+  slurm_client sinfo -N >&2 || :
+  cat "$SLURM_DIR"/slurmd.node*.out "$SLURM_DIR"/slurmd.node*.log >&2 2> /dev/null || :
+  fail "the Slurm nodes did not become idle"
 }

@@ -15,6 +15,7 @@
 
 #include "launch/launcher.h"
 #include "launch/node_agent.h"
+#include "launch/srun.h"
 #include "proc/child.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
@@ -1214,6 +1215,197 @@ static void port_owner(void **state)
 	assert_int_equal(tcp_port_owner(port, &owner), 0);
 }
 
+/* ---- under srun ---------------------------------------------------------- */
+
+static void srun_labels(void **state)
+{
+	unsigned task = 99;
+	size_t skip = 0;
+
+	(void)state;
+	assert_true(srun_label_parse("0: O 0 hi", 9, &task, &skip));
+	assert_int_equal(task, 0);
+	assert_int_equal(skip, 3);
+	/* Right-aligned when there are ten tasks or more. */
+	assert_true(srun_label_parse(" 7: X", 5, &task, &skip));
+	assert_int_equal(task, 7);
+	assert_int_equal(skip, 4);
+	assert_true(srun_label_parse("12: ", 4, &task, &skip));
+	assert_int_equal(task, 12);
+	assert_int_equal(skip, 4);
+	/* An empty line of the task: the label without its space. */
+	assert_true(srun_label_parse("3:", 2, &task, &skip));
+	assert_int_equal(skip, 2);
+	/* srun's own lines, and anything else. */
+	assert_false(srun_label_parse("srun: error: x", 14, &task, &skip));
+	assert_false(srun_label_parse(": x", 3, &task, &skip));
+	assert_false(srun_label_parse("12 x", 4, &task, &skip));
+	assert_false(srun_label_parse("   ", 3, &task, &skip));
+	assert_false(srun_label_parse("99999999999: x", 14, &task, &skip));
+}
+
+/* Long lines split for srun's 1024-byte pieces come back whole, short ones as they were. */
+static void srun_long_lines(void **state)
+{
+	struct strbuf buf = STRBUF_INIT, pending = STRBUF_INIT, whole = STRBUF_INIT;
+	struct strvec got = STRVEC_INIT;
+	size_t lens[] = { 0,
+			  5,
+			  SRUN_LINE_MAX - 1,
+			  SRUN_LINE_MAX,
+			  SRUN_LINE_MAX + 1,
+			  3 * (SRUN_LINE_MAX - 1),
+			  20000 };
+	size_t start = 0;
+	char *nl;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+		strbuf_addf(&buf, "O %zu ", i);
+		for (size_t k = 0; k < lens[i]; k++)
+			strbuf_addch(&buf, (char)('a' + (i + k) % 26));
+		strbuf_addch(&buf, '\n');
+	}
+	strbuf_addstr(&buf, "O 9 unfinished");
+	char *before = xstrdup(buf.buf);
+	srun_split_long_lines(&buf);
+	while ((nl = memchr(buf.buf + start, '\n', buf.len - start))) {
+		size_t len = (size_t)(nl - buf.buf) - start;
+		assert_true(len <= SRUN_LINE_MAX);
+		if (srun_join_line(&pending, buf.buf + start, len, &whole))
+			strvec_push(&got, whole.buf);
+		start = (size_t)(nl - buf.buf) + 1;
+	}
+	/* The unfinished line stays as it was, for the next write. */
+	assert_string_equal(buf.buf + start, "O 9 unfinished");
+	assert_int_equal(got.nr, ARRAY_SIZE(lens));
+	start = 0;
+	for (size_t i = 0; i < got.nr; i++) {
+		nl = strchr(before + start, '\n');
+		assert_int_equal(strlen(got.v[i]), (size_t)(nl - before) - start);
+		assert_memory_equal(got.v[i], before + start, strlen(got.v[i]));
+		start = (size_t)(nl - before) + 1;
+	}
+	free(before);
+	strvec_clear(&got);
+	strbuf_release(&buf);
+	strbuf_release(&pending);
+	strbuf_release(&whole);
+}
+
+static void srun_refusals(void **state)
+{
+	(void)state;
+	assert_int_equal(srun_refusal_kind("srun: error: Unable to create step for job 5: More "
+					   "processors requested than permitted"),
+			 -ERANGE);
+	assert_int_equal(
+		srun_refusal_kind("srun: error: Unable to create step for job 5: Requested node "
+				  "configuration is not available"),
+		-ERANGE);
+	assert_int_equal(srun_refusal_kind("srun: error: Unable to contact slurm controller "
+					   "(connect failure)"),
+			 -EHOSTUNREACH);
+	assert_int_equal(srun_refusal_kind(NULL), -EHOSTUNREACH);
+}
+
+static void srun_argv(void **state)
+{
+	struct launch_srun s = { .program = "/usr/bin/srun",
+				 .nnodes = 2,
+				 .nproc = 3,
+				 .nodelist = "node1,node2",
+				 .sparkctl = "/opt/sparkctl" };
+	struct strvec v = STRVEC_INIT;
+	struct strbuf all = STRBUF_INIT;
+
+	(void)state;
+	srun_step_argv(&s, false, &v);
+	for (size_t i = 0; i < v.nr; i++)
+		strbuf_addf(&all, "%s%s", i ? " " : "", v.v[i]);
+	assert_string_equal(all.buf, "/usr/bin/srun --nodes=2 --ntasks=6 --ntasks-per-node=3 "
+				     "--distribution=block --kill-on-bad-exit=1 --label "
+				     "--input=all --export=ALL --mpi=none --nodelist=node1,node2 "
+				     "-- /opt/sparkctl agent srun-task");
+	strvec_clear(&v);
+	strbuf_reset(&all);
+	/* torchrun: one task per node; the whole allocation: no --nodelist. */
+	s.nodelist = NULL;
+	srun_step_argv(&s, true, &v);
+	for (size_t i = 0; i < v.nr; i++)
+		strbuf_addf(&all, "%s%s", i ? " " : "", v.v[i]);
+	assert_non_null(strstr(all.buf, "--ntasks=2 --ntasks-per-node=1 "));
+	assert_null(strstr(all.buf, "--nodelist"));
+	strvec_clear(&v);
+	strbuf_release(&all);
+}
+
+static void set_task(const char *procid, const char *localid, const char *nodeid,
+		     const char *ntasks, const char *nnodes)
+{
+	setenv("SLURM_PROCID", procid, 1);
+	setenv("SLURM_LOCALID", localid, 1);
+	setenv("SLURM_NODEID", nodeid, 1);
+	setenv("SLURM_STEP_NUM_TASKS", ntasks, 1);
+	setenv("SLURM_STEP_NUM_NODES", nnodes, 1);
+	setenv("SLURM_JOB_ID", "41", 1);
+	setenv("SLURM_STEP_ID", "2", 1);
+}
+
+static void srun_place(void **state)
+{
+	struct launch_spec s;
+	struct strbuf err = STRBUF_INIT;
+	struct strvec env = STRVEC_INIT;
+	unsigned local = 99;
+	char step[64];
+
+	(void)state;
+	launch_spec_init(&s);
+	s.job_id = xstrdup("0123456789abcdef");
+	s.nnodes = 2;
+	s.nproc = 3;
+	s.world_size = 6;
+	strvec_push(&s.argv, "true");
+	/* Task 4: node 1, its second rank. */
+	set_task("4", "1", "1", "6", "2");
+	assert_int_equal(srun_task_place(&s, &local, step, &err), 0);
+	assert_int_equal(local, 1);
+	assert_int_equal(s.node_rank, 1);
+	assert_int_equal(s.rank_base, 3);
+	assert_string_equal(step, "41.2");
+	/* Its marks are the task's, its variables the rank's. */
+	assert_int_equal(launch_spec_part(&s), 4);
+	launch_unit_env(&s, NULL, NULL, local, "10.0.0.1", 29500, &env);
+	assert_string_equal(env_get(&env, "RANK"), "4");
+	assert_string_equal(env_get(&env, "LOCAL_RANK"), "1");
+	assert_string_equal(env_get(&env, "NODE_RANK"), "1");
+	assert_string_equal(env_get(&env, "LOCAL_WORLD_SIZE"), "3");
+	assert_string_equal(env_get(&env, LAUNCH_JOB_NODE_VAR), "4");
+	strvec_clear(&env);
+	/* A step that is not the job's: Slurm placed the tasks otherwise. */
+	set_task("4", "0", "2", "6", "3");
+	assert_int_equal(srun_task_place(&s, &local, step, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "not the job's"));
+	strbuf_reset(&err);
+	set_task("4", "1", "1", "5", "2");
+	assert_int_equal(srun_task_place(&s, &local, step, &err), -EINVAL);
+	strbuf_reset(&err);
+	/* Not a task at all. */
+	unsetenv("SLURM_PROCID");
+	assert_int_equal(srun_task_place(&s, &local, step, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "SLURM_PROCID is not set"));
+	strbuf_reset(&err);
+	/* torchrun: one task per node, the node's rank. */
+	s.torchrun = true;
+	set_task("1", "0", "1", "2", "2");
+	assert_int_equal(srun_task_place(&s, &local, step, &err), 0);
+	assert_int_equal(local, 0);
+	assert_int_equal(s.node_rank, 1);
+	launch_spec_release(&s);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1242,6 +1434,11 @@ int main(void)
 		cmocka_unit_test(live_environment),
 		cmocka_unit_test(signal_list),
 		cmocka_unit_test(port_owner),
+		cmocka_unit_test(srun_labels),
+		cmocka_unit_test(srun_long_lines),
+		cmocka_unit_test(srun_refusals),
+		cmocka_unit_test(srun_argv),
+		cmocka_unit_test(srun_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
