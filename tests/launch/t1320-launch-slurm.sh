@@ -7,6 +7,7 @@
 # SIGKILL of the launcher leave nothing; --no-slurm uses ssh; an allocation
 # smaller than asked and an unreachable slurmctld are one line each.
 . "$SRCDIR/tests/lib.sh"
+FAKE_LIBDIR=${1:?usage: t1320 FAKE_LIBDIR BROKEN_LIBDIR (meson test passes them)}
 
 # ---- without Slurm: the command line
 expect 2 "$SPARKCTL" launch --slurm --no-slurm -- true
@@ -254,6 +255,13 @@ PY
 elif [ "${SPARKCTL_REQUIRE_TORCH:-}" = 1 ]; then
   fail "no PyTorch in /usr/bin/python3 (Debian package python3-torch)"
 fi
+
+# ---- bench nccl as a job's ranks under srun (the suite's stand-in CUDA and
+# NCCL, which hold one rank: one node, one rank), as under ssh
+expect 0 job salloc -N 1 -w node1 env LD_LIBRARY_PATH="$FAKE_LIBDIR" SPARKCTL_FAKE_GPU=gb10 \
+  "$SPARKCTL" launch -q -N 1 -- "$SPARKCTL" bench nccl -e 4K
+contains "$TMP/out" "[0] # Out of bounds values : 0 OK"
+contains "$TMP/out" "[0] #  Rank  0 Group  0 Pid"
 
 # ---- no sparkctl where the tasks look for it: exit 3, the node named
 expect 3 job salloc -N 2 "$SPARKCTL" launch --remote-sparkctl /nonexistent/sparkctl -- true
