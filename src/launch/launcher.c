@@ -360,19 +360,10 @@ static void read_agent(struct launcher *l, struct node *nd, bool is_err)
 
 static void write_agent(struct node *nd)
 {
-	while (nd->agent.in_fd >= 0 && nd->tx.len) {
-		ssize_t n = write(nd->agent.in_fd, nd->tx.buf, nd->tx.len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n < 0) { /* it is gone; its exit says the rest */
-			node_close_pipe(nd, &nd->agent.in_fd);
-			strbuf_reset(&nd->tx);
-			return;
-		}
-		memmove(nd->tx.buf, nd->tx.buf + n, nd->tx.len - (size_t)n);
-		strbuf_setlen(&nd->tx, nd->tx.len - (size_t)n);
+	if (nd->agent.in_fd >= 0 && strbuf_write_pending(&nd->tx, nd->agent.in_fd) < 0) {
+		/* it is gone; its exit says the rest */
+		node_close_pipe(nd, &nd->agent.in_fd);
+		strbuf_reset(&nd->tx);
 	}
 }
 

@@ -136,19 +136,10 @@ static void write_srun(struct launcher *l)
 {
 	struct srun_state *s = l->srun;
 
-	while (s->child.in_fd >= 0 && s->tx.len) {
-		ssize_t n = write(s->child.in_fd, s->tx.buf, s->tx.len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n < 0) { /* srun is gone; its exit says the rest */
-			srun_close_pipe(l, &s->child.in_fd);
-			strbuf_reset(&s->tx);
-			return;
-		}
-		memmove(s->tx.buf, s->tx.buf + n, s->tx.len - (size_t)n);
-		strbuf_setlen(&s->tx, s->tx.len - (size_t)n);
+	if (s->child.in_fd >= 0 && strbuf_write_pending(&s->tx, s->child.in_fd) < 0) {
+		/* srun is gone; its exit says the rest */
+		srun_close_pipe(l, &s->child.in_fd);
+		strbuf_reset(&s->tx);
 	}
 }
 

@@ -246,6 +246,26 @@ int strbuf_read_fd(struct strbuf *sb, int fd, size_t max)
 	}
 }
 
+int strbuf_write_pending(struct strbuf *sb, int fd)
+{
+	size_t off = 0;
+	int ret = 0;
+
+	while (off < sb->len) {
+		ssize_t n = write(fd, sb->buf + off, sb->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = errno == EAGAIN ? 0 : -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	memmove(sb->buf, sb->buf + off, sb->len - off);
+	strbuf_setlen(sb, sb->len - off);
+	return ret;
+}
+
 int strbuf_read_path(struct strbuf *sb, const char *path, size_t max)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);

@@ -80,5 +80,11 @@ void strbuf_trim(struct strbuf *sb);
 int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
 /* The same for the file at path (opened close-on-exec, not following a terminal). */
 int strbuf_read_path(struct strbuf *sb, const char *path, size_t max);
+/*
+ * Write the front of sb to fd (non-blocking) for as long as fd takes it,
+ * and remove what was written: 0 when sb is empty or fd would block,
+ * -errno on a write error (sb is left as it was from there).
+ */
+int strbuf_write_pending(struct strbuf *sb, int fd);
 
 #endif

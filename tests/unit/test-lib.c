@@ -1,6 +1,9 @@
 /* Unit tests of src/lib: strbuf, strvec, numbers, options, suggestions, JSON helpers. */
 #include "sparkctl.h"
 
+#include <fcntl.h>
+#include <signal.h>
+
 #include "test_util.h"
 
 #include "lib/json.h"
@@ -56,6 +59,52 @@ static void printable_is(const char *s, unsigned flags, const char *want)
 	assert_string_equal(sb.buf, want);
 	assert_int_equal(str_is_printable(s, strlen(s), flags), streq(s, want));
 	strbuf_release(&sb);
+}
+
+/* What a full pipe does not take stays in the buffer, in order; a closed one is an error. */
+static void write_pending(void **state)
+{
+	struct strbuf sb = STRBUF_INIT, got = STRBUF_INIT;
+	int fds[2];
+	size_t total = 200000; /* more than a pipe holds (64 KiB by default) */
+
+	(void)state;
+	assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+	for (size_t i = 0; i < total; i++)
+		strbuf_addch(&sb, 'a' + (int)(i % 26));
+	assert_int_equal(strbuf_write_pending(&sb, fds[1]), 0);
+	assert_true(sb.len > 0 && sb.len < total);
+	/* What is left starts where the pipe stopped taking it. */
+	assert_int_equal(sb.buf[0], 'a' + (int)((total - sb.len) % 26));
+	while (sb.len) {
+		char buf[65536];
+		ssize_t n = read(fds[0], buf, sizeof(buf));
+		assert_true(n > 0);
+		strbuf_add(&got, buf, (size_t)n);
+		assert_int_equal(strbuf_write_pending(&sb, fds[1]), 0);
+	}
+	for (;;) {
+		char buf[65536];
+		ssize_t n = read(fds[0], buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		strbuf_add(&got, buf, (size_t)n);
+	}
+	assert_int_equal(got.len, total);
+	for (size_t i = 0; i < total; i++)
+		assert_int_equal(got.buf[i], 'a' + (int)(i % 26));
+	/* Nothing pending: nothing written, 0. */
+	assert_int_equal(strbuf_write_pending(&sb, fds[1]), 0);
+	/* The reader gone: -EPIPE (SIGPIPE ignored, as the launcher has it), the buffer kept. */
+	close(fds[0]);
+	signal(SIGPIPE, SIG_IGN);
+	strbuf_addstr(&sb, "lost");
+	assert_int_equal(strbuf_write_pending(&sb, fds[1]), -EPIPE);
+	assert_string_equal(sb.buf, "lost");
+	signal(SIGPIPE, SIG_DFL);
+	close(fds[1]);
+	strbuf_release(&sb);
+	strbuf_release(&got);
 }
 
 static void printable(void **state)
@@ -476,17 +525,12 @@ static void json_saving(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(strbuf_basics),
-		cmocka_unit_test(printable),
-		cmocka_unit_test(strvec_basics),
-		cmocka_unit_test(array_growth),
-		cmocka_unit_test(numbers),
-		cmocka_unit_test(options),
-		cmocka_unit_test(options_operands_stop),
-		cmocka_unit_test(suggestions),
-		cmocka_unit_test(json_helpers),
-		cmocka_unit_test(json_reals),
-		cmocka_unit_test(json_saving),
+		cmocka_unit_test(strbuf_basics), cmocka_unit_test(printable),
+		cmocka_unit_test(write_pending), cmocka_unit_test(strvec_basics),
+		cmocka_unit_test(array_growth),	 cmocka_unit_test(numbers),
+		cmocka_unit_test(options),	 cmocka_unit_test(options_operands_stop),
+		cmocka_unit_test(suggestions),	 cmocka_unit_test(json_helpers),
+		cmocka_unit_test(json_reals),	 cmocka_unit_test(json_saving),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
