@@ -9,6 +9,7 @@
  */
 #include "sparkctl.h"
 
+#include <arpa/inet.h>
 #include <sys/random.h>
 
 #include "bench/nccl_perf.h"
@@ -20,6 +21,8 @@
 #include "probe/procs.h"
 #include "remote/hosts.h"
 #include "remote/session.h"
+#include "remote/lookup.h"
+#include "serve/serve_gate.h"
 #include "serve/serve_plan.h"
 #include "view/progress.h"
 #include "view/serve_view.h"
@@ -70,6 +73,7 @@ static const char serve_description[] =
 struct serve_args {
 	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl;
 	const char *backend, *image, *model_cache, *model_size, *params, *dtype;
+	const char *await_workers, *report_to; /* the start order, in a node's part */
 	struct strvec from;
 	unsigned tp, pp, port, master_port;
 	bool print, json;
@@ -195,6 +199,36 @@ static int check_args(const struct serve_args *a, int n, char **argv, struct ser
 }
 
 /*
+ * A node's part of the start order (serve_gate.h): the head's waits for the
+ * workers' reports, a worker's reports.  An exit status: 5 when the other
+ * side never came.
+ */
+static int run_gate(const struct serve_args *a)
+{
+	const char *spec = a->await_workers ? a->await_workers : a->report_to;
+	struct strbuf err = STRBUF_INIT;
+	char addr[INET_ADDRSTRLEN];
+	unsigned port, n;
+	int r;
+
+	if (a->await_workers && a->report_to)
+		return cmd_usage_error("serve", "--await-workers or --report-to, not both");
+	if (serve_gate_parse(spec, addr, sizeof(addr), &port, &n) < 0)
+		return cmd_usage_error("serve", "'%s': ADDR:PORT:N, ADDR an IPv4 address", spec);
+	if (a->await_workers)
+		r = serve_gate_await(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
+	else
+		r = serve_gate_report(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
+	if (r < 0)
+		cmd_error("serve", "%s", err.buf);
+	else if (a->await_workers)
+		cmd_error("serve", "the %u worker%s up; starting the head", n,
+			  n == 1 ? "'s part is" : "s' parts are");
+	strbuf_release(&err);
+	return r == -ETIMEDOUT ? SPARKCTL_EXIT_TIMEOUT : r < 0 ? SPARKCTL_EXIT_ERROR : 0;
+}
+
+/*
  * The command line into a and o; what follows the first '--' is the
  * engine's (engine_args).  Returns -1 when the command ends here with *ret.
  */
@@ -232,6 +266,10 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 			   "the model's parameters, for the memory check: 8B, 70B"),
 		OPT_CHOICE(0, "dtype", &a->dtype, "TYPE", "bf16|fp16|fp8|fp4",
 			   "the weights' type with --params: bf16 (default), fp16, fp8 or fp4"),
+		OPT_STRING(0, "await-workers", &a->await_workers, "ADDR:PORT:N",
+			   "in the head's part: wait until N workers' parts report at ADDR:PORT"),
+		OPT_STRING(0, "report-to", &a->report_to, "ADDR:PORT:RANK",
+			   "in a worker's part: report to the head's part at ADDR:PORT"),
 		OPT_BOOL(0, "print", &a->print, "print each node's environment and commands"),
 		OPT_BOOL(0, "json", &a->json, "with --print: as JSON"),
 		OPT_HELP(),
@@ -248,6 +286,10 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 		strvec_push(engine_args, argv[i]);
 	o->engine_args = engine_args;
 	n = cmd_parse(cmd, opts, split, argv);
+	if (n >= 0 && (a->await_workers || a->report_to)) {
+		*ret = run_gate(a);
+		return -1;
+	}
 	*ret = n < 0 ? cmd_parse_exit(n) : check_args(a, n, argv, o);
 	return *ret == SPARKCTL_EXIT_OK && n >= 0 ? n : -1;
 }
@@ -384,12 +426,21 @@ static int make_job_id(char **ret)
  * sets) - its variables, then its engine.  The plan has the environment:
  * launch adds no 'sparkctl env' of its own.
  */
-static int make_job(const struct serve_plan *plan, struct launch_node *nodes, size_t *nr,
-		    struct launch_spec *job)
+static int make_job(const struct serve_args *a, const struct serve_plan *plan,
+		    struct launch_node *nodes, size_t *nr, struct launch_spec *job)
 {
 	struct strbuf script = STRBUF_INIT, part = STRBUF_INIT;
+	char *self = proc_self_path_or_name();
+	struct strvec words = STRVEC_INIT;
+	size_t workers = 0;
 	int r;
 
+	for (size_t i = 1; i < plan->nr_nodes; i++) {
+		strbuf_reset(&part);
+		serve_node_script(plan, i, &part);
+		workers += part.len > 0;
+	}
+	remote_sparkctl_words(&words, self, a->remote_sparkctl);
 	*nr = 0;
 	strbuf_addstr(&script, "case \"$NODE_RANK\" in\n");
 	for (size_t i = 0; i < plan->nr_nodes; i++) {
@@ -397,7 +448,18 @@ static int make_job(const struct serve_plan *plan, struct launch_node *nodes, si
 		serve_node_script(plan, i, &part);
 		if (!part.len)
 			continue;
-		strbuf_addf(&script, "%zu)\n%s;;\n", *nr, part.buf);
+		strbuf_addf(&script, "%zu)\n", *nr);
+		if (workers && plan->backend != SERVE_BACKEND_RAY) {
+			/* The workers first, the head last: serve_gate.h. */
+			for (size_t k = 0; k < words.nr; k++) {
+				serve_sh_word(&script, words.v[k]);
+				strbuf_addch(&script, ' ');
+			}
+			strbuf_addf(&script, "serve --%s %s:%u:%zu || exit $?\n",
+				    i ? "report-to" : "await-workers", plan->nodes[0].address,
+				    plan->master_port, i ? (size_t)plan->nodes[i].rank : workers);
+		}
+		strbuf_addf(&script, "%s;;\n", part.buf);
 		nodes[*nr] = (struct launch_node){ .host = plan->nodes[i].host,
 						   .local = host_is_local(plan->nodes[i].host),
 						   .nproc = 1 };
@@ -416,6 +478,8 @@ static int make_job(const struct serve_plan *plan, struct launch_node *nodes, si
 		job->all_local &= nodes[i].local;
 	strbuf_release(&script);
 	strbuf_release(&part);
+	strvec_clear(&words);
+	free(self);
 	return r < 0 ? SPARKCTL_EXIT_ERROR : SPARKCTL_EXIT_OK;
 }
 
@@ -432,7 +496,7 @@ static int start_plan(const struct serve_args *a, const struct serve_plan *plan)
 	int ret;
 
 	launch_spec_init(&job);
-	if ((ret = make_job(plan, nodes, &nr, &job)) != SPARKCTL_EXIT_OK)
+	if ((ret = make_job(a, plan, nodes, &nr, &job)) != SPARKCTL_EXIT_OK)
 		goto out;
 	/* A node that dies is noticed in 15 s, not at the next TCP timeout. */
 	strvec_pushl(&ssh_extra, "ServerAliveInterval=5", "ServerAliveCountMax=3", NULL);

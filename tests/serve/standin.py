@@ -69,7 +69,7 @@ def parse_sglang(argv):
 def record(a):
     d = os.environ["SERVE_STANDIN_DIR"]
     info = {"argv": sys.argv[1:], "env": dict(os.environ), "pid": os.getpid(),
-            "hostname": socket.gethostname()}
+            "hostname": socket.gethostname(), "seen": sorted(os.listdir(d))}
     tmp = os.path.join(d, ".node-%d.json" % a.node_rank)
     with open(tmp, "w") as f:
         json.dump(info, f)

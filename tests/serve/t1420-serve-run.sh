@@ -57,9 +57,18 @@ print(urllib.request.urlopen("http://%s:%s%s" % (sys.argv[1], sys.argv[3], sys.a
 }
 ready() { api /health > /dev/null && [ -f "$TMP/standin/node-1.json" ]; }
 
+# The nodes' sparkctl, through which node1's part reports late: its part is
+# slow to come up, and the head's engine must wait for it.
+cat > "$TMP/sparkctl-slow" << EOF2
+#!/bin/sh
+case " \$* " in *" --report-to "*) sleep 3; : > $TMP/standin/worker-reporting ;; esac
+exec $SPARKCTL "\$@"
+EOF2
+chmod +x "$TMP/sparkctl-slow"
+
 # ---- started: the plan's flags and environment on each node; the API answers
 env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --params 8B \
-  > "$TMP/out" 2> "$TMP/err" &
+  --remote-sparkctl "$TMP/sparkctl-slow" > "$TMP/out" 2> "$TMP/err" &
 serve=$!
 at_exit "kill -KILL $serve 2> /dev/null"
 wait_until 60 "the head's /health" ready
@@ -76,7 +85,10 @@ for rank, addr in ((0, "198.19.177.11"), (1, "198.19.177.12")):
     assert env["VLLM_HOST_IP"] == addr, env["VLLM_HOST_IP"]
     assert env["GLOO_SOCKET_IFNAME"] == env["TP_SOCKET_IFNAME"] == "enp1s0f1np1"
     assert env["NCCL_IB_HCA"] == "=rocep1s0f1,roceP2p1s0f1", env["NCCL_IB_HCA"]
+    # The workers first: the worker's part was up before the head's engine started.
+    assert rank == 1 or "worker-reporting" in d["seen"], d["seen"]
 PY
+contains "$TMP/err" "[node0:0] sparkctl serve: the 1 worker's part is up; starting the head"
 wait_until 10 "the worker's line" grep -q '^\[node1:1\] standin vllm rank 1: joined the head$' "$TMP/out"
 contains "$TMP/out" "[node0:0] standin vllm rank 0: serving on port 8000"
 

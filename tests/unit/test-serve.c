@@ -9,6 +9,9 @@
 
 #include "test_util.h"
 
+#include <sys/wait.h>
+
+#include "serve/serve_gate.h"
 #include "serve/serve_plan.h"
 
 struct pair {
@@ -475,11 +478,62 @@ static void preflight(void **state)
 	findings_release(&f);
 }
 
+/* The start order's gate: its argument, a worker reporting, a worker that never does. */
+static void gate(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	char addr[16];
+	unsigned port, n;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(serve_gate_parse("192.168.177.11:29501:3", addr, sizeof(addr), &port, &n),
+			 0);
+	assert_string_equal(addr, "192.168.177.11");
+	assert_int_equal(port, 29501);
+	assert_int_equal(n, 3);
+	assert_int_equal(serve_gate_parse("spark-01:29501:1", addr, sizeof(addr), &port, &n),
+			 -EINVAL);
+	assert_int_equal(serve_gate_parse("10.0.0.1:0:1", addr, sizeof(addr), &port, &n), -EINVAL);
+	assert_int_equal(serve_gate_parse("10.0.0.1:29501:", addr, sizeof(addr), &port, &n),
+			 -EINVAL);
+	assert_int_equal(serve_gate_parse("10.0.0.1:29501", addr, sizeof(addr), &port, &n),
+			 -EINVAL);
+
+	/* Worker 2 of 2 never reports: the head's part names it. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(serve_gate_report("127.0.0.1", 47391, 1, 30, &err) < 0 ? 1 : 0);
+	assert_int_equal(serve_gate_await("127.0.0.1", 47391, 2, 1, &err), -ETIMEDOUT);
+	assert_string_equal(err.buf, "no report from the worker of rank 2 at 127.0.0.1:47391 "
+				     "within 1 s: its part did not start (see its output)");
+	/* The reported worker learns that the head's part went away. */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 1);
+
+	/* Both report: the head's part goes on, and so do the workers. */
+	strbuf_reset(&err);
+	for (unsigned rank = 1; rank <= 2; rank++)
+		if (!fork())
+			_exit(serve_gate_report("127.0.0.1", 47391, rank, 30, &err) < 0 ? 1 : 0);
+	assert_int_equal(serve_gate_await("127.0.0.1", 47391, 2, 30, &err), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_true(wait(&status) > 0);
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	/* No head's part: the worker gives up after its time. */
+	assert_int_equal(serve_gate_report("127.0.0.1", 47391, 1, 0, &err), -ETIMEDOUT);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parsers),
 		cmocka_unit_test(engine_args),
+		cmocka_unit_test(gate),
 		cmocka_unit_test_setup_teardown(vllm_mp, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(vllm_ray_image, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(other_engines, setup_pair, teardown_pair),
