@@ -4,12 +4,18 @@
  *
  * The plan (every node's environment and the engines' command lines) is
  * src/serve/serve_plan.c, the preflight src/serve/serve_preflight.c, the
- * report view/serve_view.c.  This version prints the plan (--print); it
- * starts nothing.
+ * report view/serve_view.c, the start order serve/serve_gate.c, the
+ * readiness serve/serve_ready.c.  --print prints the plan; without it
+ * vllm (mp) and sglang are started through launch's machinery.
  */
 #include "sparkctl.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/random.h>
 
 #include "bench/nccl_perf.h"
@@ -17,6 +23,8 @@
 #include "cmd/cmd.h"
 #include "inventory/inventory_json.h"
 #include "launch/launcher.h"
+#include "lib/clock.h"
+#include "proc/run.h"
 #include "lib/xalloc.h"
 #include "probe/procs.h"
 #include "remote/hosts.h"
@@ -24,14 +32,20 @@
 #include "remote/lookup.h"
 #include "serve/serve_gate.h"
 #include "serve/serve_plan.h"
+#include "serve/serve_ready.h"
 #include "view/progress.h"
 #include "view/serve_view.h"
 
 /* Milliseconds one remote 'sparkctl topo --json' may take, connection included. */
-#define REMOTE_TIMEOUT_MS 30000
-#define REMOTE_FANOUT	  16
+#define REMOTE_TIMEOUT_MS     30000
+#define REMOTE_FANOUT	      16
+/* --ready-timeout's default: loading a large model from disk takes minutes. */
+#define SERVE_READY_TIMEOUT_S 1800
+/* Between two polls of the head's /health, and the most one may take. */
+#define READY_POLL_MS	      1000
+#define READY_REQUEST_MS      2000
 /* A port option not given. */
-#define PORT_UNSET	  UINT_MAX
+#define PORT_UNSET	      UINT_MAX
 
 static const char *const serve_usage[] = {
 	"sparkctl serve vllm|sglang|trtllm|llamacpp MODEL [--print] [-H HOSTS | --hostfile FILE]\n"
@@ -62,9 +76,12 @@ static const char serve_description[] =
 	"and the preflight: tp x pp against the GPUs, the model's share of each node's\n"
 	"memory (--model-size, or --params x --dtype) with a 20% margin, the ports.\n"
 	"Without --print, vllm (backend mp) and sglang are started through launch's\n"
-	"machinery once the preflight passes: each node's part at once, its output\n"
-	"prefixed by node, the first part that ends ends all, Ctrl-C leaves nothing;\n"
-	"the others only print their plan in this version.\n"
+	"machinery once the preflight passes: the workers first (each worker's part\n"
+	"reports to the head's before the head's engine starts), output prefixed by\n"
+	"node, the first part that ends ends all, Ctrl-C leaves nothing.  Once the\n"
+	"head's /health answers 200 (polled from here), 'ready: http://HEAD:PORT/v1'\n"
+	"on stdout; not by --ready-timeout: everything ended, exit 5.  The other\n"
+	"engines only print their plan in this version.\n"
 	"\n"
 	"The nodes: -H, --hostfile, a Slurm allocation, the cluster file, else this node\n"
 	"(their inventories over SSH); --from saved inventories; --root DIR one node.\n"
@@ -75,7 +92,7 @@ struct serve_args {
 	const char *backend, *image, *model_cache, *model_size, *params, *dtype;
 	const char *await_workers, *report_to; /* the start order, in a node's part */
 	struct strvec from;
-	unsigned tp, pp, port, master_port;
+	unsigned tp, pp, port, master_port, ready_timeout;
 	bool print, json;
 };
 
@@ -266,6 +283,9 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 			   "the model's parameters, for the memory check: 8B, 70B"),
 		OPT_CHOICE(0, "dtype", &a->dtype, "TYPE", "bf16|fp16|fp8|fp4",
 			   "the weights' type with --params: bf16 (default), fp16, fp8 or fp4"),
+		OPT_UINT(0, "ready-timeout", &a->ready_timeout, "S",
+			 "end everything (exit 5) when the head's /health has not answered 200 "
+			 "after S s (default 1800; 0: wait)"),
 		OPT_STRING(0, "await-workers", &a->await_workers, "ADDR:PORT:N",
 			   "in the head's part: wait until N workers' parts report at ADDR:PORT"),
 		OPT_STRING(0, "report-to", &a->report_to, "ADDR:PORT:RANK",
@@ -483,6 +503,131 @@ static int make_job(const struct serve_args *a, const struct serve_plan *plan,
 	return r < 0 ? SPARKCTL_EXIT_ERROR : SPARKCTL_EXIT_OK;
 }
 
+/*
+ * The head's readiness, polled from this host while launch runs the job:
+ * "ready: URL/v1" on stdout once /health answers 200; when it has not after
+ * timeout_s, SIGTERM to this process, which launch takes as the end of the
+ * job (timed_out tells serve why).
+ */
+struct ready_watch {
+	char addr[INET_ADDRSTRLEN];
+	unsigned port, timeout_s;
+	int stop_fd; /* readable: launch is done, stop polling */
+	atomic_bool ready, timed_out;
+};
+
+static void *watch_ready(void *data)
+{
+	struct ready_watch *w = data;
+	uint64_t deadline = monotonic_ms() + (uint64_t)w->timeout_s * 1000;
+	struct pollfd stop = { .fd = w->stop_fd, .events = POLLIN };
+
+	for (;;) {
+		if (serve_http_status(w->addr, w->port, SERVE_READY_PATH, READY_REQUEST_MS) ==
+		    200) {
+			struct strbuf line = STRBUF_INIT;
+			strbuf_addf(&line, "ready: http://%s:%u/v1\n", w->addr, w->port);
+			fflush(stdout);
+			(void)!write(STDOUT_FILENO, line.buf, line.len);
+			strbuf_release(&line);
+			atomic_store(&w->ready, true);
+			return NULL;
+		}
+		if (w->timeout_s && monotonic_ms() >= deadline) {
+			atomic_store(&w->timed_out, true);
+			kill(getpid(), SIGTERM);
+			return NULL;
+		}
+		if (poll(&stop, 1, READY_POLL_MS) > 0)
+			return NULL;
+	}
+}
+
+/*
+ * The head's IPv4 address as this host reaches it - where ssh connects
+ * ('ssh -G': its HostName), 127.0.0.1 for this host - into addr: the
+ * engines' APIs listen on every address of the head, and its fabric
+ * address is often not routed from here.  0, or -errno.
+ */
+static int head_address(const char *host, const char *ssh_program, char addr[INET_ADDRSTRLEN])
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	struct run_job job;
+	char *name = NULL;
+	int r;
+
+	if (host_is_local(host)) {
+		snprintf(addr, INET_ADDRSTRLEN, "127.0.0.1");
+		return 0;
+	}
+	run_job_init(&job);
+	strvec_pushl(&job.argv, ssh_program ? ssh_program : "ssh", "-G", "--", host, NULL);
+	if (run_jobs(&job, 1, 0, 5000, 1 << 20) == 0 && job.status == 0) {
+		for (char *l = job.out.buf; l && *l;
+		     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+			if (!strncmp(l, "hostname ", 9)) {
+				name = xstrndup(l + 9, strcspn(l + 9, "\n"));
+				break;
+			}
+	}
+	run_job_release(&job);
+	r = getaddrinfo(name ? name : host, NULL, &hints, &ai);
+	free(name);
+	if (r)
+		return -EHOSTUNREACH;
+	inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, addr, INET_ADDRSTRLEN);
+	freeaddrinfo(ai);
+	return 0;
+}
+
+/*
+ * The watch of the head's readiness, in a thread of its own that takes no
+ * signal: launch's signals stay blocked from here on, so that a SIGTERM
+ * the watch sends before launch watches them is not lost.  0 or -errno.
+ */
+static int start_watch(const struct serve_plan *plan, unsigned timeout_s, struct ready_watch *w,
+		       pthread_t *t, int stop_pipe[2], sigset_t *old_mask)
+{
+	sigset_t all, launch_signals;
+	int r;
+
+	*w = (struct ready_watch){ .port = plan->port, .timeout_s = timeout_s };
+	if ((r = head_address(plan->nodes[0].host, getenv("SPARKCTL_SSH"), w->addr)) < 0)
+		return r;
+	if (pipe2(stop_pipe, O_CLOEXEC) < 0)
+		return -errno;
+	w->stop_fd = stop_pipe[0];
+	sigemptyset(&launch_signals);
+	sigaddset(&launch_signals, SIGINT);
+	sigaddset(&launch_signals, SIGTERM);
+	sigaddset(&launch_signals, SIGHUP);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &launch_signals, old_mask);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	r = pthread_create(t, NULL, watch_ready, w);
+	pthread_sigmask(SIG_SETMASK, old_mask, NULL);
+	pthread_sigmask(SIG_BLOCK, &launch_signals, NULL);
+	if (r)
+		pthread_sigmask(SIG_SETMASK, old_mask, NULL);
+	return -r;
+}
+
+static void stop_watch(struct ready_watch *w, pthread_t t, const int stop_pipe[2],
+		       const sigset_t *old_mask)
+{
+	(void)!write(stop_pipe[1], "", 1);
+	pthread_join(t, NULL);
+	/* The watch's SIGTERM, when the job had ended by itself meanwhile: taken here. */
+	if (atomic_load(&w->timed_out)) {
+		const struct timespec now = { 0 };
+		sigset_t term;
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		(void)sigtimedwait(&term, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, old_mask, NULL);
+}
+
 /* Start the plan through launch: every part on its node, the first failure ends all. */
 static int start_plan(const struct serve_args *a, const struct serve_plan *plan)
 {
@@ -492,8 +637,12 @@ static int start_plan(const struct serve_args *a, const struct serve_plan *plan)
 	struct strbuf err = STRBUF_INIT;
 	struct launch_spec job;
 	char *self = proc_self_path_or_name();
+	struct ready_watch watch = { 0 };
+	int stop_pipe[2] = { -1, -1 };
+	pthread_t watcher;
+	sigset_t old_mask;
 	size_t nr;
-	int ret;
+	int r, ret;
 
 	launch_spec_init(&job);
 	if ((ret = make_job(a, plan, nodes, &nr, &job)) != SPARKCTL_EXIT_OK)
@@ -518,9 +667,26 @@ static int start_plan(const struct serve_args *a, const struct serve_plan *plan)
 	cmd_error("serve", "starting %s on %zu node%s; its API will be %s",
 		  serve_engine_name(plan->engine), nr, nr == 1 ? "" : "s", plan->url);
 	fflush(stdout);
-	if (launch_run(&o, &res, &err) < 0) {
+	r = start_watch(plan, a->ready_timeout, &watch, &watcher, stop_pipe, &old_mask);
+	if (r < 0) {
+		cmd_error("serve", "cannot watch the head's readiness: %s", strerror(-r));
+		ret = SPARKCTL_EXIT_ERROR;
+		goto out;
+	}
+	r = launch_run(&o, &res, &err);
+	stop_watch(&watch, watcher, stop_pipe, &old_mask);
+	if (r < 0) {
 		cmd_error("serve", "%s", err.buf);
 		ret = SPARKCTL_EXIT_ERROR;
+		goto out;
+	}
+	if (atomic_load(&watch.timed_out)) {
+		cmd_error("serve",
+			  "the head's %s did not answer 200 within %u s (--ready-timeout); every "
+			  "node's part was ended",
+			  SERVE_READY_PATH, a->ready_timeout);
+		launch_result_release(&res);
+		ret = SPARKCTL_EXIT_TIMEOUT;
 		goto out;
 	}
 	if (res.end == LAUNCH_END_UNIT_FAILED) {
@@ -539,6 +705,9 @@ static int start_plan(const struct serve_args *a, const struct serve_plan *plan)
 	ret = res.exit_status;
 	launch_result_release(&res);
 out:
+	for (int i = 0; i < 2; i++)
+		if (stop_pipe[i] >= 0)
+			close(stop_pipe[i]);
 	launch_spec_release(&job);
 	strvec_clear(&ssh_extra);
 	strbuf_release(&err);
@@ -581,7 +750,8 @@ static int run_serve(const struct cmd *cmd, int argc, char **argv)
 				.tp = UINT_MAX,
 				.pp = UINT_MAX,
 				.port = PORT_UNSET,
-				.master_port = PORT_UNSET };
+				.master_port = PORT_UNSET,
+				.ready_timeout = SERVE_READY_TIMEOUT_S };
 	struct strvec engine_args = STRVEC_INIT;
 	struct serve_options o = { 0 };
 	struct doctor_cluster c = { 0 };
@@ -605,10 +775,12 @@ const struct cmd cmd_serve = {
 	.usage = serve_usage,
 	.description = serve_description,
 	.flags = CMD_READS_NODE,
-	.exit_status = "0 printed (or the engines ended well), the status of the first engine "
-		       "that failed; 1 an inventory that cannot be read, a node without a fabric "
-		       "address on the head's subnet, 2 usage (also: tp x pp not the GPUs, a bad "
-		       "port), 3 a node could not be reached or has no fabric port, 4 the "
-		       "preflight found a problem (the plan printed all the same; nothing started)",
+	.exit_status =
+		"0 printed (or the engines ended well), the status of the first engine "
+		"that failed; 5 the head not ready by --ready-timeout (or a worker's part "
+		"never reported); 1 an inventory that cannot be read, a node without a fabric "
+		"address on the head's subnet, 2 usage (also: tp x pp not the GPUs, a bad "
+		"port), 3 a node could not be reached or has no fabric port, 4 the "
+		"preflight found a problem (the plan printed all the same; nothing started)",
 	.max_operands = 2,
 };

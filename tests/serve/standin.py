@@ -5,11 +5,13 @@ As 'vllm' it takes the flags sparkctl gives vLLM (multi-node without Ray);
 as 'python3 -m sglang.launch_server' (standin.py sglang ...) SGLang's
 (--dist-init-addr HOST:PORT); any other flag is refused, as the engines' own
 parsers do.  It records its argv, environment and
-network view in $SERVE_STANDIN_DIR/node-RANK.json; and rendezvous as vLLM's
+network view in $SERVE_STANDIN_DIR/node-RANK.json (with what that directory
+held when it started: "seen"); and rendezvous as vLLM's
 nodes do: the head (--node-rank 0) listens on --master-addr:--master-port
 for the --nnodes - 1 headless workers, which connect (retrying while the
 head is not up) and say their rank.  Once all are there the head serves
-/health and /v1/models on --port.  A lost peer ends it with status 1.
+/health and /v1/models on --port (/health 503 while "loading": health-503
+below).  A lost peer ends it with status 1.
 """
 import argparse
 import http.server
@@ -17,6 +19,7 @@ import json
 import os
 import select
 import socket
+import socketserver
 import sys
 import threading
 import time
@@ -90,8 +93,23 @@ def head(a):
         say(a, "worker %s joined" % rank)
         peers.append(conn)
 
+    # $SERVE_STANDIN_DIR/health-503: /health answers 503 (loading) to that
+    # many requests, or to all ("always"); each 503 counted in health-503-sent.
+    d = os.environ["SERVE_STANDIN_DIR"]
+    try:
+        loading_for = open(os.path.join(d, "health-503")).read().strip()
+    except FileNotFoundError:
+        loading_for = "0"
+    loading = [0]
+
     class Api(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
+            if self.path == "/health" and (loading_for == "always" or loading[0] < int(loading_for)):
+                loading[0] += 1
+                with open(os.path.join(d, "health-503-sent"), "w") as f:
+                    f.write("%d\n" % loading[0])
+                self.send_error(503)
+                return
             if self.path == "/health":
                 body = b""
             elif self.path == "/v1/models":
@@ -107,7 +125,13 @@ def head(a):
         def log_message(self, *args):
             pass
 
-    api = http.server.ThreadingHTTPServer(("0.0.0.0", a.port), Api)
+    class Server(http.server.ThreadingHTTPServer):
+        def server_bind(self):
+            # Not HTTPServer's: its reverse lookup of the name waits for DNS.
+            socketserver.TCPServer.server_bind(self)
+            self.server_name, self.server_port = "standin", a.port
+
+    api = Server(("0.0.0.0", a.port), Api)
     threading.Thread(target=api.serve_forever, daemon=True).start()
     say(a, "serving on port %d" % a.port)
     select.select(peers, [], [])

@@ -19,6 +19,7 @@ hosts=$(cluster_hosts)
 # sglang.launch_server' (any other python3 is the real one), recording into
 # $TMP/standin.
 mkdir "$TMP/standin"
+echo 3 > "$TMP/standin/health-503"
 for n in node0 node1; do
   printf '#!/bin/sh\nSERVE_STANDIN_DIR=%s exec /usr/bin/python3 %s "$@"\n' \
     "$TMP/standin" "$SRCDIR/tests/serve/standin.py" > "$CLUSTER_DIR/$n/bin/vllm"
@@ -66,11 +67,20 @@ exec $SPARKCTL "\$@"
 EOF2
 chmod +x "$TMP/sparkctl-slow"
 
+# serve runs on the client's side of the management network (as
+# cluster_client, but a simple command: $! is serve itself), from where it
+# reaches the head's API as a user would.
+client=(nsenter --net="/run/netns/$CLUSTER_HUB" --)
 # ---- started: the plan's flags and environment on each node; the API answers
-env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --params 8B \
+"${client[@]}" env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --params 8B \
   --remote-sparkctl "$TMP/sparkctl-slow" > "$TMP/out" 2> "$TMP/err" &
 serve=$!
 at_exit "kill -KILL $serve 2> /dev/null"
+# Ready: said once the head's /health answers 200, after its first three
+# answers, 503 (loading), to serve's polls - nothing else asks it before.
+wait_until 60 "serve's ready line" grep -qx "ready: http://$(cluster_lan_ip node0):8000/v1" "$TMP/out"
+[ "$(cat "$TMP/standin/health-503-sent" 2> /dev/null)" = 3 ] ||
+  fail "serve said ready before /health answered 200 (503s sent: $(cat "$TMP/standin/health-503-sent" 2> /dev/null))"
 wait_until 60 "the head's /health" ready
 contains "$TMP/err" "sparkctl serve: starting vllm on 2 nodes; its API will be http://198.19.177.11:8000"
 [ "$(api /v1/models | json_get /dev/stdin 'd["data"][0]["id"]')" = Qwen/Qwen3-8B ] || fail "/v1/models"
@@ -99,9 +109,17 @@ set +e; wait "$serve"; status=$?; set -e
 contains "$TMP/err" "sparkctl serve: the engine on node1 ended with"
 no_survivors "a worker died"
 
+# ---- a head that never becomes ready: everything ended at --ready-timeout, exit 5
+rm -f "$TMP/standin"/*
+echo always > "$TMP/standin/health-503"
+expect 5 cluster_client timeout -s KILL 120 "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --ready-timeout 4
+contains "$TMP/err" "sparkctl serve: the head's /health did not answer 200 within 4 s (--ready-timeout); every node's part was ended"
+lacks "$TMP/out" "ready:"
+no_survivors "--ready-timeout"
+
 # ---- SIGINT to serve ends every part
 rm -f "$TMP/standin"/*
-env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" > "$TMP/out" 2> "$TMP/err" &
+"${client[@]}" env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" > "$TMP/out" 2> "$TMP/err" &
 serve=$!
 at_exit "kill -KILL $serve 2> /dev/null"
 wait_until 60 "the head's /health" ready
@@ -113,7 +131,7 @@ no_survivors "SIGINT"
 
 # ---- sglang: its flags, its rendezvous at --dist-init-addr, its API on 30000
 rm -f "$TMP/standin"/*
-env --default-signal=INT "$SPARKCTL" serve sglang Qwen/Qwen3-8B -H "$hosts" > "$TMP/out" 2> "$TMP/err" &
+"${client[@]}" env --default-signal=INT "$SPARKCTL" serve sglang Qwen/Qwen3-8B -H "$hosts" > "$TMP/out" 2> "$TMP/err" &
 serve=$!
 at_exit "kill -KILL $serve 2> /dev/null"
 wait_until 60 "sglang's /health" api /health 30000
