@@ -91,7 +91,7 @@ struct serve_args {
 	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl;
 	const char *backend, *image, *model_cache, *model_size, *params, *dtype;
 	const char *await_workers, *report_to; /* the start order, in a node's part */
-	struct strvec from;
+	struct strvec from, await_listening;
 	unsigned tp, pp, port, master_port, ready_timeout;
 	bool print, json;
 };
@@ -182,9 +182,9 @@ static int check_args(const struct serve_args *a, int n, char **argv, struct ser
 	    (ret = check_size(a, o)) != SPARKCTL_EXIT_OK)
 		return ret;
 	if (!a->print && !(o->engine == SERVE_ENGINE_VLLM && o->backend == SERVE_BACKEND_MP) &&
-	    o->engine != SERVE_ENGINE_SGLANG)
-		return cmd_usage_error("serve", "this version starts vllm (backend mp) and sglang; "
-						"--print shows the plan of the others");
+	    o->engine != SERVE_ENGINE_SGLANG && o->engine != SERVE_ENGINE_LLAMACPP)
+		return cmd_usage_error("serve", "this version starts vllm (backend mp), sglang and "
+						"llamacpp; --print shows the plan of the others");
 	if (a->json && !a->print)
 		return cmd_usage_error("serve", "--json is for --print");
 	if ((a->from.nr || a->root) && !a->print)
@@ -226,10 +226,25 @@ static int run_gate(const struct serve_args *a)
 	struct strbuf err = STRBUF_INIT;
 	char addr[INET_ADDRSTRLEN];
 	unsigned port, n;
-	int r;
+	int r = 0;
 
-	if (a->await_workers && a->report_to)
-		return cmd_usage_error("serve", "--await-workers or --report-to, not both");
+	if (!!a->await_workers + !!a->report_to + !!a->await_listening.nr > 1)
+		return cmd_usage_error(
+			"serve", "--await-workers, --await-listening or --report-to, one of them");
+	for (size_t i = 0; i < a->await_listening.nr && r == 0; i++) {
+		if (serve_gate_parse_addr(a->await_listening.v[i], addr, sizeof(addr), &port) < 0)
+			return cmd_usage_error("serve", "'%s': ADDR:PORT, ADDR an IPv4 address",
+					       a->await_listening.v[i]);
+		r = serve_gate_listening(addr, port, SERVE_GATE_TIMEOUT_S, &err);
+	}
+	if (a->await_listening.nr) {
+		if (r < 0)
+			cmd_error("serve", "%s", err.buf);
+		else
+			cmd_error("serve", "the workers' servers listen; starting the head");
+		strbuf_release(&err);
+		return r == -ETIMEDOUT ? SPARKCTL_EXIT_TIMEOUT : r < 0 ? SPARKCTL_EXIT_ERROR : 0;
+	}
 	if (serve_gate_parse(spec, addr, sizeof(addr), &port, &n) < 0)
 		return cmd_usage_error("serve", "'%s': ADDR:PORT:N, ADDR an IPv4 address", spec);
 	if (a->await_workers)
@@ -288,6 +303,9 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 			 "after S s (default 1800; 0: wait)"),
 		OPT_STRING(0, "await-workers", &a->await_workers, "ADDR:PORT:N",
 			   "in the head's part: wait until N workers' parts report at ADDR:PORT"),
+		OPT_LIST(0, "await-listening", &a->await_listening, "ADDR:PORT",
+			 "in the head's part: wait until a worker's server listens at ADDR:PORT; "
+			 "repeat"),
 		OPT_STRING(0, "report-to", &a->report_to, "ADDR:PORT:RANK",
 			   "in a worker's part: report to the head's part at ADDR:PORT"),
 		OPT_BOOL(0, "print", &a->print, "print each node's environment and commands"),
@@ -306,7 +324,7 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 		strvec_push(engine_args, argv[i]);
 	o->engine_args = engine_args;
 	n = cmd_parse(cmd, opts, split, argv);
-	if (n >= 0 && (a->await_workers || a->report_to)) {
+	if (n >= 0 && (a->await_workers || a->report_to || a->await_listening.nr)) {
 		*ret = run_gate(a);
 		return -1;
 	}
@@ -440,6 +458,16 @@ static int make_job_id(char **ret)
 	return 0;
 }
 
+/* The head's part of llama.cpp waits for every worker's rpc-server (serve_gate.h). */
+static void await_rpc_servers(const struct serve_plan *plan, struct strbuf *script)
+{
+	strbuf_addstr(script, "serve");
+	for (size_t i = 1; i < plan->nr_nodes; i++)
+		strbuf_addf(script, " --await-listening %s:%u", plan->nodes[i].address,
+			    plan->master_port);
+	strbuf_addstr(script, " || exit $?\n");
+}
+
 /*
  * The job launch runs: on each node with steps of its own, one unit, a
  * shell that takes the node's part by its index (NODE_RANK, which launch
@@ -469,15 +497,23 @@ static int make_job(const struct serve_args *a, const struct serve_plan *plan,
 		if (!part.len)
 			continue;
 		strbuf_addf(&script, "%zu)\n", *nr);
-		if (workers && plan->backend != SERVE_BACKEND_RAY) {
-			/* The workers first, the head last: serve_gate.h. */
+		/*
+		 * The workers first, the head last (serve_gate.h): llama-server
+		 * connects once to each rpc-server, the others' workers report.
+		 */
+		if (workers && plan->backend != SERVE_BACKEND_RAY &&
+		    (plan->engine != SERVE_ENGINE_LLAMACPP || !i)) {
 			for (size_t k = 0; k < words.nr; k++) {
 				serve_sh_word(&script, words.v[k]);
 				strbuf_addch(&script, ' ');
 			}
-			strbuf_addf(&script, "serve --%s %s:%u:%zu || exit $?\n",
-				    i ? "report-to" : "await-workers", plan->nodes[0].address,
-				    plan->master_port, i ? (size_t)plan->nodes[i].rank : workers);
+			if (plan->engine == SERVE_ENGINE_LLAMACPP)
+				await_rpc_servers(plan, &script);
+			else
+				strbuf_addf(&script, "serve --%s %s:%u:%zu || exit $?\n",
+					    i ? "report-to" : "await-workers",
+					    plan->nodes[0].address, plan->master_port,
+					    i ? (size_t)plan->nodes[i].rank : workers);
 		}
 		strbuf_addf(&script, "%s;;\n", part.buf);
 		nodes[*nr] = (struct launch_node){ .host = plan->nodes[i].host,
@@ -747,6 +783,7 @@ out:
 static int run_serve(const struct cmd *cmd, int argc, char **argv)
 {
 	struct serve_args a = { .from = STRVEC_INIT,
+				.await_listening = STRVEC_INIT,
 				.tp = UINT_MAX,
 				.pp = UINT_MAX,
 				.port = PORT_UNSET,
@@ -764,6 +801,7 @@ static int run_serve(const struct cmd *cmd, int argc, char **argv)
 out:
 	doctor_cluster_release(&c);
 	strvec_clear(&a.from);
+	strvec_clear(&a.await_listening);
 	strvec_clear(&engine_args);
 	return ret;
 }

@@ -46,6 +46,16 @@ int serve_gate_parse(const char *s, char *addr, size_t addr_size, unsigned *port
 	return 0;
 }
 
+int serve_gate_parse_addr(const char *s, char *addr, size_t addr_size, unsigned *port)
+{
+	char with_count[128];
+	unsigned zero;
+
+	if ((size_t)snprintf(with_count, sizeof(with_count), "%s:0", s) >= sizeof(with_count))
+		return -EINVAL;
+	return serve_gate_parse(with_count, addr, addr_size, port, &zero);
+}
+
 static int sockaddr_of(const char *addr, unsigned port, struct sockaddr_in *sa)
 {
 	*sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -171,34 +181,65 @@ out:
 	return ret;
 }
 
+/*
+ * Connect to sa until deadline, retrying while nothing listens: 0 with the
+ * socket in *fd, or -ETIMEDOUT / -errno with what (the head's part, ...) in err.
+ */
+static int connect_retry(const struct sockaddr_in *sa, const char *addr, unsigned port,
+			 uint64_t deadline, unsigned timeout_s, const char *what, int *fd,
+			 struct strbuf *err)
+{
+	int last = 0;
+
+	for (;;) {
+		*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (*fd < 0)
+			return -errno;
+		if (connect(*fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+			return 0;
+		last = errno;
+		close(*fd);
+		*fd = -1;
+		if (!remaining_ms(deadline)) {
+			strbuf_addf(err, "%s at %s:%u did not answer within %u s: %s", what, addr,
+				    port, timeout_s, strerror(last));
+			return -ETIMEDOUT;
+		}
+		usleep(GATE_RETRY_MS * 1000);
+	}
+}
+
+int serve_gate_listening(const char *addr, unsigned port, unsigned timeout_s, struct strbuf *err)
+{
+	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_s * 1000;
+	struct sockaddr_in sa;
+	int fd = -1, ret;
+
+	if ((ret = sockaddr_of(addr, port, &sa)) < 0) {
+		strbuf_addf(err, "'%s' is not an IPv4 address", addr);
+		return ret;
+	}
+	ret = connect_retry(&sa, addr, port, deadline, timeout_s, "the worker's server", &fd, err);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
 int serve_gate_report(const char *addr, unsigned port, unsigned rank, unsigned timeout_s,
 		      struct strbuf *err)
 {
 	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_s * 1000;
 	struct sockaddr_in sa;
 	char line[32];
-	int fd = -1, ret, last = 0;
+	int fd = -1, ret;
 
 	if ((ret = sockaddr_of(addr, port, &sa)) < 0) {
 		strbuf_addf(err, "'%s' is not an IPv4 address", addr);
 		return ret;
 	}
-	for (;;) {
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -errno;
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			break;
-		last = errno;
-		close(fd);
-		fd = -1;
-		if (!remaining_ms(deadline)) {
-			strbuf_addf(err, "the head's part at %s:%u did not answer within %u s: %s",
-				    addr, port, timeout_s, strerror(last));
-			return -ETIMEDOUT;
-		}
-		usleep(GATE_RETRY_MS * 1000);
-	}
+	if ((ret = connect_retry(&sa, addr, port, deadline, timeout_s, "the head's part", &fd,
+				 err)) < 0)
+		return ret;
 	snprintf(line, sizeof(line), "%u\n", rank);
 	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
 		ret = -errno;

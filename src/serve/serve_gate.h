@@ -25,6 +25,9 @@
  */
 int serve_gate_parse(const char *s, char *addr, size_t addr_size, unsigned *port, unsigned *n);
 
+/* "ADDR:PORT" into its parts: 0, or -EINVAL. */
+int serve_gate_parse_addr(const char *s, char *addr, size_t addr_size, unsigned *port);
+
 /*
  * The head's side: listen on addr:port and wait until the workers of
  * ranks 1..workers have each reported, for at most timeout_s.  0;
@@ -40,5 +43,13 @@ int serve_gate_await(const char *addr, unsigned port, unsigned workers, unsigned
  */
 int serve_gate_report(const char *addr, unsigned port, unsigned rank, unsigned timeout_s,
 		      struct strbuf *err);
+
+/*
+ * The head's side where the workers run servers that the head's engine
+ * connects to once, without retrying (llama.cpp's rpc-server): wait until
+ * addr:port accepts a connection, for at most timeout_s.  0; -ETIMEDOUT
+ * with the reason in err; -errno.
+ */
+int serve_gate_listening(const char *addr, unsigned port, unsigned timeout_s, struct strbuf *err);
 
 #endif

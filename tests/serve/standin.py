@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""A stand-in for 'vllm serve' and SGLang's server in the tests of sparkctl serve.
+"""A stand-in for 'vllm serve', SGLang's server and llama.cpp's rpc-server and
+llama-server in the tests of sparkctl serve.
 
 As 'vllm' it takes the flags sparkctl gives vLLM (multi-node without Ray);
 as 'python3 -m sglang.launch_server' (standin.py sglang ...) SGLang's
@@ -93,6 +94,13 @@ def head(a):
         say(a, "worker %s joined" % rank)
         peers.append(conn)
 
+    serve_api(a, peers)
+    say(a, "a worker was lost")
+    return 1
+
+
+def serve_api(a, peers):
+    """/health and /v1/models on --port, until a peer goes away."""
     # $SERVE_STANDIN_DIR/health-503: /health answers 503 (loading) to that
     # many requests, or to all ("always"); each 503 counted in health-503-sent.
     d = os.environ["SERVE_STANDIN_DIR"]
@@ -133,10 +141,8 @@ def head(a):
 
     api = Server(("0.0.0.0", a.port), Api)
     threading.Thread(target=api.serve_forever, daemon=True).start()
-    say(a, "serving on port %d" % a.port)
+    print("standin %s: serving on port %d" % ("vllm rank 0" if not hasattr(a, "rpc") else "llama-server", a.port), flush=True)
     select.select(peers, [], [])
-    say(a, "a worker was lost")
-    return 1
 
 
 def worker(a):
@@ -158,7 +164,69 @@ def worker(a):
     return 1
 
 
+def record_as(name):
+    d = os.environ["SERVE_STANDIN_DIR"]
+    info = {"argv": sys.argv[1:], "env": dict(os.environ), "pid": os.getpid(),
+            "hostname": socket.gethostname(), "seen": sorted(os.listdir(d))}
+    with open(os.path.join(d, "." + name), "w") as f:
+        json.dump(info, f)
+    os.rename(os.path.join(d, "." + name), os.path.join(d, name))
+
+
+def rpc_server(argv):
+    """llama.cpp's rpc-server: --host ADDR --port PORT; serves whoever connects."""
+    p = argparse.ArgumentParser(prog="rpc-server")
+    p.add_argument("--host", required=True)
+    p.add_argument("--port", type=int, required=True)
+    a = p.parse_args(argv)
+    listener = socket.create_server((a.host, a.port))
+    record_as("rpc-server-%s.json" % socket.gethostname())
+    print("standin rpc-server: listening on %s:%d" % (a.host, a.port), flush=True)
+    while True:
+        conn, peer = listener.accept()
+        # llama-server says hello; a probe of the port says nothing and goes.
+        if conn.makefile().readline().strip() == "llama-server":
+            print("standin rpc-server: llama-server connected", flush=True)
+            conn.recv(1)
+            print("standin rpc-server: llama-server went away", flush=True)
+        conn.close()
+
+
+def llama_server(argv):
+    """llama-server -m FILE | -hf REPO --rpc ADDR:PORT,... -ngl N --host H --port P."""
+    p = argparse.ArgumentParser(prog="llama-server")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("-m")
+    g.add_argument("-hf")
+    p.add_argument("--rpc", required=True)
+    p.add_argument("-ngl", type=int, required=True)
+    p.add_argument("--host", required=True)
+    p.add_argument("--port", type=int, required=True)
+    a = p.parse_args(argv)
+    a.model, a.node_rank = a.m or a.hf, 0
+    record_as("llama-server.json")
+    # As llama.cpp's RPC backend: one connection to each server, no retry.
+    peers = []
+    for addr in a.rpc.split(","):
+        host, port = addr.rsplit(":", 1)
+        try:
+            conn = socket.create_connection((host, int(port)), timeout=5)
+        except OSError as e:
+            print("standin llama-server: failed to connect to %s: %s" % (addr, e), flush=True)
+            return 1
+        conn.sendall(b"llama-server\n")
+        peers.append(conn)
+    print("standin llama-server: connected to %d rpc-servers" % len(peers), flush=True)
+    serve_api(a, peers)
+    print("standin llama-server: an rpc-server was lost", flush=True)
+    return 1
+
+
 def main():
+    if sys.argv[1:2] == ["rpc-server"]:
+        return rpc_server(sys.argv[2:])
+    if sys.argv[1:2] == ["llama-server"]:
+        return llama_server(sys.argv[2:])
     if sys.argv[1:2] == ["sglang"]:
         del sys.argv[1]
         a = parse_sglang(sys.argv[1:])

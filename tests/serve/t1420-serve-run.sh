@@ -31,7 +31,14 @@ if [ "\$1 \$2" = "-m sglang.launch_server" ]; then
 fi
 exec /usr/bin/python3 "\$@"
 EOF2
-  chmod +x "$CLUSTER_DIR/$n/bin/vllm" "$CLUSTER_DIR/$n/bin/python3"
+  # rpc-server slow to come up: llama-server must not start before it listens.
+  for prog in rpc-server llama-server; do
+    printf '#!/bin/sh\n%sSERVE_STANDIN_DIR=%s exec /usr/bin/python3 %s %s "$@"\n' \
+      "$([ $prog = rpc-server ] && echo 'sleep 2; ')" \
+      "$TMP/standin" "$SRCDIR/tests/serve/standin.py" $prog > "$CLUSTER_DIR/$n/bin/$prog"
+  done
+  chmod +x "$CLUSTER_DIR/$n/bin/vllm" "$CLUSTER_DIR/$n/bin/python3" \
+    "$CLUSTER_DIR/$n/bin/rpc-server" "$CLUSTER_DIR/$n/bin/llama-server"
 done
 
 # job_left NODE: the processes of the node's namespace but its sshd, "pid command" each.
@@ -149,6 +156,34 @@ kill -INT "$serve"
 set +e; wait "$serve"; status=$?; set -e
 [ "$status" = 130 ] || { cat "$TMP/err" >&2; fail "serve sglang exited $status after SIGINT, expected 130"; }
 no_survivors "SIGINT to serve sglang"
+
+# ---- llamacpp: rpc-server on the worker, bound to its fabric address, up
+# before llama-server on the head connects to it (once, without retry, as
+# llama.cpp does); ready; the rpc-server killed ends every part
+rm -f "$TMP/standin"/*
+"${client[@]}" env --default-signal=INT "$SPARKCTL" serve llamacpp /models/q.gguf -H "$hosts" \
+  > "$TMP/out" 2> "$TMP/err" &
+serve=$!
+at_exit "kill -KILL $serve 2> /dev/null"
+wait_until 60 "llamacpp's ready line" grep -qx "ready: http://$(cluster_lan_ip node0):8080/v1" "$TMP/out"
+contains "$TMP/err" "[node0:0] sparkctl serve: the workers' servers listen; starting the head"
+contains "$TMP/out" "[node0:0] standin llama-server: connected to 1 rpc-servers"
+/usr/bin/python3 - "$TMP/standin" << 'PY' || fail "a llamacpp node's part is not its plan"
+import json, sys
+rpc = json.load(open("%s/rpc-server-node1.json" % sys.argv[1]))
+assert rpc["argv"] == ["rpc-server", "--host", "198.19.177.12", "--port", "50052"], rpc["argv"]
+head = json.load(open("%s/llama-server.json" % sys.argv[1]))
+assert head["hostname"] == "node0"
+assert " ".join(head["argv"]) == ("llama-server -m /models/q.gguf --rpc 198.19.177.12:50052 -ngl 999 "
+                                  "--host 0.0.0.0 --port 8080"), head["argv"]
+# The worker's server was up before the head's engine started.
+assert "rpc-server-node1.json" in head["seen"], head["seen"]
+PY
+kill -KILL "$(json_get "$TMP/standin/rpc-server-node1.json" 'd["pid"]')"
+set +e; wait "$serve"; status=$?; set -e
+[ "$status" != 0 ] || fail "serve llamacpp exited 0 after the rpc-server died"
+contains "$TMP/err" "sparkctl serve: the engine on node1 ended with"
+no_survivors "the rpc-server died"
 
 # ---- a preflight failure starts nothing
 rm -f "$TMP/standin"/*

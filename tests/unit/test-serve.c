@@ -9,6 +9,9 @@
 
 #include "test_util.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "serve/serve_gate.h"
@@ -522,6 +525,24 @@ static void gate(void **state)
 	for (int i = 0; i < 2; i++) {
 		assert_true(wait(&status) > 0);
 		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	/* llama.cpp's head waits for a worker's server: none listens, then one does. */
+	assert_int_equal(serve_gate_parse_addr("10.0.0.2:50052", addr, sizeof(addr), &port), 0);
+	assert_string_equal(addr, "10.0.0.2");
+	assert_int_equal(port, 50052);
+	assert_int_equal(serve_gate_parse_addr("10.0.0.2", addr, sizeof(addr), &port), -EINVAL);
+	strbuf_reset(&err);
+	assert_int_equal(serve_gate_listening("127.0.0.1", 47391, 0, &err), -ETIMEDOUT);
+	assert_non_null(strstr(err.buf, "the worker's server at 127.0.0.1:47391 did not answer"));
+	{
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(47391) };
+		int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_int_equal(setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+		assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(listen(lfd, 1), 0);
+		assert_int_equal(serve_gate_listening("127.0.0.1", 47391, 5, &err), 0);
+		close(lfd);
 	}
 	/* No head's part: the worker gives up after its time. */
 	assert_int_equal(serve_gate_report("127.0.0.1", 47391, 1, 0, &err), -ETIMEDOUT);
