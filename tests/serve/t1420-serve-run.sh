@@ -191,3 +191,39 @@ expect 4 timeout -s INT 30 "$SPARKCTL" serve vllm Qwen/Qwen3-235B-A22B -H "$host
 contains "$TMP/err" "sparkctl serve: preflight: serve.memory node0: its share of the weights"
 [ ! -e "$TMP/standin/node-0.json" ] || fail "started despite the preflight"
 nothing_left || fail "something runs after a refused preflight"
+
+# ---- the preflight on the nodes: a port taken on the head, named with what
+# listens there; nothing started
+rm -f "$TMP/standin"/*
+ip netns exec "$(cluster_ns node0)" /usr/bin/python3 -c 'import socket, time
+s = socket.create_server(("0.0.0.0", 8000)); time.sleep(600)' &
+squatter=$!
+at_exit "kill -KILL $squatter 2> /dev/null"
+squat_listens() { ip netns exec "$(cluster_ns node0)" ss -Hltn | grep -q ':8000 '; }
+wait_until 30 "the squatter on node0:8000" squat_listens
+expect 4 "${client[@]}" timeout -s KILL 120 "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts"
+contains "$TMP/err" "sparkctl serve: preflight: serve.ports_free node0: port 8000 on node0 is taken: python3 (pid $squatter) at 0.0.0.0:8000 (stop what listens there, or choose another port (--port, --master-port))"
+[ ! -e "$TMP/standin/node-0.json" ] || fail "started despite a port taken"
+kill -KILL $squatter
+wait $squatter 2> /dev/null || true
+expect 0 "${client[@]}" "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --print
+contains "$TMP/out" "# PASS serve.ports_free node0: ports 8000, 29501 free on node0"
+lacks "$TMP/out" "serve.ports_free node1" # a vLLM worker listens on no fixed port
+
+# ---- with --image: the image's id on each node (a stand-in docker), node1's differs
+for n in node0 node1; do
+  id=sha256:aaaa; [ $n = node1 ] && id=sha256:bbbb
+  printf '#!/bin/sh\n[ "$1 $2 $3 $4" = "image inspect --format {{.Id}}" ] || exit 2\n[ "$5" = nvcr.io/nvidia/vllm:25.11-py3 ] || { echo "Error: No such image: $5" >&2; exit 1; }\necho %s\n' \
+    "$id" > "$CLUSTER_DIR/$n/bin/docker"
+  chmod +x "$CLUSTER_DIR/$n/bin/docker"
+done
+expect 4 "${client[@]}" "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --image nvcr.io/nvidia/vllm:25.11-py3 --print
+contains "$TMP/out" "# FAIL serve.image node1: nvcr.io/nvidia/vllm:25.11-py3 is sha256:bbbb on node1, but sha256:aaaa on the head node0"
+contains "$TMP/err" "sparkctl serve: preflight: serve.image node1:"
+lacks "$TMP/out" "serve.image node0"
+expect 4 "${client[@]}" "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --image other:1 --print
+contains "$TMP/out" "# FAIL serve.image node0: other:1 is not on node0: Error: No such image: other:1"
+sed -i 's/bbbb/aaaa/' "$CLUSTER_DIR/node1/bin/docker"
+expect 0 "${client[@]}" "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --image nvcr.io/nvidia/vllm:25.11-py3 --print
+contains "$TMP/out" "# PASS serve.image: nvcr.io/nvidia/vllm:25.11-py3 is sha256:aaaa on every node"
+rm "$CLUSTER_DIR/node1/bin/docker"

@@ -402,6 +402,15 @@ static const struct finding *only(const struct findings *f, const char *id, cons
 	return found;
 }
 
+/* The finding of check id about node, or NULL. */
+static const struct finding *find(const struct findings *f, const char *id, const char *node)
+{
+	for (size_t i = 0; i < f->nr; i++)
+		if (streq(f->items[i].check_id, id) && streq(f->items[i].node, node))
+			return &f->items[i];
+	return NULL;
+}
+
 static void preflight(void **state)
 {
 	struct pair *p = *state;
@@ -549,6 +558,70 @@ static void gate(void **state)
 	strbuf_release(&err);
 }
 
+/* The preflight on the nodes: what listens (ss -Hltnp) and the image's id, as the nodes say. */
+static void node_facts(void **state)
+{
+	struct pair *p = *state;
+	struct serve_options o = vllm_options();
+	struct serve_node_facts facts[2] = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	struct findings f = { 0 };
+	struct serve_plan plan;
+	const struct finding *x;
+
+	o.image = "img:1";
+	assert_int_equal(serve_plan_build(&o, p->in, 2, &plan, &err), 0);
+	serve_facts_parse(
+		"#ss\n"
+		"LISTEN 0 4096 0.0.0.0:22 0.0.0.0:* users:((\"sshd\",pid=7,fd=3))\n"
+		"LISTEN 0 2048 0.0.0.0:8000 0.0.0.0:* users:((\"python3\",pid=812,fd=5))\n"
+		"#image 0 sha256:aaaa\n",
+		&facts[0]);
+	serve_facts_parse("#ss\n"
+			  "LISTEN 0 128 [::]:18000 [::]:*\n"
+			  "#image 0 sha256:bbbb\n",
+			  &facts[1]);
+	assert_true(facts[0].has_ss);
+	assert_int_equal(facts[0].image_status, 0);
+	assert_string_equal(facts[1].image_id, "sha256:bbbb");
+	serve_check_node_facts(&plan, facts, &f);
+	x = only(&f, "serve.ports_free", "spark-01");
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_string_equal(x->message,
+			    "port 8000 on spark-01 is taken: python3 (pid 812) at 0.0.0.0:8000");
+	/* A vLLM worker listens on no port of its own; 18000 is not 8000. */
+	assert_null(find(&f, "serve.ports_free", "spark-02"));
+	x = only(&f, "serve.image", "spark-02");
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_string_equal(
+		x->message,
+		"img:1 is sha256:bbbb on spark-02, but sha256:aaaa on the head spark-01");
+	assert_null(find(&f, "serve.image", "cluster"));
+	findings_release(&f);
+
+	/* Free ports and one image: PASS; docker missing: a FAIL that says so. */
+	serve_node_facts_release(&facts[0]);
+	serve_node_facts_release(&facts[1]);
+	serve_facts_parse("#ss\n#image 0 sha256:aaaa\n", &facts[0]);
+	serve_facts_parse("#image 0 sha256:aaaa\n", &facts[1]);
+	serve_check_node_facts(&plan, facts, &f);
+	assert_int_equal(only(&f, "serve.ports_free", "spark-01")->status, CHECK_PASS);
+	assert_string_equal(only(&f, "serve.image", "cluster")->message,
+			    "img:1 is sha256:aaaa on every node");
+	findings_release(&f);
+	serve_node_facts_release(&facts[1]);
+	serve_facts_parse("#image 127 docker: not found on this node\n", &facts[1]);
+	serve_check_node_facts(&plan, facts, &f);
+	x = only(&f, "serve.image", "spark-02");
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_string_equal(x->message, "img:1: docker is not on spark-02");
+	findings_release(&f);
+	serve_node_facts_release(&facts[0]);
+	serve_node_facts_release(&facts[1]);
+	serve_plan_release(&plan);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -560,6 +633,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(other_engines, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(refused, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(preflight, setup_pair, teardown_pair),
+		cmocka_unit_test_setup_teardown(node_facts, setup_pair, teardown_pair),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
