@@ -673,8 +673,9 @@ static int start_watch(const struct serve_plan *plan, unsigned timeout_s, struct
 	int r;
 
 	*w = (struct ready_watch){ .port = plan->port, .timeout_s = timeout_s };
-	if ((r = head_address(plan->nodes[0].host, getenv("SPARKCTL_SSH"), w->addr)) < 0)
-		return r;
+	/* Not known by name: its fabric address, which may be routed from here. */
+	if (head_address(plan->nodes[0].host, getenv("SPARKCTL_SSH"), w->addr) < 0)
+		snprintf(w->addr, sizeof(w->addr), "%s", plan->nodes[0].address);
 	if (pipe2(stop_pipe, O_CLOEXEC) < 0)
 		return -errno;
 	w->stop_fd = stop_pipe[0];
