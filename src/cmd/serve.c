@@ -6,7 +6,7 @@
  * src/serve/serve_plan.c, the preflight src/serve/serve_preflight.c, the
  * report view/serve_view.c, the start order serve/serve_gate.c, the
  * readiness serve/serve_ready.c.  --print prints the plan; without it
- * vllm (mp) and sglang are started through launch's machinery.
+ * vllm, sglang and llamacpp are started through launch's machinery.
  */
 #include "sparkctl.h"
 
@@ -53,7 +53,7 @@ static const char *const serve_usage[] = {
 	"PORT]\n"
 	"                    [--image IMAGE [--model-cache DIR]] [--model-size SIZE | --params N "
 	"[--dtype T]]\n"
-	"                    [--json] [-- ENGINE_ARG...]",
+	"                    [--ready-timeout S] [--json] [-- ENGINE_ARG...]",
 	"sparkctl serve ENGINE MODEL --print --from FILE... [options] [-- ENGINE_ARG...]",
 	NULL,
 };
@@ -75,13 +75,13 @@ static const char serve_description[] =
 	"--print shows every node's environment and the command lines in start order,\n"
 	"and the preflight: tp x pp against the GPUs, the model's share of each node's\n"
 	"memory (--model-size, or --params x --dtype) with a 20% margin, the ports.\n"
-	"Without --print, vllm (backend mp) and sglang are started through launch's\n"
-	"machinery once the preflight passes: the workers first (each worker's part\n"
-	"reports to the head's before the head's engine starts), output prefixed by\n"
-	"node, the first part that ends ends all, Ctrl-C leaves nothing.  Once the\n"
-	"head's /health answers 200 (polled from here), 'ready: http://HEAD:PORT/v1'\n"
-	"on stdout; not by --ready-timeout: everything ended, exit 5.  The other\n"
-	"engines only print their plan in this version.\n"
+	"Without --print, vllm (mp and ray), sglang and llamacpp are started through\n"
+	"launch's machinery once the preflight passes: the workers first (each\n"
+	"worker's part reports to, or is waited for by, the head's before the head's\n"
+	"engine starts), output prefixed by node, the first part that ends ends all,\n"
+	"Ctrl-C leaves nothing.  Once the head's /health answers 200 (polled from\n"
+	"here), 'ready: http://HEAD:PORT/v1' on stdout; not by --ready-timeout:\n"
+	"everything ended, exit 5.  trtllm only prints its plan in this version.\n"
 	"\n"
 	"The nodes: -H, --hostfile, a Slurm allocation, the cluster file, else this node\n"
 	"(their inventories over SSH); --from saved inventories; --root DIR one node.\n"
@@ -90,7 +90,7 @@ static const char serve_description[] =
 struct serve_args {
 	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl;
 	const char *backend, *image, *model_cache, *model_size, *params, *dtype;
-	const char *await_workers, *report_to; /* the start order, in a node's part */
+	const char *await_workers, *await_peers, *report_to; /* the start order, in a part */
 	struct strvec from, await_listening;
 	unsigned tp, pp, port, master_port, ready_timeout;
 	bool print, json;
@@ -181,10 +181,9 @@ static int check_args(const struct serve_args *a, int n, char **argv, struct ser
 	    (ret = check_ports(a, o)) != SPARKCTL_EXIT_OK ||
 	    (ret = check_size(a, o)) != SPARKCTL_EXIT_OK)
 		return ret;
-	if (!a->print && !(o->engine == SERVE_ENGINE_VLLM && o->backend == SERVE_BACKEND_MP) &&
-	    o->engine != SERVE_ENGINE_SGLANG && o->engine != SERVE_ENGINE_LLAMACPP)
-		return cmd_usage_error("serve", "this version starts vllm (backend mp), sglang and "
-						"llamacpp; --print shows the plan of the others");
+	if (!a->print && o->engine == SERVE_ENGINE_TRTLLM)
+		return cmd_usage_error("serve", "this version starts vllm, sglang and llamacpp; "
+						"--print shows the plan of trtllm");
 	if (a->json && !a->print)
 		return cmd_usage_error("serve", "--json is for --print");
 	if ((a->from.nr || a->root) && !a->print)
@@ -222,15 +221,17 @@ static int check_args(const struct serve_args *a, int n, char **argv, struct ser
  */
 static int run_gate(const struct serve_args *a)
 {
-	const char *spec = a->await_workers ? a->await_workers : a->report_to;
+	const char *spec = a->await_workers ? a->await_workers
+			   : a->await_peers ? a->await_peers
+					    : a->report_to;
 	struct strbuf err = STRBUF_INIT;
 	char addr[INET_ADDRSTRLEN];
 	unsigned port, n;
 	int r = 0;
 
-	if (!!a->await_workers + !!a->report_to + !!a->await_listening.nr > 1)
-		return cmd_usage_error(
-			"serve", "--await-workers, --await-listening or --report-to, one of them");
+	if (!!a->await_workers + !!a->await_peers + !!a->report_to + !!a->await_listening.nr > 1)
+		return cmd_usage_error("serve", "--await-workers, --await-peers, --await-listening "
+						"or --report-to, one of them");
 	for (size_t i = 0; i < a->await_listening.nr && r == 0; i++) {
 		if (serve_gate_parse_addr(a->await_listening.v[i], addr, sizeof(addr), &port) < 0)
 			return cmd_usage_error("serve", "'%s': ADDR:PORT, ADDR an IPv4 address",
@@ -247,12 +248,17 @@ static int run_gate(const struct serve_args *a)
 	}
 	if (serve_gate_parse(spec, addr, sizeof(addr), &port, &n) < 0)
 		return cmd_usage_error("serve", "'%s': ADDR:PORT:N, ADDR an IPv4 address", spec);
-	if (a->await_workers)
+	if (a->await_peers)
+		r = serve_gate_peers(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
+	else if (a->await_workers)
 		r = serve_gate_await(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
 	else
 		r = serve_gate_report(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
 	if (r < 0)
 		cmd_error("serve", "%s", err.buf);
+	else if (a->await_peers)
+		cmd_error("serve", "the %u worker%s joined; starting the head", n,
+			  n == 1 ? "" : "s");
 	else if (a->await_workers)
 		cmd_error("serve", "the %u worker%s up; starting the head", n,
 			  n == 1 ? "'s part is" : "s' parts are");
@@ -299,13 +305,16 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 		OPT_CHOICE(0, "dtype", &a->dtype, "TYPE", "bf16|fp16|fp8|fp4",
 			   "the weights' type with --params: bf16 (default), fp16, fp8 or fp4"),
 		OPT_UINT(0, "ready-timeout", &a->ready_timeout, "S",
-			 "end everything (exit 5) when the head's /health has not answered 200 "
-			 "after S s (default 1800; 0: wait)"),
+			 "end all (exit 5) if the head's /health is not 200 after S s (default "
+			 "1800; 0: wait)"),
 		OPT_STRING(0, "await-workers", &a->await_workers, "ADDR:PORT:N",
 			   "in the head's part: wait until N workers' parts report at ADDR:PORT"),
 		OPT_LIST(0, "await-listening", &a->await_listening, "ADDR:PORT",
 			 "in the head's part: wait until a worker's server listens at ADDR:PORT; "
 			 "repeat"),
+		OPT_STRING(0, "await-peers", &a->await_peers, "ADDR:PORT:N",
+			   "in the head's part: wait until N other nodes hold a connection to "
+			   "ADDR:PORT"),
 		OPT_STRING(0, "report-to", &a->report_to, "ADDR:PORT:RANK",
 			   "in a worker's part: report to the head's part at ADDR:PORT"),
 		OPT_BOOL(0, "print", &a->print, "print each node's environment and commands"),
@@ -324,7 +333,8 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 		strvec_push(engine_args, argv[i]);
 	o->engine_args = engine_args;
 	n = cmd_parse(cmd, opts, split, argv);
-	if (n >= 0 && (a->await_workers || a->report_to || a->await_listening.nr)) {
+	if (n >= 0 &&
+	    (a->await_workers || a->await_peers || a->report_to || a->await_listening.nr)) {
 		*ret = run_gate(a);
 		return -1;
 	}
@@ -503,6 +513,47 @@ static int make_job_id(char **ret)
 	return 0;
 }
 
+static void add_words(struct strbuf *script, const struct strvec *words)
+{
+	for (size_t k = 0; k < words->nr; k++) {
+		serve_sh_word(script, words->v[k]);
+		strbuf_addch(script, ' ');
+	}
+}
+
+/*
+ * Ray's order: the Ray head, then the workers' Ray (each once the head's
+ * GCS listens), then vLLM on the head once every worker's raylet is
+ * connected to the GCS (serve_gate.h).  The head's wait goes between its
+ * Ray, in the background, and its exec'd vLLM: into part.
+ */
+static void ray_gate(const struct serve_plan *plan, size_t i, const struct strvec *words,
+		     size_t workers, struct strbuf *script, struct strbuf *part)
+{
+	struct strbuf gate = STRBUF_INIT;
+	const char *exec_line;
+
+	add_words(i ? script : &gate, words);
+	if (i) {
+		strbuf_addf(script, "serve --await-listening %s:%u || exit $?\n",
+			    plan->nodes[0].address, plan->master_port);
+		return;
+	}
+	strbuf_addf(&gate, "serve --await-peers %s:%u:%zu || exit $?\n", plan->nodes[0].address,
+		    plan->master_port, workers);
+	exec_line = strstr(part->buf, "\nexec ");
+	if (exec_line) {
+		struct strbuf both = STRBUF_INIT;
+		strbuf_add(&both, part->buf, (size_t)(exec_line + 1 - part->buf));
+		strbuf_add(&both, gate.buf, gate.len);
+		strbuf_addstr(&both, exec_line + 1);
+		strbuf_reset(part);
+		strbuf_add(part, both.buf, both.len);
+		strbuf_release(&both);
+	}
+	strbuf_release(&gate);
+}
+
 /* The head's part of llama.cpp waits for every worker's rpc-server (serve_gate.h). */
 static void await_rpc_servers(const struct serve_plan *plan, struct strbuf *script)
 {
@@ -546,8 +597,9 @@ static int make_job(const struct serve_args *a, const struct serve_plan *plan,
 		 * The workers first, the head last (serve_gate.h): llama-server
 		 * connects once to each rpc-server, the others' workers report.
 		 */
-		if (workers && plan->backend != SERVE_BACKEND_RAY &&
-		    (plan->engine != SERVE_ENGINE_LLAMACPP || !i)) {
+		if (workers && plan->backend == SERVE_BACKEND_RAY) {
+			ray_gate(plan, i, &words, workers, &script, &part);
+		} else if (workers && (plan->engine != SERVE_ENGINE_LLAMACPP || !i)) {
 			for (size_t k = 0; k < words.nr; k++) {
 				serve_sh_word(&script, words.v[k]);
 				strbuf_addch(&script, ' ');

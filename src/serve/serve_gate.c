@@ -10,6 +10,9 @@
 #include <sys/socket.h>
 
 #include "lib/clock.h"
+#include "lib/strvec.h"
+#include "lib/xalloc.h"
+#include "proc/run.h"
 #include "serve/serve_gate.h"
 
 /* How long one side waits for a line or an end from the other once connected. */
@@ -263,4 +266,69 @@ int serve_gate_report(const char *addr, unsigned port, unsigned rank, unsigned t
 out:
 	close(fd);
 	return ret;
+}
+
+unsigned serve_gate_count_peers(const char *ss_out, const char *addr, unsigned port)
+{
+	struct strvec peers = STRVEC_INIT;
+	char local_want[64];
+	unsigned n;
+
+	snprintf(local_want, sizeof(local_want), "%s:%u", addr, port);
+	for (const char *l = ss_out; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		char *line = xstrndup(l, nl ? (size_t)(nl - l) : strlen(l));
+		char a[8][80];
+		int k = sscanf(line, "%79s %79s %79s %79s %79s %79s", a[0], a[1], a[2], a[3], a[4],
+			       a[5]);
+		/* Recv-Q Send-Q Local Peer (ss prints no State with a state filter), or with it. */
+		for (int i = 0; i + 1 < k; i++) {
+			char *colon;
+			if (!streq(a[i], local_want))
+				continue;
+			colon = strrchr(a[i + 1], ':');
+			if (colon) {
+				*colon = '\0';
+				if (!streq(a[i + 1], addr) && !strvec_contains(&peers, a[i + 1]))
+					strvec_push(&peers, a[i + 1]);
+			}
+			break;
+		}
+		free(line);
+		l = nl ? nl + 1 : NULL;
+	}
+	n = (unsigned)peers.nr;
+	strvec_clear(&peers);
+	return n;
+}
+
+int serve_gate_peers(const char *addr, unsigned port, unsigned peers, unsigned timeout_s,
+		     struct strbuf *err)
+{
+	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_s * 1000;
+	char filter[64];
+	unsigned seen = 0;
+
+	snprintf(filter, sizeof(filter), "( sport = :%u )", port);
+	for (;;) {
+		struct run_job job;
+		run_job_init(&job);
+		strvec_pushl(&job.argv, "ss", "-Htn", "state", "established", filter, NULL);
+		if (run_jobs(&job, 1, 0, 5000, 1 << 20) < 0 || job.status != 0) {
+			strbuf_addf(err, "cannot list the connections to %s:%u: ss %s", addr, port,
+				    job.spawn_error ? "is not on this node" : "failed");
+			run_job_release(&job);
+			return -ENOENT;
+		}
+		seen = serve_gate_count_peers(job.out.buf, addr, port);
+		run_job_release(&job);
+		if (seen >= peers)
+			return 0;
+		if (!remaining_ms(deadline))
+			break;
+		usleep(GATE_RETRY_MS * 1000);
+	}
+	strbuf_addf(err, "%u of %u worker%s joined at %s:%u within %u s: see the workers' output",
+		    seen, peers, peers == 1 ? "" : "s", addr, port, timeout_s);
+	return -ETIMEDOUT;
 }

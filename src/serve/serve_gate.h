@@ -52,4 +52,18 @@ int serve_gate_report(const char *addr, unsigned port, unsigned rank, unsigned t
  */
 int serve_gate_listening(const char *addr, unsigned port, unsigned timeout_s, struct strbuf *err);
 
+/*
+ * In ss -Htn's output, the distinct peers other than addr itself connected
+ * to addr:port: the nodes that joined a server there.
+ */
+unsigned serve_gate_count_peers(const char *ss_out, const char *addr, unsigned port);
+/*
+ * The head's side for Ray: wait until peers other nodes hold a connection
+ * to addr:port (the GCS, to which each node's raylet stays connected), as
+ * ss(8) lists them, for at most timeout_s.  0; -ETIMEDOUT or -ENOENT (no
+ * ss) with the reason in err.
+ */
+int serve_gate_peers(const char *addr, unsigned port, unsigned peers, unsigned timeout_s,
+		     struct strbuf *err);
+
 #endif

@@ -34,14 +34,25 @@ def parse(argv):
     s.add_argument("--tensor-parallel-size", type=int, required=True)
     s.add_argument("--pipeline-parallel-size", type=int, required=True)
     s.add_argument("--distributed-executor-backend", choices=["mp", "ray"], required=True)
-    s.add_argument("--nnodes", type=int, required=True)
-    s.add_argument("--node-rank", type=int, required=True)
-    s.add_argument("--master-addr", required=True)
-    s.add_argument("--master-port", type=int, required=True)
+    s.add_argument("--nnodes", type=int)
+    s.add_argument("--node-rank", type=int)
+    s.add_argument("--master-addr")
+    s.add_argument("--master-port", type=int)
     s.add_argument("--headless", action="store_true")
     s.add_argument("--port", type=int)
     s.add_argument("--max-model-len", type=int)
     a = p.parse_args(argv)
+    multinode = ("--nnodes", "--node-rank", "--master-addr", "--master-port")
+    if a.distributed_executor_backend == "ray":
+        # On Ray, vLLM runs on the head only and finds the cluster through Ray.
+        if any(f in argv for f in multinode + ("--headless",)):
+            p.error("--nnodes and the like are not for --distributed-executor-backend ray")
+        if not a.port:
+            p.error("the head needs --port")
+        a.node_rank = 0
+        return a
+    if None in (a.nnodes, a.node_rank, a.master_addr, a.master_port):
+        p.error("the arguments %s are required" % ", ".join(multinode))
     if a.headless == (a.node_rank == 0):
         p.error("--headless is for every node but rank 0")
     if a.node_rank == 0 and not a.port:
@@ -222,7 +233,68 @@ def llama_server(argv):
     return 1
 
 
+def ray(argv):
+    """ray start --block --head --port=P --node-ip-address=A --include-dashboard=false, or
+    ray start --block --address=H:P --node-ip-address=A: the GCS and a raylet."""
+    p = argparse.ArgumentParser(prog="ray")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("start")
+    s.add_argument("--block", action="store_true", required=True)
+    s.add_argument("--head", action="store_true")
+    s.add_argument("--port", type=int)
+    s.add_argument("--address")
+    s.add_argument("--node-ip-address", required=True)
+    s.add_argument("--include-dashboard", choices=["false", "true"])
+    a = p.parse_args(argv)
+    if a.head == bool(a.address):
+        p.error("--head or --address")
+    if a.head:
+        listener = socket.create_server((a.node_ip_address, a.port))
+        record_as("ray-head.json")
+        print("standin ray: GCS on %s:%d" % (a.node_ip_address, a.port), flush=True)
+        conns = [listener]
+        while True:
+            ready, _, _ = select.select(conns, [], [])
+            for c in ready:
+                if c is listener:
+                    conn, peer = listener.accept()
+                    print("standin ray: %s joined" % conn.makefile().readline().strip(), flush=True)
+                    conns.append(conn)
+                elif not c.recv(1):
+                    conns.remove(c)
+    host, port = a.address.rsplit(":", 1)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            conn = socket.create_connection((host, int(port)), timeout=2)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                print("standin ray: no GCS at %s" % a.address, flush=True)
+                return 1
+            time.sleep(0.2)
+    conn.settimeout(None)
+    conn.sendall(b"raylet %s\n" % a.node_ip_address.encode())
+    record_as("ray-worker-%s.json" % socket.gethostname())
+    print("standin ray: raylet joined %s" % a.address, flush=True)
+    conn.recv(1)
+    print("standin ray: lost the GCS", flush=True)
+    return 1
+
+
+def vllm_on_ray(a):
+    """vLLM's head on Ray: a driver of the local Ray cluster, then the API."""
+    addr = os.environ["RAY_NODE_IP_ADDRESS"]
+    conn = socket.create_connection((addr, int(os.environ.get("SERVE_STANDIN_RAY_PORT", "6379"))))
+    conn.sendall(b"driver\n")
+    serve_api(a, [conn])
+    say(a, "lost the Ray cluster")
+    return 1
+
+
 def main():
+    if sys.argv[1:2] == ["ray"]:
+        return ray(sys.argv[2:])
     if sys.argv[1:2] == ["rpc-server"]:
         return rpc_server(sys.argv[2:])
     if sys.argv[1:2] == ["llama-server"]:
@@ -233,6 +305,8 @@ def main():
     else:
         a = parse(sys.argv[1:])
     record(a)
+    if getattr(a, "distributed_executor_backend", None) == "ray":
+        return vllm_on_ray(a)
     return head(a) if a.node_rank == 0 else worker(a)
 
 

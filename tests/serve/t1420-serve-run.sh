@@ -31,14 +31,15 @@ if [ "\$1 \$2" = "-m sglang.launch_server" ]; then
 fi
 exec /usr/bin/python3 "\$@"
 EOF2
-  # rpc-server slow to come up: llama-server must not start before it listens.
-  for prog in rpc-server llama-server; do
+  # rpc-server and ray slow to come up: llama-server must not start before
+  # the rpc-servers listen, nor vLLM on Ray before the workers' raylets joined.
+  for prog in rpc-server llama-server ray; do
     printf '#!/bin/sh\n%sSERVE_STANDIN_DIR=%s exec /usr/bin/python3 %s %s "$@"\n' \
-      "$([ $prog = rpc-server ] && echo 'sleep 2; ')" \
+      "$([ $prog != llama-server ] && echo 'sleep 2; ')" \
       "$TMP/standin" "$SRCDIR/tests/serve/standin.py" $prog > "$CLUSTER_DIR/$n/bin/$prog"
   done
   chmod +x "$CLUSTER_DIR/$n/bin/vllm" "$CLUSTER_DIR/$n/bin/python3" \
-    "$CLUSTER_DIR/$n/bin/rpc-server" "$CLUSTER_DIR/$n/bin/llama-server"
+    "$CLUSTER_DIR/$n/bin/rpc-server" "$CLUSTER_DIR/$n/bin/llama-server" "$CLUSTER_DIR/$n/bin/ray"
 done
 
 # job_left NODE: the processes of the node's namespace but its sshd, "pid command" each.
@@ -184,6 +185,33 @@ set +e; wait "$serve"; status=$?; set -e
 [ "$status" != 0 ] || fail "serve llamacpp exited 0 after the rpc-server died"
 contains "$TMP/err" "sparkctl serve: the engine on node1 ended with"
 no_survivors "the rpc-server died"
+
+# ---- vllm on Ray: the Ray head, the worker's raylet once the GCS listens,
+# then vLLM on the head once the raylet joined; ready; the raylet killed
+# ends every part
+rm -f "$TMP/standin"/*
+"${client[@]}" env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B --backend ray -H "$hosts" \
+  > "$TMP/out" 2> "$TMP/err" &
+serve=$!
+at_exit "kill -KILL $serve 2> /dev/null"
+wait_until 60 "Ray's ready line" grep -qx "ready: http://$(cluster_lan_ip node0):8000/v1" "$TMP/out"
+contains "$TMP/err" "[node0:0] sparkctl serve: the 1 worker joined; starting the head"
+/usr/bin/python3 - "$TMP/standin" << 'PY' || fail "a Ray node's part is not its plan"
+import json, sys
+w = json.load(open("%s/ray-worker-node1.json" % sys.argv[1]))
+assert w["argv"] == ["ray", "start", "--block", "--address=198.19.177.11:6379",
+                     "--node-ip-address=198.19.177.12"], w["argv"]
+assert w["env"]["RAY_NODE_IP_ADDRESS"] == "198.19.177.12"
+h = json.load(open("%s/node-0.json" % sys.argv[1]))
+assert "--distributed-executor-backend ray --port 8000" in " ".join(h["argv"]), h["argv"]
+# vLLM started after the worker's raylet had joined.
+assert "ray-worker-node1.json" in h["seen"], h["seen"]
+PY
+kill -KILL "$(json_get "$TMP/standin/ray-worker-node1.json" 'd["pid"]')"
+set +e; wait "$serve"; status=$?; set -e
+[ "$status" != 0 ] || fail "serve on Ray exited 0 after the raylet died"
+contains "$TMP/err" "sparkctl serve: the engine on node1 ended with"
+no_survivors "the raylet died"
 
 # ---- a preflight failure starts nothing
 rm -f "$TMP/standin"/*

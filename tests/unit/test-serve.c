@@ -553,6 +553,19 @@ static void gate(void **state)
 		assert_int_equal(serve_gate_listening("127.0.0.1", 47391, 5, &err), 0);
 		close(lfd);
 	}
+	/* Ray: the nodes holding a connection to the GCS, the head's own left out. */
+	assert_int_equal(serve_gate_count_peers("0 0 10.0.0.1:6379 10.0.0.2:41000\n"
+						"0 0 10.0.0.1:6379 10.0.0.2:41002\n"
+						"0 0 10.0.0.1:6379 10.0.0.1:50000\n"
+						"0 0 10.0.0.1:8000 10.0.0.3:50000\n"
+						"0 0 10.0.0.1:63790 10.0.0.4:50000\n",
+						"10.0.0.1", 6379),
+			 1);
+	assert_int_equal(serve_gate_count_peers("ESTAB 0 0 10.0.0.1:6379 10.0.0.2:41000\n"
+						"ESTAB 0 0 10.0.0.1:6379 10.0.0.3:41000\n",
+						"10.0.0.1", 6379),
+			 2);
+	assert_int_equal(serve_gate_count_peers("", "10.0.0.1", 6379), 0);
 	/* No head's part: the worker gives up after its time. */
 	assert_int_equal(serve_gate_report("127.0.0.1", 47391, 1, 0, &err), -ETIMEDOUT);
 	strbuf_release(&err);
