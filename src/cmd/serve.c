@@ -4,11 +4,18 @@
  *
  * The plan (every node's environment and the engines' command lines) is
  * src/serve/serve_plan.c, the preflight src/serve/serve_preflight.c, the
- * report view/serve_view.c.  This version prints the plan (--print); it
- * starts nothing.
+ * report view/serve_view.c, the start order serve/serve_gate.c, the
+ * readiness serve/serve_ready.c.  --print prints the plan; without it
+ * vllm, sglang and llamacpp are started through launch's machinery.
  */
 #include "sparkctl.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/random.h>
 
 #include "bench/nccl_perf.h"
@@ -16,19 +23,29 @@
 #include "cmd/cmd.h"
 #include "inventory/inventory_json.h"
 #include "launch/launcher.h"
+#include "lib/clock.h"
+#include "proc/run.h"
 #include "lib/xalloc.h"
 #include "probe/procs.h"
 #include "remote/hosts.h"
 #include "remote/session.h"
+#include "remote/lookup.h"
+#include "serve/serve_gate.h"
 #include "serve/serve_plan.h"
+#include "serve/serve_ready.h"
 #include "view/progress.h"
 #include "view/serve_view.h"
 
 /* Milliseconds one remote 'sparkctl topo --json' may take, connection included. */
-#define REMOTE_TIMEOUT_MS 30000
-#define REMOTE_FANOUT	  16
+#define REMOTE_TIMEOUT_MS     30000
+#define REMOTE_FANOUT	      16
+/* --ready-timeout's default: loading a large model from disk takes minutes. */
+#define SERVE_READY_TIMEOUT_S 1800
+/* Between two polls of the head's /health, and the most one may take. */
+#define READY_POLL_MS	      1000
+#define READY_REQUEST_MS      2000
 /* A port option not given. */
-#define PORT_UNSET	  UINT_MAX
+#define PORT_UNSET	      UINT_MAX
 
 static const char *const serve_usage[] = {
 	"sparkctl serve vllm|sglang|trtllm|llamacpp MODEL [--print] [-H HOSTS | --hostfile FILE]\n"
@@ -36,7 +53,7 @@ static const char *const serve_usage[] = {
 	"PORT]\n"
 	"                    [--image IMAGE [--model-cache DIR]] [--model-size SIZE | --params N "
 	"[--dtype T]]\n"
-	"                    [--json] [-- ENGINE_ARG...]",
+	"                    [--ready-timeout S] [--json] [-- ENGINE_ARG...]",
 	"sparkctl serve ENGINE MODEL --print --from FILE... [options] [-- ENGINE_ARG...]",
 	NULL,
 };
@@ -58,10 +75,13 @@ static const char serve_description[] =
 	"--print shows every node's environment and the command lines in start order,\n"
 	"and the preflight: tp x pp against the GPUs, the model's share of each node's\n"
 	"memory (--model-size, or --params x --dtype) with a 20% margin, the ports.\n"
-	"Without --print, vllm (backend mp) and sglang are started through launch's\n"
-	"machinery once the preflight passes: each node's part at once, its output\n"
-	"prefixed by node, the first part that ends ends all, Ctrl-C leaves nothing;\n"
-	"the others only print their plan in this version.\n"
+	"Without --print, vllm (mp and ray), sglang and llamacpp are started through\n"
+	"launch's machinery once the preflight passes: the workers first (each\n"
+	"worker's part reports to, or is waited for by, the head's before the head's\n"
+	"engine starts), output prefixed by node, the first part that ends ends all,\n"
+	"Ctrl-C leaves nothing.  Once the head's /health answers 200 (polled from\n"
+	"here), 'ready: http://HEAD:PORT/v1' on stdout; not by --ready-timeout:\n"
+	"everything ended, exit 5.  trtllm only prints its plan in this version.\n"
 	"\n"
 	"The nodes: -H, --hostfile, a Slurm allocation, the cluster file, else this node\n"
 	"(their inventories over SSH); --from saved inventories; --root DIR one node.\n"
@@ -70,8 +90,9 @@ static const char serve_description[] =
 struct serve_args {
 	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl;
 	const char *backend, *image, *model_cache, *model_size, *params, *dtype;
-	struct strvec from;
-	unsigned tp, pp, port, master_port;
+	const char *await_workers, *await_peers, *report_to; /* the start order, in a part */
+	struct strvec from, await_listening;
+	unsigned tp, pp, port, master_port, ready_timeout;
 	bool print, json;
 };
 
@@ -160,10 +181,9 @@ static int check_args(const struct serve_args *a, int n, char **argv, struct ser
 	    (ret = check_ports(a, o)) != SPARKCTL_EXIT_OK ||
 	    (ret = check_size(a, o)) != SPARKCTL_EXIT_OK)
 		return ret;
-	if (!a->print && !(o->engine == SERVE_ENGINE_VLLM && o->backend == SERVE_BACKEND_MP) &&
-	    o->engine != SERVE_ENGINE_SGLANG)
-		return cmd_usage_error("serve", "this version starts vllm (backend mp) and sglang; "
-						"--print shows the plan of the others");
+	if (!a->print && o->engine == SERVE_ENGINE_TRTLLM)
+		return cmd_usage_error("serve", "this version starts vllm, sglang and llamacpp; "
+						"--print shows the plan of trtllm");
 	if (a->json && !a->print)
 		return cmd_usage_error("serve", "--json is for --print");
 	if ((a->from.nr || a->root) && !a->print)
@@ -192,6 +212,58 @@ static int check_args(const struct serve_args *a, int n, char **argv, struct ser
 	o->image = a->image;
 	o->model_cache = a->model_cache;
 	return SPARKCTL_EXIT_OK;
+}
+
+/*
+ * A node's part of the start order (serve_gate.h): the head's waits for the
+ * workers' reports, a worker's reports.  An exit status: 5 when the other
+ * side never came.
+ */
+static int run_gate(const struct serve_args *a)
+{
+	const char *spec = a->await_workers ? a->await_workers
+			   : a->await_peers ? a->await_peers
+					    : a->report_to;
+	struct strbuf err = STRBUF_INIT;
+	char addr[INET_ADDRSTRLEN];
+	unsigned port, n;
+	int r = 0;
+
+	if (!!a->await_workers + !!a->await_peers + !!a->report_to + !!a->await_listening.nr > 1)
+		return cmd_usage_error("serve", "--await-workers, --await-peers, --await-listening "
+						"or --report-to, one of them");
+	for (size_t i = 0; i < a->await_listening.nr && r == 0; i++) {
+		if (serve_gate_parse_addr(a->await_listening.v[i], addr, sizeof(addr), &port) < 0)
+			return cmd_usage_error("serve", "'%s': ADDR:PORT, ADDR an IPv4 address",
+					       a->await_listening.v[i]);
+		r = serve_gate_listening(addr, port, SERVE_GATE_TIMEOUT_S, &err);
+	}
+	if (a->await_listening.nr) {
+		if (r < 0)
+			cmd_error("serve", "%s", err.buf);
+		else
+			cmd_error("serve", "the workers' servers listen; starting the head");
+		strbuf_release(&err);
+		return r == -ETIMEDOUT ? SPARKCTL_EXIT_TIMEOUT : r < 0 ? SPARKCTL_EXIT_ERROR : 0;
+	}
+	if (serve_gate_parse(spec, addr, sizeof(addr), &port, &n) < 0)
+		return cmd_usage_error("serve", "'%s': ADDR:PORT:N, ADDR an IPv4 address", spec);
+	if (a->await_peers)
+		r = serve_gate_peers(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
+	else if (a->await_workers)
+		r = serve_gate_await(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
+	else
+		r = serve_gate_report(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
+	if (r < 0)
+		cmd_error("serve", "%s", err.buf);
+	else if (a->await_peers)
+		cmd_error("serve", "the %u worker%s joined; starting the head", n,
+			  n == 1 ? "" : "s");
+	else if (a->await_workers)
+		cmd_error("serve", "the %u worker%s up; starting the head", n,
+			  n == 1 ? "'s part is" : "s' parts are");
+	strbuf_release(&err);
+	return r == -ETIMEDOUT ? SPARKCTL_EXIT_TIMEOUT : r < 0 ? SPARKCTL_EXIT_ERROR : 0;
 }
 
 /*
@@ -232,6 +304,19 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 			   "the model's parameters, for the memory check: 8B, 70B"),
 		OPT_CHOICE(0, "dtype", &a->dtype, "TYPE", "bf16|fp16|fp8|fp4",
 			   "the weights' type with --params: bf16 (default), fp16, fp8 or fp4"),
+		OPT_UINT(0, "ready-timeout", &a->ready_timeout, "S",
+			 "end all (exit 5) if the head's /health is not 200 after S s (default "
+			 "1800; 0: wait)"),
+		OPT_STRING(0, "await-workers", &a->await_workers, "ADDR:PORT:N",
+			   "in the head's part: wait until N workers' parts report at ADDR:PORT"),
+		OPT_LIST(0, "await-listening", &a->await_listening, "ADDR:PORT",
+			 "in the head's part: wait until a worker's server listens at ADDR:PORT; "
+			 "repeat"),
+		OPT_STRING(0, "await-peers", &a->await_peers, "ADDR:PORT:N",
+			   "in the head's part: wait until N other nodes hold a connection to "
+			   "ADDR:PORT"),
+		OPT_STRING(0, "report-to", &a->report_to, "ADDR:PORT:RANK",
+			   "in a worker's part: report to the head's part at ADDR:PORT"),
 		OPT_BOOL(0, "print", &a->print, "print each node's environment and commands"),
 		OPT_BOOL(0, "json", &a->json, "with --print: as JSON"),
 		OPT_HELP(),
@@ -248,6 +333,11 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 		strvec_push(engine_args, argv[i]);
 	o->engine_args = engine_args;
 	n = cmd_parse(cmd, opts, split, argv);
+	if (n >= 0 &&
+	    (a->await_workers || a->await_peers || a->report_to || a->await_listening.nr)) {
+		*ret = run_gate(a);
+		return -1;
+	}
 	*ret = n < 0 ? cmd_parse_exit(n) : check_args(a, n, argv, o);
 	return *ret == SPARKCTL_EXIT_OK && n >= 0 ? n : -1;
 }
@@ -332,6 +422,50 @@ static int make_plan(const struct serve_options *o, const struct doctor_cluster 
 	return ret;
 }
 
+/*
+ * The preflight's checks on the nodes themselves (serve_check_node_facts):
+ * what listens on each, the image's id, asked over ssh as the inventories
+ * were.  Nothing to ask of --from files or a --root tree.
+ */
+static void check_nodes(const struct serve_args *a, const struct serve_plan *plan,
+			struct findings *f)
+{
+	struct serve_node_facts *facts;
+	struct remote_session rm = { 0 };
+	struct run_job *jobs;
+
+	if (a->from.nr || a->root)
+		return;
+	facts = xcalloc(plan->nr_nodes, sizeof(*facts));
+	jobs = xcalloc(plan->nr_nodes, sizeof(*jobs));
+	remote_session_init(&rm, a->remote_sparkctl, true);
+	for (size_t i = 0; i < plan->nr_nodes; i++) {
+		const char *argv[] = {
+			"sh", "-c", serve_facts_script, "sh", plan->image ? plan->image : "", NULL
+		};
+		run_job_init(&jobs[i]);
+		if (remote_session_argv(&rm, plan->nodes[i].host, argv, &jobs[i].argv) < 0)
+			strvec_clear(&jobs[i].argv);
+	}
+	progress_begin(!a->json, "serve: asking %zu node%s", plan->nr_nodes,
+		       plan->nr_nodes == 1 ? "" : "s");
+	run_jobs(jobs, plan->nr_nodes, REMOTE_FANOUT, REMOTE_TIMEOUT_MS, 1 << 20);
+	progress_end();
+	for (size_t i = 0; i < plan->nr_nodes; i++) {
+		facts[i].error = remote_failure(&jobs[i], plan->nodes[i].host, REMOTE_TIMEOUT_MS);
+		if (!facts[i].error)
+			serve_facts_parse(jobs[i].out.buf, &facts[i]);
+	}
+	serve_check_node_facts(plan, facts, f);
+	for (size_t i = 0; i < plan->nr_nodes; i++) {
+		serve_node_facts_release(&facts[i]);
+		run_job_release(&jobs[i]);
+	}
+	remote_session_close(&rm);
+	free(facts);
+	free(jobs);
+}
+
 /* The plan and the preflight of the nodes in c, printed; the exit status. */
 static int print_plan(const struct serve_args *a, const struct serve_options *o,
 		      const struct doctor_cluster *c)
@@ -346,6 +480,7 @@ static int print_plan(const struct serve_args *a, const struct serve_options *o,
 	if ((ret = make_plan(o, c, &in, &plan)) != SPARKCTL_EXIT_OK)
 		goto out;
 	serve_preflight(o, in, c->nr_nodes, &f);
+	check_nodes(a, &plan, &f);
 	emit_init(&e, a->json ? EMIT_JSON : EMIT_TEXT, &out, false);
 	serve_plan_emit(&plan, &f, &e);
 	emit_finish(&e, &out);
@@ -378,18 +513,78 @@ static int make_job_id(char **ret)
 	return 0;
 }
 
+static void add_words(struct strbuf *script, const struct strvec *words)
+{
+	for (size_t k = 0; k < words->nr; k++) {
+		serve_sh_word(script, words->v[k]);
+		strbuf_addch(script, ' ');
+	}
+}
+
+/*
+ * Ray's order: the Ray head, then the workers' Ray (each once the head's
+ * GCS listens), then vLLM on the head once every worker's raylet is
+ * connected to the GCS (serve_gate.h).  The head's wait goes between its
+ * Ray, in the background, and its exec'd vLLM: into part.
+ */
+static void ray_gate(const struct serve_plan *plan, size_t i, const struct strvec *words,
+		     size_t workers, struct strbuf *script, struct strbuf *part)
+{
+	struct strbuf gate = STRBUF_INIT;
+	const char *exec_line;
+
+	add_words(i ? script : &gate, words);
+	if (i) {
+		strbuf_addf(script, "serve --await-listening %s:%u || exit $?\n",
+			    plan->nodes[0].address, plan->master_port);
+		return;
+	}
+	strbuf_addf(&gate, "serve --await-peers %s:%u:%zu || exit $?\n", plan->nodes[0].address,
+		    plan->master_port, workers);
+	exec_line = strstr(part->buf, "\nexec ");
+	if (exec_line) {
+		struct strbuf both = STRBUF_INIT;
+		strbuf_add(&both, part->buf, (size_t)(exec_line + 1 - part->buf));
+		strbuf_add(&both, gate.buf, gate.len);
+		strbuf_addstr(&both, exec_line + 1);
+		strbuf_reset(part);
+		strbuf_add(part, both.buf, both.len);
+		strbuf_release(&both);
+	}
+	strbuf_release(&gate);
+}
+
+/* The head's part of llama.cpp waits for every worker's rpc-server (serve_gate.h). */
+static void await_rpc_servers(const struct serve_plan *plan, struct strbuf *script)
+{
+	strbuf_addstr(script, "serve");
+	for (size_t i = 1; i < plan->nr_nodes; i++)
+		strbuf_addf(script, " --await-listening %s:%u", plan->nodes[i].address,
+			    plan->master_port);
+	strbuf_addstr(script, " || exit $?\n");
+}
+
 /*
  * The job launch runs: on each node with steps of its own, one unit, a
  * shell that takes the node's part by its index (NODE_RANK, which launch
  * sets) - its variables, then its engine.  The plan has the environment:
  * launch adds no 'sparkctl env' of its own.
  */
-static int make_job(const struct serve_plan *plan, struct launch_node *nodes, size_t *nr,
-		    struct launch_spec *job)
+static int make_job(const struct serve_args *a, const struct serve_plan *plan,
+		    struct launch_node *nodes, size_t *nr, struct launch_spec *job)
 {
 	struct strbuf script = STRBUF_INIT, part = STRBUF_INIT;
+	char *self = proc_self_path_or_name();
+	struct strvec words = STRVEC_INIT;
+	size_t workers = 0;
 	int r;
 
+	for (size_t i = 1; i < plan->nr_nodes; i++) {
+		strbuf_reset(&part);
+		serve_node_script(plan, i, &part);
+		workers += part.len > 0;
+	}
+	remote_sparkctl_words(&words, self, a->remote_sparkctl);
 	*nr = 0;
 	strbuf_addstr(&script, "case \"$NODE_RANK\" in\n");
 	for (size_t i = 0; i < plan->nr_nodes; i++) {
@@ -397,7 +592,27 @@ static int make_job(const struct serve_plan *plan, struct launch_node *nodes, si
 		serve_node_script(plan, i, &part);
 		if (!part.len)
 			continue;
-		strbuf_addf(&script, "%zu)\n%s;;\n", *nr, part.buf);
+		strbuf_addf(&script, "%zu)\n", *nr);
+		/*
+		 * The workers first, the head last (serve_gate.h): llama-server
+		 * connects once to each rpc-server, the others' workers report.
+		 */
+		if (workers && plan->backend == SERVE_BACKEND_RAY) {
+			ray_gate(plan, i, &words, workers, &script, &part);
+		} else if (workers && (plan->engine != SERVE_ENGINE_LLAMACPP || !i)) {
+			for (size_t k = 0; k < words.nr; k++) {
+				serve_sh_word(&script, words.v[k]);
+				strbuf_addch(&script, ' ');
+			}
+			if (plan->engine == SERVE_ENGINE_LLAMACPP)
+				await_rpc_servers(plan, &script);
+			else
+				strbuf_addf(&script, "serve --%s %s:%u:%zu || exit $?\n",
+					    i ? "report-to" : "await-workers",
+					    plan->nodes[0].address, plan->master_port,
+					    i ? (size_t)plan->nodes[i].rank : workers);
+		}
+		strbuf_addf(&script, "%s;;\n", part.buf);
 		nodes[*nr] = (struct launch_node){ .host = plan->nodes[i].host,
 						   .local = host_is_local(plan->nodes[i].host),
 						   .nproc = 1 };
@@ -416,7 +631,135 @@ static int make_job(const struct serve_plan *plan, struct launch_node *nodes, si
 		job->all_local &= nodes[i].local;
 	strbuf_release(&script);
 	strbuf_release(&part);
+	strvec_clear(&words);
+	free(self);
 	return r < 0 ? SPARKCTL_EXIT_ERROR : SPARKCTL_EXIT_OK;
+}
+
+/*
+ * The head's readiness, polled from this host while launch runs the job:
+ * "ready: URL/v1" on stdout once /health answers 200; when it has not after
+ * timeout_s, SIGTERM to this process, which launch takes as the end of the
+ * job (timed_out tells serve why).
+ */
+struct ready_watch {
+	char addr[INET_ADDRSTRLEN];
+	unsigned port, timeout_s;
+	int stop_fd; /* readable: launch is done, stop polling */
+	atomic_bool ready, timed_out;
+};
+
+static void *watch_ready(void *data)
+{
+	struct ready_watch *w = data;
+	uint64_t deadline = monotonic_ms() + (uint64_t)w->timeout_s * 1000;
+	struct pollfd stop = { .fd = w->stop_fd, .events = POLLIN };
+
+	for (;;) {
+		if (serve_http_status(w->addr, w->port, SERVE_READY_PATH, READY_REQUEST_MS) ==
+		    200) {
+			struct strbuf line = STRBUF_INIT;
+			strbuf_addf(&line, "ready: http://%s:%u/v1\n", w->addr, w->port);
+			fflush(stdout);
+			(void)!write(STDOUT_FILENO, line.buf, line.len);
+			strbuf_release(&line);
+			atomic_store(&w->ready, true);
+			return NULL;
+		}
+		if (w->timeout_s && monotonic_ms() >= deadline) {
+			atomic_store(&w->timed_out, true);
+			kill(getpid(), SIGTERM);
+			return NULL;
+		}
+		if (poll(&stop, 1, READY_POLL_MS) > 0)
+			return NULL;
+	}
+}
+
+/*
+ * The head's IPv4 address as this host reaches it - where ssh connects
+ * ('ssh -G': its HostName), 127.0.0.1 for this host - into addr: the
+ * engines' APIs listen on every address of the head, and its fabric
+ * address is often not routed from here.  0, or -errno.
+ */
+static int head_address(const char *host, const char *ssh_program, char addr[INET_ADDRSTRLEN])
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	struct run_job job;
+	char *name = NULL;
+	int r;
+
+	if (host_is_local(host)) {
+		snprintf(addr, INET_ADDRSTRLEN, "127.0.0.1");
+		return 0;
+	}
+	run_job_init(&job);
+	strvec_pushl(&job.argv, ssh_program ? ssh_program : "ssh", "-G", "--", host, NULL);
+	if (run_jobs(&job, 1, 0, 5000, 1 << 20) == 0 && job.status == 0) {
+		for (char *l = job.out.buf; l && *l;
+		     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+			if (!strncmp(l, "hostname ", 9)) {
+				name = xstrndup(l + 9, strcspn(l + 9, "\n"));
+				break;
+			}
+	}
+	run_job_release(&job);
+	r = getaddrinfo(name ? name : host, NULL, &hints, &ai);
+	free(name);
+	if (r)
+		return -EHOSTUNREACH;
+	inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, addr, INET_ADDRSTRLEN);
+	freeaddrinfo(ai);
+	return 0;
+}
+
+/*
+ * The watch of the head's readiness, in a thread of its own that takes no
+ * signal: launch's signals stay blocked from here on, so that a SIGTERM
+ * the watch sends before launch watches them is not lost.  0 or -errno.
+ */
+static int start_watch(const struct serve_plan *plan, unsigned timeout_s, struct ready_watch *w,
+		       pthread_t *t, int stop_pipe[2], sigset_t *old_mask)
+{
+	sigset_t all, launch_signals;
+	int r;
+
+	*w = (struct ready_watch){ .port = plan->port, .timeout_s = timeout_s };
+	/* Not known by name: its fabric address, which may be routed from here. */
+	if (head_address(plan->nodes[0].host, getenv("SPARKCTL_SSH"), w->addr) < 0)
+		snprintf(w->addr, sizeof(w->addr), "%s", plan->nodes[0].address);
+	if (pipe2(stop_pipe, O_CLOEXEC) < 0)
+		return -errno;
+	w->stop_fd = stop_pipe[0];
+	sigemptyset(&launch_signals);
+	sigaddset(&launch_signals, SIGINT);
+	sigaddset(&launch_signals, SIGTERM);
+	sigaddset(&launch_signals, SIGHUP);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &launch_signals, old_mask);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	r = pthread_create(t, NULL, watch_ready, w);
+	pthread_sigmask(SIG_SETMASK, old_mask, NULL);
+	pthread_sigmask(SIG_BLOCK, &launch_signals, NULL);
+	if (r)
+		pthread_sigmask(SIG_SETMASK, old_mask, NULL);
+	return -r;
+}
+
+static void stop_watch(struct ready_watch *w, pthread_t t, const int stop_pipe[2],
+		       const sigset_t *old_mask)
+{
+	(void)!write(stop_pipe[1], "", 1);
+	pthread_join(t, NULL);
+	/* The watch's SIGTERM, when the job had ended by itself meanwhile: taken here. */
+	if (atomic_load(&w->timed_out)) {
+		const struct timespec now = { 0 };
+		sigset_t term;
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		(void)sigtimedwait(&term, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, old_mask, NULL);
 }
 
 /* Start the plan through launch: every part on its node, the first failure ends all. */
@@ -428,11 +771,15 @@ static int start_plan(const struct serve_args *a, const struct serve_plan *plan)
 	struct strbuf err = STRBUF_INIT;
 	struct launch_spec job;
 	char *self = proc_self_path_or_name();
+	struct ready_watch watch = { 0 };
+	int stop_pipe[2] = { -1, -1 };
+	pthread_t watcher;
+	sigset_t old_mask;
 	size_t nr;
-	int ret;
+	int r, ret;
 
 	launch_spec_init(&job);
-	if ((ret = make_job(plan, nodes, &nr, &job)) != SPARKCTL_EXIT_OK)
+	if ((ret = make_job(a, plan, nodes, &nr, &job)) != SPARKCTL_EXIT_OK)
 		goto out;
 	/* A node that dies is noticed in 15 s, not at the next TCP timeout. */
 	strvec_pushl(&ssh_extra, "ServerAliveInterval=5", "ServerAliveCountMax=3", NULL);
@@ -454,9 +801,26 @@ static int start_plan(const struct serve_args *a, const struct serve_plan *plan)
 	cmd_error("serve", "starting %s on %zu node%s; its API will be %s",
 		  serve_engine_name(plan->engine), nr, nr == 1 ? "" : "s", plan->url);
 	fflush(stdout);
-	if (launch_run(&o, &res, &err) < 0) {
+	r = start_watch(plan, a->ready_timeout, &watch, &watcher, stop_pipe, &old_mask);
+	if (r < 0) {
+		cmd_error("serve", "cannot watch the head's readiness: %s", strerror(-r));
+		ret = SPARKCTL_EXIT_ERROR;
+		goto out;
+	}
+	r = launch_run(&o, &res, &err);
+	stop_watch(&watch, watcher, stop_pipe, &old_mask);
+	if (r < 0) {
 		cmd_error("serve", "%s", err.buf);
 		ret = SPARKCTL_EXIT_ERROR;
+		goto out;
+	}
+	if (atomic_load(&watch.timed_out)) {
+		cmd_error("serve",
+			  "the head's %s did not answer 200 within %u s (--ready-timeout); every "
+			  "node's part was ended",
+			  SERVE_READY_PATH, a->ready_timeout);
+		launch_result_release(&res);
+		ret = SPARKCTL_EXIT_TIMEOUT;
 		goto out;
 	}
 	if (res.end == LAUNCH_END_UNIT_FAILED) {
@@ -475,6 +839,9 @@ static int start_plan(const struct serve_args *a, const struct serve_plan *plan)
 	ret = res.exit_status;
 	launch_result_release(&res);
 out:
+	for (int i = 0; i < 2; i++)
+		if (stop_pipe[i] >= 0)
+			close(stop_pipe[i]);
 	launch_spec_release(&job);
 	strvec_clear(&ssh_extra);
 	strbuf_release(&err);
@@ -495,6 +862,7 @@ static int serve_plan_run(const struct serve_args *a, const struct serve_options
 	if ((ret = make_plan(o, c, &in, &plan)) != SPARKCTL_EXIT_OK)
 		goto out;
 	serve_preflight(o, in, c->nr_nodes, &f);
+	check_nodes(a, &plan, &f);
 	for (size_t i = 0; i < f.nr; i++) {
 		if (f.items[i].status != CHECK_FAIL)
 			continue;
@@ -514,10 +882,12 @@ out:
 static int run_serve(const struct cmd *cmd, int argc, char **argv)
 {
 	struct serve_args a = { .from = STRVEC_INIT,
+				.await_listening = STRVEC_INIT,
 				.tp = UINT_MAX,
 				.pp = UINT_MAX,
 				.port = PORT_UNSET,
-				.master_port = PORT_UNSET };
+				.master_port = PORT_UNSET,
+				.ready_timeout = SERVE_READY_TIMEOUT_S };
 	struct strvec engine_args = STRVEC_INIT;
 	struct serve_options o = { 0 };
 	struct doctor_cluster c = { 0 };
@@ -530,6 +900,7 @@ static int run_serve(const struct cmd *cmd, int argc, char **argv)
 out:
 	doctor_cluster_release(&c);
 	strvec_clear(&a.from);
+	strvec_clear(&a.await_listening);
 	strvec_clear(&engine_args);
 	return ret;
 }
@@ -541,10 +912,12 @@ const struct cmd cmd_serve = {
 	.usage = serve_usage,
 	.description = serve_description,
 	.flags = CMD_READS_NODE,
-	.exit_status = "0 printed (or the engines ended well), the status of the first engine "
-		       "that failed; 1 an inventory that cannot be read, a node without a fabric "
-		       "address on the head's subnet, 2 usage (also: tp x pp not the GPUs, a bad "
-		       "port), 3 a node could not be reached or has no fabric port, 4 the "
-		       "preflight found a problem (the plan printed all the same; nothing started)",
+	.exit_status =
+		"0 printed (or the engines ended well), the status of the first engine "
+		"that failed; 5 the head not ready by --ready-timeout (or a worker's part "
+		"never reported); 1 an inventory that cannot be read, a node without a fabric "
+		"address on the head's subnet, 2 usage (also: tp x pp not the GPUs, a bad "
+		"port), 3 a node could not be reached or has no fabric port, 4 the "
+		"preflight found a problem (the plan printed all the same; nothing started)",
 	.max_operands = 2,
 };

@@ -171,6 +171,36 @@ void serve_node_script(const struct serve_plan *plan, size_t node, struct strbuf
 /* word as one POSIX shell word: as it is when it needs no quotes, else in single quotes. */
 void serve_sh_word(struct strbuf *out, const char *word);
 
+/*
+ * What the preflight learns on a node itself (serve_facts_script() run
+ * there over ssh): what listens, and the image's id.
+ */
+struct serve_node_facts {
+	char *error;	 /* the node could not be asked, or NULL */
+	bool has_ss;	 /* ss(8) ran: listening is what listens */
+	char *listening; /* 'ss -Hltnp': one socket a line */
+	bool image_asked;
+	int image_status; /* of 'docker image inspect' (127: no docker) */
+	char *image_id;	  /* its first line of output: the id, or docker's error */
+};
+
+/* The shell script (sh -c SCRIPT sh IMAGE) whose output serve_facts_parse() reads. */
+extern const char serve_facts_script[];
+/* The output of serve_facts_script into f (serve_node_facts_release()). */
+void serve_facts_parse(const char *text, struct serve_node_facts *f);
+void serve_node_facts_release(struct serve_node_facts *f);
+
+/*
+ * serve.ports_free: each port a node's engine will listen on (the head:
+ * the API, the rendezvous but for llama.cpp's and TensorRT-LLM's; a
+ * llama.cpp worker: its rpc-server's; a TensorRT-LLM worker with --image:
+ * its container's sshd) is free there - a FAIL names what listens.
+ * serve.image: with --image, the image is on every node and its id the
+ * same as the head's.  facts[i] is plan->nodes[i]'s.
+ */
+void serve_check_node_facts(const struct serve_plan *plan, const struct serve_node_facts *facts,
+			    struct findings *out);
+
 /* The version of serve --print --json (docs/schemas/serve-print.schema.json). */
 #define SERVE_PRINT_SCHEMA_VERSION 1
 

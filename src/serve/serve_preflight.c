@@ -156,3 +156,202 @@ void serve_preflight(const struct serve_options *o, const struct serve_node_inpu
 	serve_check_memory(o, nodes, n, out);
 	serve_check_ports(o, out);
 }
+
+/* ---- what the nodes say: free ports, the image ---------------------------- */
+
+const char serve_facts_script[] =
+	"if command -v ss >/dev/null 2>&1; then echo '#ss'; ss -Hltnp 2>/dev/null; fi\n"
+	"if [ -n \"$1\" ]; then\n"
+	"  if command -v docker >/dev/null 2>&1; then\n"
+	"    out=$(docker image inspect --format '{{.Id}}' \"$1\" 2>&1); st=$?\n"
+	"  else out='docker: not found on this node'; st=127; fi\n"
+	"  echo \"#image $st $out\" | head -n 1\n"
+	"fi\n";
+
+void serve_facts_parse(const char *text, struct serve_node_facts *f)
+{
+	struct strbuf listening = STRBUF_INIT;
+	bool in_ss = false;
+
+	for (const char *l = text; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		int st, at = 0;
+		if (len == 3 && !strncmp(l, "#ss", 3)) {
+			f->has_ss = in_ss = true;
+		} else if (len > 7 && !strncmp(l, "#image ", 7)) {
+			char *line = xstrndup(l, len);
+			in_ss = false;
+			if (sscanf(line, "#image %d %n", &st, &at) == 1 && at) {
+				f->image_asked = true;
+				f->image_status = st;
+				free(f->image_id);
+				f->image_id = xstrdup(line + at);
+			}
+			free(line);
+		} else if (in_ss) {
+			strbuf_add(&listening, l, len);
+			strbuf_addch(&listening, '\n');
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	f->listening = strbuf_detach(&listening, NULL);
+}
+
+void serve_node_facts_release(struct serve_node_facts *f)
+{
+	free(f->error);
+	free(f->listening);
+	free(f->image_id);
+	*f = (struct serve_node_facts){ 0 };
+}
+
+/*
+ * The line of ss -Hltnp whose local address ends in :port, described into
+ * who ("python3 (pid 812) at 0.0.0.0:8000"): true when there is one.
+ */
+static bool port_taken(const char *listening, unsigned port, struct strbuf *who)
+{
+	char suffix[16];
+
+	snprintf(suffix, sizeof(suffix), ":%u", port);
+	for (const char *l = listening; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		char *line = xstrndup(l, nl ? (size_t)(nl - l) : strlen(l));
+		char state[32], local[128];
+		int recvq, sendq;
+		/* State Recv-Q Send-Q Local:Port Peer:Port Process */
+		if (sscanf(line, "%31s %d %d %127s", state, &recvq, &sendq, local) == 4 &&
+		    strlen(local) > strlen(suffix) &&
+		    streq(local + strlen(local) - strlen(suffix), suffix)) {
+			const char *name = strstr(line, "((\""), *pid = strstr(line, "pid=");
+			if (name) {
+				name += 3;
+				strbuf_add(who, name, strcspn(name, "\""));
+				if (pid)
+					strbuf_addf(who, " (pid %ld)", strtol(pid + 4, NULL, 10));
+				strbuf_addstr(who, " at ");
+			}
+			strbuf_addstr(who, local);
+			free(line);
+			return true;
+		}
+		free(line);
+		l = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+/* The ports node i's engine listens on, into ports (at most 2): their number. */
+static size_t node_ports(const struct serve_plan *plan, size_t i, unsigned ports[2])
+{
+	size_t n = 0;
+
+	if (!i) {
+		ports[n++] = plan->port;
+		if (plan->engine != SERVE_ENGINE_LLAMACPP && plan->engine != SERVE_ENGINE_TRTLLM)
+			ports[n++] = plan->master_port;
+	} else if (plan->engine == SERVE_ENGINE_LLAMACPP ||
+		   (plan->engine == SERVE_ENGINE_TRTLLM && plan->image)) {
+		ports[n++] = plan->master_port;
+	}
+	return n;
+}
+
+static void check_ports_free(const struct serve_plan *plan, const struct serve_node_facts *facts,
+			     struct findings *out)
+{
+	for (size_t i = 0; i < plan->nr_nodes; i++) {
+		const char *host = plan->nodes[i].host;
+		struct strbuf who = STRBUF_INIT, ok = STRBUF_INIT;
+		unsigned ports[2];
+		size_t n = node_ports(plan, i, ports);
+		bool failed = false;
+		if (!n)
+			continue;
+		if (facts[i].error) {
+			add(out, "serve.ports_free", host, CHECK_SKIP, NULL, "not asked: %s",
+			    facts[i].error);
+			continue;
+		}
+		if (!facts[i].has_ss) {
+			add(out, "serve.ports_free", host, CHECK_SKIP,
+			    "install iproute2 (ss) on the node",
+			    "ss(8) is not on %s: its listening ports are not known", host);
+			continue;
+		}
+		for (size_t k = 0; k < n; k++) {
+			strbuf_reset(&who);
+			if (!port_taken(facts[i].listening, ports[k], &who)) {
+				strbuf_addf(&ok, "%s%u", ok.len ? ", " : "", ports[k]);
+				continue;
+			}
+			failed = true;
+			add(out, "serve.ports_free", host, CHECK_FAIL,
+			    i || plan->engine == SERVE_ENGINE_LLAMACPP || ports[k] == plan->port
+				    ? "stop what listens there, or choose another port (--port, "
+				      "--master-port)"
+				    : "stop what listens there, or choose another port "
+				      "(--master-port)",
+			    "port %u on %s is taken: %s", ports[k], host, who.buf);
+		}
+		if (!failed)
+			add(out, "serve.ports_free", host, CHECK_PASS, NULL, "port%s %s free on %s",
+			    n > 1 ? "s" : "", ok.buf, host);
+		strbuf_release(&who);
+		strbuf_release(&ok);
+	}
+}
+
+static void check_image(const struct serve_plan *plan, const struct serve_node_facts *facts,
+			struct findings *out)
+{
+	const char *head_id = NULL;
+	bool all_same = true;
+	struct strbuf fix = STRBUF_INIT;
+
+	if (!plan->image)
+		return;
+	strbuf_addf(&fix,
+		    "docker pull %s on every node (or docker save on the head, docker load "
+		    "on the node)",
+		    plan->image);
+	for (size_t i = 0; i < plan->nr_nodes; i++) {
+		const struct serve_node_facts *f = &facts[i];
+		const char *host = plan->nodes[i].host;
+		if (f->error || !f->image_asked) {
+			add(out, "serve.image", host, CHECK_SKIP, NULL, "not asked: %s",
+			    f->error ? f->error : "no answer");
+			all_same = false;
+		} else if (f->image_status == 127) {
+			add(out, "serve.image", host, CHECK_FAIL,
+			    "install docker (and the NVIDIA container toolkit) on the node, or "
+			    "serve "
+			    "without --image",
+			    "%s: docker is not on %s", plan->image, host);
+			all_same = false;
+		} else if (f->image_status) {
+			add(out, "serve.image", host, CHECK_FAIL, fix.buf, "%s is not on %s: %s",
+			    plan->image, host, f->image_id);
+			all_same = false;
+		} else if (!head_id && !i) {
+			head_id = f->image_id;
+		} else if (head_id && !streq(head_id, f->image_id)) {
+			add(out, "serve.image", host, CHECK_FAIL, fix.buf,
+			    "%s is %s on %s, but %s on the head %s", plan->image, f->image_id, host,
+			    head_id, plan->nodes[0].host);
+			all_same = false;
+		}
+	}
+	if (all_same && head_id)
+		add(out, "serve.image", "cluster", CHECK_PASS, NULL, "%s is %s on every node",
+		    plan->image, head_id);
+	strbuf_release(&fix);
+}
+
+void serve_check_node_facts(const struct serve_plan *plan, const struct serve_node_facts *facts,
+			    struct findings *out)
+{
+	check_ports_free(plan, facts, out);
+	check_image(plan, facts, out);
+}

@@ -1,15 +1,18 @@
 #!/usr/bin/python3
-"""A stand-in for 'vllm serve' and SGLang's server in the tests of sparkctl serve.
+"""A stand-in for 'vllm serve', SGLang's server and llama.cpp's rpc-server and
+llama-server in the tests of sparkctl serve.
 
 As 'vllm' it takes the flags sparkctl gives vLLM (multi-node without Ray);
 as 'python3 -m sglang.launch_server' (standin.py sglang ...) SGLang's
 (--dist-init-addr HOST:PORT); any other flag is refused, as the engines' own
 parsers do.  It records its argv, environment and
-network view in $SERVE_STANDIN_DIR/node-RANK.json; and rendezvous as vLLM's
+network view in $SERVE_STANDIN_DIR/node-RANK.json (with what that directory
+held when it started: "seen"); and rendezvous as vLLM's
 nodes do: the head (--node-rank 0) listens on --master-addr:--master-port
 for the --nnodes - 1 headless workers, which connect (retrying while the
 head is not up) and say their rank.  Once all are there the head serves
-/health and /v1/models on --port.  A lost peer ends it with status 1.
+/health and /v1/models on --port (/health 503 while "loading": health-503
+below).  A lost peer ends it with status 1.
 """
 import argparse
 import http.server
@@ -17,6 +20,7 @@ import json
 import os
 import select
 import socket
+import socketserver
 import sys
 import threading
 import time
@@ -30,14 +34,25 @@ def parse(argv):
     s.add_argument("--tensor-parallel-size", type=int, required=True)
     s.add_argument("--pipeline-parallel-size", type=int, required=True)
     s.add_argument("--distributed-executor-backend", choices=["mp", "ray"], required=True)
-    s.add_argument("--nnodes", type=int, required=True)
-    s.add_argument("--node-rank", type=int, required=True)
-    s.add_argument("--master-addr", required=True)
-    s.add_argument("--master-port", type=int, required=True)
+    s.add_argument("--nnodes", type=int)
+    s.add_argument("--node-rank", type=int)
+    s.add_argument("--master-addr")
+    s.add_argument("--master-port", type=int)
     s.add_argument("--headless", action="store_true")
     s.add_argument("--port", type=int)
     s.add_argument("--max-model-len", type=int)
     a = p.parse_args(argv)
+    multinode = ("--nnodes", "--node-rank", "--master-addr", "--master-port")
+    if a.distributed_executor_backend == "ray":
+        # On Ray, vLLM runs on the head only and finds the cluster through Ray.
+        if any(f in argv for f in multinode + ("--headless",)):
+            p.error("--nnodes and the like are not for --distributed-executor-backend ray")
+        if not a.port:
+            p.error("the head needs --port")
+        a.node_rank = 0
+        return a
+    if None in (a.nnodes, a.node_rank, a.master_addr, a.master_port):
+        p.error("the arguments %s are required" % ", ".join(multinode))
     if a.headless == (a.node_rank == 0):
         p.error("--headless is for every node but rank 0")
     if a.node_rank == 0 and not a.port:
@@ -69,7 +84,7 @@ def parse_sglang(argv):
 def record(a):
     d = os.environ["SERVE_STANDIN_DIR"]
     info = {"argv": sys.argv[1:], "env": dict(os.environ), "pid": os.getpid(),
-            "hostname": socket.gethostname()}
+            "hostname": socket.gethostname(), "seen": sorted(os.listdir(d))}
     tmp = os.path.join(d, ".node-%d.json" % a.node_rank)
     with open(tmp, "w") as f:
         json.dump(info, f)
@@ -90,8 +105,30 @@ def head(a):
         say(a, "worker %s joined" % rank)
         peers.append(conn)
 
+    serve_api(a, peers)
+    say(a, "a worker was lost")
+    return 1
+
+
+def serve_api(a, peers):
+    """/health and /v1/models on --port, until a peer goes away."""
+    # $SERVE_STANDIN_DIR/health-503: /health answers 503 (loading) to that
+    # many requests, or to all ("always"); each 503 counted in health-503-sent.
+    d = os.environ["SERVE_STANDIN_DIR"]
+    try:
+        loading_for = open(os.path.join(d, "health-503")).read().strip()
+    except FileNotFoundError:
+        loading_for = "0"
+    loading = [0]
+
     class Api(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
+            if self.path == "/health" and (loading_for == "always" or loading[0] < int(loading_for)):
+                loading[0] += 1
+                with open(os.path.join(d, "health-503-sent"), "w") as f:
+                    f.write("%d\n" % loading[0])
+                self.send_error(503)
+                return
             if self.path == "/health":
                 body = b""
             elif self.path == "/v1/models":
@@ -107,12 +144,16 @@ def head(a):
         def log_message(self, *args):
             pass
 
-    api = http.server.ThreadingHTTPServer(("0.0.0.0", a.port), Api)
+    class Server(http.server.ThreadingHTTPServer):
+        def server_bind(self):
+            # Not HTTPServer's: its reverse lookup of the name waits for DNS.
+            socketserver.TCPServer.server_bind(self)
+            self.server_name, self.server_port = "standin", a.port
+
+    api = Server(("0.0.0.0", a.port), Api)
     threading.Thread(target=api.serve_forever, daemon=True).start()
-    say(a, "serving on port %d" % a.port)
+    print("standin %s: serving on port %d" % ("vllm rank 0" if not hasattr(a, "rpc") else "llama-server", a.port), flush=True)
     select.select(peers, [], [])
-    say(a, "a worker was lost")
-    return 1
 
 
 def worker(a):
@@ -134,13 +175,138 @@ def worker(a):
     return 1
 
 
+def record_as(name):
+    d = os.environ["SERVE_STANDIN_DIR"]
+    info = {"argv": sys.argv[1:], "env": dict(os.environ), "pid": os.getpid(),
+            "hostname": socket.gethostname(), "seen": sorted(os.listdir(d))}
+    with open(os.path.join(d, "." + name), "w") as f:
+        json.dump(info, f)
+    os.rename(os.path.join(d, "." + name), os.path.join(d, name))
+
+
+def rpc_server(argv):
+    """llama.cpp's rpc-server: --host ADDR --port PORT; serves whoever connects."""
+    p = argparse.ArgumentParser(prog="rpc-server")
+    p.add_argument("--host", required=True)
+    p.add_argument("--port", type=int, required=True)
+    a = p.parse_args(argv)
+    listener = socket.create_server((a.host, a.port))
+    record_as("rpc-server-%s.json" % socket.gethostname())
+    print("standin rpc-server: listening on %s:%d" % (a.host, a.port), flush=True)
+    while True:
+        conn, peer = listener.accept()
+        # llama-server says hello; a probe of the port says nothing and goes.
+        if conn.makefile().readline().strip() == "llama-server":
+            print("standin rpc-server: llama-server connected", flush=True)
+            conn.recv(1)
+            print("standin rpc-server: llama-server went away", flush=True)
+        conn.close()
+
+
+def llama_server(argv):
+    """llama-server -m FILE | -hf REPO --rpc ADDR:PORT,... -ngl N --host H --port P."""
+    p = argparse.ArgumentParser(prog="llama-server")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("-m")
+    g.add_argument("-hf")
+    p.add_argument("--rpc", required=True)
+    p.add_argument("-ngl", type=int, required=True)
+    p.add_argument("--host", required=True)
+    p.add_argument("--port", type=int, required=True)
+    a = p.parse_args(argv)
+    a.model, a.node_rank = a.m or a.hf, 0
+    record_as("llama-server.json")
+    # As llama.cpp's RPC backend: one connection to each server, no retry.
+    peers = []
+    for addr in a.rpc.split(","):
+        host, port = addr.rsplit(":", 1)
+        try:
+            conn = socket.create_connection((host, int(port)), timeout=5)
+        except OSError as e:
+            print("standin llama-server: failed to connect to %s: %s" % (addr, e), flush=True)
+            return 1
+        conn.sendall(b"llama-server\n")
+        peers.append(conn)
+    print("standin llama-server: connected to %d rpc-servers" % len(peers), flush=True)
+    serve_api(a, peers)
+    print("standin llama-server: an rpc-server was lost", flush=True)
+    return 1
+
+
+def ray(argv):
+    """ray start --block --head --port=P --node-ip-address=A --include-dashboard=false, or
+    ray start --block --address=H:P --node-ip-address=A: the GCS and a raylet."""
+    p = argparse.ArgumentParser(prog="ray")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("start")
+    s.add_argument("--block", action="store_true", required=True)
+    s.add_argument("--head", action="store_true")
+    s.add_argument("--port", type=int)
+    s.add_argument("--address")
+    s.add_argument("--node-ip-address", required=True)
+    s.add_argument("--include-dashboard", choices=["false", "true"])
+    a = p.parse_args(argv)
+    if a.head == bool(a.address):
+        p.error("--head or --address")
+    if a.head:
+        listener = socket.create_server((a.node_ip_address, a.port))
+        record_as("ray-head.json")
+        print("standin ray: GCS on %s:%d" % (a.node_ip_address, a.port), flush=True)
+        conns = [listener]
+        while True:
+            ready, _, _ = select.select(conns, [], [])
+            for c in ready:
+                if c is listener:
+                    conn, peer = listener.accept()
+                    print("standin ray: %s joined" % conn.makefile().readline().strip(), flush=True)
+                    conns.append(conn)
+                elif not c.recv(1):
+                    conns.remove(c)
+    host, port = a.address.rsplit(":", 1)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            conn = socket.create_connection((host, int(port)), timeout=2)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                print("standin ray: no GCS at %s" % a.address, flush=True)
+                return 1
+            time.sleep(0.2)
+    conn.settimeout(None)
+    conn.sendall(b"raylet %s\n" % a.node_ip_address.encode())
+    record_as("ray-worker-%s.json" % socket.gethostname())
+    print("standin ray: raylet joined %s" % a.address, flush=True)
+    conn.recv(1)
+    print("standin ray: lost the GCS", flush=True)
+    return 1
+
+
+def vllm_on_ray(a):
+    """vLLM's head on Ray: a driver of the local Ray cluster, then the API."""
+    addr = os.environ["RAY_NODE_IP_ADDRESS"]
+    conn = socket.create_connection((addr, int(os.environ.get("SERVE_STANDIN_RAY_PORT", "6379"))))
+    conn.sendall(b"driver\n")
+    serve_api(a, [conn])
+    say(a, "lost the Ray cluster")
+    return 1
+
+
 def main():
+    if sys.argv[1:2] == ["ray"]:
+        return ray(sys.argv[2:])
+    if sys.argv[1:2] == ["rpc-server"]:
+        return rpc_server(sys.argv[2:])
+    if sys.argv[1:2] == ["llama-server"]:
+        return llama_server(sys.argv[2:])
     if sys.argv[1:2] == ["sglang"]:
         del sys.argv[1]
         a = parse_sglang(sys.argv[1:])
     else:
         a = parse(sys.argv[1:])
     record(a)
+    if getattr(a, "distributed_executor_backend", None) == "ray":
+        return vllm_on_ray(a)
     return head(a) if a.node_rank == 0 else worker(a)
 
 

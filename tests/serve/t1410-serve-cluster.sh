@@ -21,11 +21,15 @@ contains "$TMP/out" "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 1 --pipelin
 contains "$TMP/out" "# 2. node0: vllm head"
 contains "$TMP/out" "# PASS serve.memory node1: its share of the weights, 7.5 GiB"
 
-# The same nodes from their saved inventories give the same plan.
+# Over ssh the nodes themselves are asked too: the head's ports are free.
+contains "$TMP/out" "# PASS serve.ports_free node0: ports 8000, 29501 free on node0"
+
+# The same nodes from their saved inventories give the same plan, but for
+# the checks that only the nodes themselves can answer.
 for n in node0 node1; do
   "$SPARKCTL_SSH" "$n" -- sparkctl topo --json > "$TMP/$n.json" || fail "topo on $n"
 done
-cp "$TMP/out" "$TMP/over-ssh.txt"
+grep -v '^# PASS serve.ports_free ' "$TMP/out" > "$TMP/over-ssh.txt"
 expect 0 "$SPARKCTL" serve vllm Qwen/Qwen3-8B --from "$TMP/node0.json" --from "$TMP/node1.json" --params 8B --print
 diff -u "$TMP/over-ssh.txt" "$TMP/out" >&2 || fail "the plan over SSH differs from the one of the saved inventories"
 

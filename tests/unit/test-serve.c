@@ -9,6 +9,12 @@
 
 #include "test_util.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "serve/serve_gate.h"
 #include "serve/serve_plan.h"
 
 struct pair {
@@ -396,6 +402,15 @@ static const struct finding *only(const struct findings *f, const char *id, cons
 	return found;
 }
 
+/* The finding of check id about node, or NULL. */
+static const struct finding *find(const struct findings *f, const char *id, const char *node)
+{
+	for (size_t i = 0; i < f->nr; i++)
+		if (streq(f->items[i].check_id, id) && streq(f->items[i].node, node))
+			return &f->items[i];
+	return NULL;
+}
+
 static void preflight(void **state)
 {
 	struct pair *p = *state;
@@ -475,16 +490,163 @@ static void preflight(void **state)
 	findings_release(&f);
 }
 
+/* The start order's gate: its argument, a worker reporting, a worker that never does. */
+static void gate(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	char addr[16];
+	unsigned port, n;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(serve_gate_parse("192.168.177.11:29501:3", addr, sizeof(addr), &port, &n),
+			 0);
+	assert_string_equal(addr, "192.168.177.11");
+	assert_int_equal(port, 29501);
+	assert_int_equal(n, 3);
+	assert_int_equal(serve_gate_parse("spark-01:29501:1", addr, sizeof(addr), &port, &n),
+			 -EINVAL);
+	assert_int_equal(serve_gate_parse("10.0.0.1:0:1", addr, sizeof(addr), &port, &n), -EINVAL);
+	assert_int_equal(serve_gate_parse("10.0.0.1:29501:", addr, sizeof(addr), &port, &n),
+			 -EINVAL);
+	assert_int_equal(serve_gate_parse("10.0.0.1:29501", addr, sizeof(addr), &port, &n),
+			 -EINVAL);
+
+	/* Worker 2 of 2 never reports: the head's part names it. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(serve_gate_report("127.0.0.1", 47391, 1, 30, &err) < 0 ? 1 : 0);
+	assert_int_equal(serve_gate_await("127.0.0.1", 47391, 2, 1, &err), -ETIMEDOUT);
+	assert_string_equal(err.buf, "no report from the worker of rank 2 at 127.0.0.1:47391 "
+				     "within 1 s: its part did not start (see its output)");
+	/* The reported worker learns that the head's part went away. */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 1);
+
+	/* Both report: the head's part goes on, and so do the workers. */
+	strbuf_reset(&err);
+	for (unsigned rank = 1; rank <= 2; rank++)
+		if (!fork())
+			_exit(serve_gate_report("127.0.0.1", 47391, rank, 30, &err) < 0 ? 1 : 0);
+	assert_int_equal(serve_gate_await("127.0.0.1", 47391, 2, 30, &err), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_true(wait(&status) > 0);
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	/* llama.cpp's head waits for a worker's server: none listens, then one does. */
+	assert_int_equal(serve_gate_parse_addr("10.0.0.2:50052", addr, sizeof(addr), &port), 0);
+	assert_string_equal(addr, "10.0.0.2");
+	assert_int_equal(port, 50052);
+	assert_int_equal(serve_gate_parse_addr("10.0.0.2", addr, sizeof(addr), &port), -EINVAL);
+	strbuf_reset(&err);
+	assert_int_equal(serve_gate_listening("127.0.0.1", 47391, 0, &err), -ETIMEDOUT);
+	assert_non_null(strstr(err.buf, "the worker's server at 127.0.0.1:47391 did not answer"));
+	{
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(47391) };
+		int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_int_equal(setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+		assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(listen(lfd, 1), 0);
+		assert_int_equal(serve_gate_listening("127.0.0.1", 47391, 5, &err), 0);
+		close(lfd);
+	}
+	/* Ray: the nodes holding a connection to the GCS, the head's own left out. */
+	assert_int_equal(serve_gate_count_peers("0 0 10.0.0.1:6379 10.0.0.2:41000\n"
+						"0 0 10.0.0.1:6379 10.0.0.2:41002\n"
+						"0 0 10.0.0.1:6379 10.0.0.1:50000\n"
+						"0 0 10.0.0.1:8000 10.0.0.3:50000\n"
+						"0 0 10.0.0.1:63790 10.0.0.4:50000\n",
+						"10.0.0.1", 6379),
+			 1);
+	assert_int_equal(serve_gate_count_peers("ESTAB 0 0 10.0.0.1:6379 10.0.0.2:41000\n"
+						"ESTAB 0 0 10.0.0.1:6379 10.0.0.3:41000\n",
+						"10.0.0.1", 6379),
+			 2);
+	assert_int_equal(serve_gate_count_peers("", "10.0.0.1", 6379), 0);
+	/* No head's part: the worker gives up after its time. */
+	assert_int_equal(serve_gate_report("127.0.0.1", 47391, 1, 0, &err), -ETIMEDOUT);
+	strbuf_release(&err);
+}
+
+/* The preflight on the nodes: what listens (ss -Hltnp) and the image's id, as the nodes say. */
+static void node_facts(void **state)
+{
+	struct pair *p = *state;
+	struct serve_options o = vllm_options();
+	struct serve_node_facts facts[2] = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	struct findings f = { 0 };
+	struct serve_plan plan;
+	const struct finding *x;
+
+	o.image = "img:1";
+	assert_int_equal(serve_plan_build(&o, p->in, 2, &plan, &err), 0);
+	serve_facts_parse(
+		"#ss\n"
+		"LISTEN 0 4096 0.0.0.0:22 0.0.0.0:* users:((\"sshd\",pid=7,fd=3))\n"
+		"LISTEN 0 2048 0.0.0.0:8000 0.0.0.0:* users:((\"python3\",pid=812,fd=5))\n"
+		"#image 0 sha256:aaaa\n",
+		&facts[0]);
+	serve_facts_parse("#ss\n"
+			  "LISTEN 0 128 [::]:18000 [::]:*\n"
+			  "#image 0 sha256:bbbb\n",
+			  &facts[1]);
+	assert_true(facts[0].has_ss);
+	assert_int_equal(facts[0].image_status, 0);
+	assert_string_equal(facts[1].image_id, "sha256:bbbb");
+	serve_check_node_facts(&plan, facts, &f);
+	x = only(&f, "serve.ports_free", "spark-01");
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_string_equal(x->message,
+			    "port 8000 on spark-01 is taken: python3 (pid 812) at 0.0.0.0:8000");
+	/* A vLLM worker listens on no port of its own; 18000 is not 8000. */
+	assert_null(find(&f, "serve.ports_free", "spark-02"));
+	x = only(&f, "serve.image", "spark-02");
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_string_equal(
+		x->message,
+		"img:1 is sha256:bbbb on spark-02, but sha256:aaaa on the head spark-01");
+	assert_null(find(&f, "serve.image", "cluster"));
+	findings_release(&f);
+
+	/* Free ports and one image: PASS; docker missing: a FAIL that says so. */
+	serve_node_facts_release(&facts[0]);
+	serve_node_facts_release(&facts[1]);
+	serve_facts_parse("#ss\n#image 0 sha256:aaaa\n", &facts[0]);
+	serve_facts_parse("#image 0 sha256:aaaa\n", &facts[1]);
+	serve_check_node_facts(&plan, facts, &f);
+	assert_int_equal(only(&f, "serve.ports_free", "spark-01")->status, CHECK_PASS);
+	assert_string_equal(only(&f, "serve.image", "cluster")->message,
+			    "img:1 is sha256:aaaa on every node");
+	findings_release(&f);
+	serve_node_facts_release(&facts[1]);
+	serve_facts_parse("#image 127 docker: not found on this node\n", &facts[1]);
+	serve_check_node_facts(&plan, facts, &f);
+	x = only(&f, "serve.image", "spark-02");
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_string_equal(x->message, "img:1: docker is not on spark-02");
+	findings_release(&f);
+	serve_node_facts_release(&facts[0]);
+	serve_node_facts_release(&facts[1]);
+	serve_plan_release(&plan);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parsers),
 		cmocka_unit_test(engine_args),
+		cmocka_unit_test(gate),
 		cmocka_unit_test_setup_teardown(vllm_mp, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(vllm_ray_image, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(other_engines, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(refused, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(preflight, setup_pair, teardown_pair),
+		cmocka_unit_test_setup_teardown(node_facts, setup_pair, teardown_pair),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
