@@ -19,8 +19,9 @@
  *       died: SIGTERM, then SIGKILL after GRACE_MS.
  *
  *   sparkctl agent hold [--ready-port PORT] [--ready-timeout MS] [--self] -- CMD [ARG]...
- *       run CMD (with --self: this program with the arguments CMD [ARG]...), e.g. a one-shot server
- * of 'sparkctl bench link' (iperf3 -s -1, ib_write_bw), until it exits or the caller is gone, and
+ *       run CMD (with --self: this program with the arguments CMD [ARG]...),
+ *       e.g. a one-shot server of 'sparkctl bench link' (iperf3 -s -1,
+ *       ib_write_bw), until it exits or the caller is gone, and
  *       leave nothing of it behind.  CMD leads a session of its own, with
  *       stdin from /dev/null and the agent's stdout and stderr.  With
  *       --ready-port, prints "ready" once a process of CMD listens on TCP
@@ -30,17 +31,27 @@
  *       signal N), 127 or 126 when it cannot be run; at the end of its
  *       own stdin (the SSH channel closed) or on SIGTERM, SIGINT or SIGHUP
  *       it ends CMD and exits 143 (src/proc/hold.h has the details).
+ *
+ *   sparkctl agent serve-gate --await-workers|--await-peers ADDR:PORT:N
+ *                             | --await-listening ADDR:PORT... | --report-to ADDR:PORT:RANK
+ *       a node's part of the start order of 'sparkctl serve', in the script
+ *       each node runs: the head's waits for the workers, a worker reports
+ *       (src/serve/serve_gate.h); exit 5 when the other side never comes.
  */
 #include "sparkctl.h"
 
+#include <arpa/inet.h>
+
 #include "cmd/cmd.h"
 #include "lib/json.h"
+#include "lib/options.h"
 #include "lib/parse.h"
 #include "launch/node_agent.h"
 #include "lib/xalloc.h"
 #include "probe/procs.h"
 #include "proc/hold.h"
 #include "proc/run.h"
+#include "serve/serve_gate.h"
 
 #define PING_TIMEOUT_MS 10000
 
@@ -247,6 +258,97 @@ static int run_hold(const struct cmd *cmd, int argc, char **argv)
 	return agent_hold(argc - 1, argv + 1);
 }
 
+/*
+ * A node's part of the start order of 'sparkctl serve' (serve_gate.h): the
+ * head's waits for the workers' reports, a worker's reports.  An exit
+ * status: 5 when the other side never came.  Its messages are serve's, in
+ * the output of the node's part.
+ */
+struct serve_gate_args {
+	const char *await_workers, *await_peers, *report_to;
+	struct strvec await_listening;
+};
+
+static int serve_gate(const struct serve_gate_args *a)
+{
+	const char *spec = a->await_workers ? a->await_workers
+			   : a->await_peers ? a->await_peers
+					    : a->report_to;
+	struct strbuf err = STRBUF_INIT;
+	char addr[INET_ADDRSTRLEN];
+	unsigned port, n;
+	int r = 0;
+
+	if (!!a->await_workers + !!a->await_peers + !!a->report_to + !!a->await_listening.nr > 1)
+		return cmd_usage_error("agent serve-gate",
+				       "--await-workers, --await-peers, --await-listening "
+				       "or --report-to, one of them");
+	for (size_t i = 0; i < a->await_listening.nr && r == 0; i++) {
+		if (serve_gate_parse_addr(a->await_listening.v[i], addr, sizeof(addr), &port) < 0)
+			return cmd_usage_error("agent serve-gate",
+					       "'%s': ADDR:PORT, ADDR an IPv4 address",
+					       a->await_listening.v[i]);
+		r = serve_gate_listening(addr, port, SERVE_GATE_TIMEOUT_S, &err);
+	}
+	if (a->await_listening.nr) {
+		if (r < 0)
+			cmd_error("serve", "%s", err.buf);
+		else
+			cmd_error("serve", "the workers' servers listen; starting the head");
+		strbuf_release(&err);
+		return r == -ETIMEDOUT ? SPARKCTL_EXIT_TIMEOUT : r < 0 ? SPARKCTL_EXIT_ERROR : 0;
+	}
+	if (serve_gate_parse(spec, addr, sizeof(addr), &port, &n) < 0)
+		return cmd_usage_error("agent serve-gate",
+				       "'%s': ADDR:PORT:N, ADDR an IPv4 address", spec);
+	if (a->await_peers)
+		r = serve_gate_peers(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
+	else if (a->await_workers)
+		r = serve_gate_await(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
+	else
+		r = serve_gate_report(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
+	if (r < 0)
+		cmd_error("serve", "%s", err.buf);
+	else if (a->await_peers)
+		cmd_error("serve", "the %u worker%s joined; starting the head", n,
+			  n == 1 ? "" : "s");
+	else if (a->await_workers)
+		cmd_error("serve", "the %u worker%s up; starting the head", n,
+			  n == 1 ? "'s part is" : "s' parts are");
+	strbuf_release(&err);
+	return r == -ETIMEDOUT ? SPARKCTL_EXIT_TIMEOUT : r < 0 ? SPARKCTL_EXIT_ERROR : 0;
+}
+
+static int run_serve_gate(const struct cmd *cmd, int argc, char **argv)
+{
+	struct serve_gate_args a = { .await_listening = STRVEC_INIT };
+	const struct opt opts[] = {
+		OPT_STRING(0, "await-workers", &a.await_workers, "ADDR:PORT:N",
+			   "in the head's part: wait until N workers' parts report at ADDR:PORT"),
+		OPT_LIST(0, "await-listening", &a.await_listening, "ADDR:PORT",
+			 "in the head's part: wait until a worker's server listens at ADDR:PORT; "
+			 "repeat"),
+		OPT_STRING(0, "await-peers", &a.await_peers, "ADDR:PORT:N",
+			   "in the head's part: wait until N other nodes hold a connection to "
+			   "ADDR:PORT"),
+		OPT_STRING(0, "report-to", &a.report_to, "ADDR:PORT:RANK",
+			   "in a worker's part: report to the head's part at ADDR:PORT"),
+		OPT_HELP(),
+		OPT_END(),
+	};
+	int n = cmd_parse(cmd, opts, argc, argv), ret;
+
+	if (n < 0)
+		ret = cmd_parse_exit(n);
+	else if (!a.await_workers && !a.await_peers && !a.report_to && !a.await_listening.nr)
+		ret = cmd_usage_error("agent serve-gate", "--await-workers, --await-peers, "
+							  "--await-listening or --report-to");
+	else
+		ret = serve_gate(&a);
+	strvec_clear(&a.await_listening);
+	return ret;
+}
+
 static const char *const ping_usage[] = { "sparkctl agent ping IF ADDR SIZE [IF ADDR SIZE]...",
 					  NULL };
 static const char *const launch_usage[] = { "sparkctl agent launch", NULL };
@@ -328,14 +430,30 @@ static const struct cmd agent_hold_cmd = {
 	.max_operands = CMD_OPERANDS_ANY,
 };
 
-static const struct cmd *const agent_verbs[] = {
-	&cmd_agent_status,
-	&agent_ping_cmd,
-	&agent_launch_cmd,
-	&agent_srun_task_cmd,
-	&agent_reap_cmd,
-	&agent_hold_cmd,
+static const char *const serve_gate_usage[] = {
+	"sparkctl agent serve-gate --await-workers|--await-peers ADDR:PORT:N",
+	"sparkctl agent serve-gate --await-listening ADDR:PORT...",
+	"sparkctl agent serve-gate --report-to ADDR:PORT:RANK",
 	NULL,
+};
+
+static const struct cmd agent_serve_gate_cmd = {
+	.name = "serve-gate",
+	.title = "agent serve-gate",
+	.fn = run_serve_gate,
+	.summary = "a node's part of the start order of 'sparkctl serve' (src/serve/serve_gate.h)",
+	.usage = serve_gate_usage,
+	.description =
+		"In the script each node runs for 'sparkctl serve': before the head's engine\n"
+		"starts, wait until every worker's part has reported (--await-workers), its\n"
+		"server listens (--await-listening) or it holds a connection to the head\n"
+		"(--await-peers); in a worker's part, report to the head's (--report-to).\n"
+		"Exit 5 when the other side does not come within 300 s.",
+};
+
+static const struct cmd *const agent_verbs[] = {
+	&cmd_agent_status, &agent_ping_cmd, &agent_launch_cmd,	   &agent_srun_task_cmd,
+	&agent_reap_cmd,   &agent_hold_cmd, &agent_serve_gate_cmd, NULL,
 };
 
 static const char *const agent_usage[] = { "sparkctl agent COMMAND [ARGS]", NULL };

@@ -90,8 +90,7 @@ static const char serve_description[] =
 struct serve_args {
 	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl;
 	const char *backend, *image, *model_cache, *model_size, *params, *dtype;
-	const char *await_workers, *await_peers, *report_to; /* the start order, in a part */
-	struct strvec from, await_listening;
+	struct strvec from;
 	unsigned tp, pp, port, master_port, ready_timeout;
 	bool print, json;
 };
@@ -215,58 +214,6 @@ static int check_args(const struct serve_args *a, int n, char **argv, struct ser
 }
 
 /*
- * A node's part of the start order (serve_gate.h): the head's waits for the
- * workers' reports, a worker's reports.  An exit status: 5 when the other
- * side never came.
- */
-static int run_gate(const struct serve_args *a)
-{
-	const char *spec = a->await_workers ? a->await_workers
-			   : a->await_peers ? a->await_peers
-					    : a->report_to;
-	struct strbuf err = STRBUF_INIT;
-	char addr[INET_ADDRSTRLEN];
-	unsigned port, n;
-	int r = 0;
-
-	if (!!a->await_workers + !!a->await_peers + !!a->report_to + !!a->await_listening.nr > 1)
-		return cmd_usage_error("serve", "--await-workers, --await-peers, --await-listening "
-						"or --report-to, one of them");
-	for (size_t i = 0; i < a->await_listening.nr && r == 0; i++) {
-		if (serve_gate_parse_addr(a->await_listening.v[i], addr, sizeof(addr), &port) < 0)
-			return cmd_usage_error("serve", "'%s': ADDR:PORT, ADDR an IPv4 address",
-					       a->await_listening.v[i]);
-		r = serve_gate_listening(addr, port, SERVE_GATE_TIMEOUT_S, &err);
-	}
-	if (a->await_listening.nr) {
-		if (r < 0)
-			cmd_error("serve", "%s", err.buf);
-		else
-			cmd_error("serve", "the workers' servers listen; starting the head");
-		strbuf_release(&err);
-		return r == -ETIMEDOUT ? SPARKCTL_EXIT_TIMEOUT : r < 0 ? SPARKCTL_EXIT_ERROR : 0;
-	}
-	if (serve_gate_parse(spec, addr, sizeof(addr), &port, &n) < 0)
-		return cmd_usage_error("serve", "'%s': ADDR:PORT:N, ADDR an IPv4 address", spec);
-	if (a->await_peers)
-		r = serve_gate_peers(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
-	else if (a->await_workers)
-		r = serve_gate_await(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
-	else
-		r = serve_gate_report(addr, port, n, SERVE_GATE_TIMEOUT_S, &err);
-	if (r < 0)
-		cmd_error("serve", "%s", err.buf);
-	else if (a->await_peers)
-		cmd_error("serve", "the %u worker%s joined; starting the head", n,
-			  n == 1 ? "" : "s");
-	else if (a->await_workers)
-		cmd_error("serve", "the %u worker%s up; starting the head", n,
-			  n == 1 ? "'s part is" : "s' parts are");
-	strbuf_release(&err);
-	return r == -ETIMEDOUT ? SPARKCTL_EXIT_TIMEOUT : r < 0 ? SPARKCTL_EXIT_ERROR : 0;
-}
-
-/*
  * The command line into a and o; what follows the first '--' is the
  * engine's (engine_args).  Returns -1 when the command ends here with *ret.
  */
@@ -307,16 +254,6 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 		OPT_UINT(0, "ready-timeout", &a->ready_timeout, "S",
 			 "end all (exit 5) if the head's /health is not 200 after S s (default "
 			 "1800; 0: wait)"),
-		OPT_STRING(0, "await-workers", &a->await_workers, "ADDR:PORT:N",
-			   "in the head's part: wait until N workers' parts report at ADDR:PORT"),
-		OPT_LIST(0, "await-listening", &a->await_listening, "ADDR:PORT",
-			 "in the head's part: wait until a worker's server listens at ADDR:PORT; "
-			 "repeat"),
-		OPT_STRING(0, "await-peers", &a->await_peers, "ADDR:PORT:N",
-			   "in the head's part: wait until N other nodes hold a connection to "
-			   "ADDR:PORT"),
-		OPT_STRING(0, "report-to", &a->report_to, "ADDR:PORT:RANK",
-			   "in a worker's part: report to the head's part at ADDR:PORT"),
 		OPT_BOOL(0, "print", &a->print, "print each node's environment and commands"),
 		OPT_BOOL(0, "json", &a->json, "with --print: as JSON"),
 		OPT_HELP(),
@@ -333,11 +270,6 @@ static int parse_serve(const struct cmd *cmd, struct serve_args *a, struct serve
 		strvec_push(engine_args, argv[i]);
 	o->engine_args = engine_args;
 	n = cmd_parse(cmd, opts, split, argv);
-	if (n >= 0 &&
-	    (a->await_workers || a->await_peers || a->report_to || a->await_listening.nr)) {
-		*ret = run_gate(a);
-		return -1;
-	}
 	*ret = n < 0 ? cmd_parse_exit(n) : check_args(a, n, argv, o);
 	return *ret == SPARKCTL_EXIT_OK && n >= 0 ? n : -1;
 }
@@ -535,12 +467,12 @@ static void ray_gate(const struct serve_plan *plan, size_t i, const struct strve
 
 	add_words(i ? script : &gate, words);
 	if (i) {
-		strbuf_addf(script, "serve --await-listening %s:%u || exit $?\n",
+		strbuf_addf(script, "agent serve-gate --await-listening %s:%u || exit $?\n",
 			    plan->nodes[0].address, plan->master_port);
 		return;
 	}
-	strbuf_addf(&gate, "serve --await-peers %s:%u:%zu || exit $?\n", plan->nodes[0].address,
-		    plan->master_port, workers);
+	strbuf_addf(&gate, "agent serve-gate --await-peers %s:%u:%zu || exit $?\n",
+		    plan->nodes[0].address, plan->master_port, workers);
 	exec_line = strstr(part->buf, "\nexec ");
 	if (exec_line) {
 		struct strbuf both = STRBUF_INIT;
@@ -557,7 +489,7 @@ static void ray_gate(const struct serve_plan *plan, size_t i, const struct strve
 /* The head's part of llama.cpp waits for every worker's rpc-server (serve_gate.h). */
 static void await_rpc_servers(const struct serve_plan *plan, struct strbuf *script)
 {
-	strbuf_addstr(script, "serve");
+	strbuf_addstr(script, "agent serve-gate");
 	for (size_t i = 1; i < plan->nr_nodes; i++)
 		strbuf_addf(script, " --await-listening %s:%u", plan->nodes[i].address,
 			    plan->master_port);
@@ -607,7 +539,7 @@ static int make_job(const struct serve_args *a, const struct serve_plan *plan,
 			if (plan->engine == SERVE_ENGINE_LLAMACPP)
 				await_rpc_servers(plan, &script);
 			else
-				strbuf_addf(&script, "serve --%s %s:%u:%zu || exit $?\n",
+				strbuf_addf(&script, "agent serve-gate --%s %s:%u:%zu || exit $?\n",
 					    i ? "report-to" : "await-workers",
 					    plan->nodes[0].address, plan->master_port,
 					    i ? (size_t)plan->nodes[i].rank : workers);
@@ -882,7 +814,6 @@ out:
 static int run_serve(const struct cmd *cmd, int argc, char **argv)
 {
 	struct serve_args a = { .from = STRVEC_INIT,
-				.await_listening = STRVEC_INIT,
 				.tp = UINT_MAX,
 				.pp = UINT_MAX,
 				.port = PORT_UNSET,
@@ -900,7 +831,6 @@ static int run_serve(const struct cmd *cmd, int argc, char **argv)
 out:
 	doctor_cluster_release(&c);
 	strvec_clear(&a.from);
-	strvec_clear(&a.await_listening);
 	strvec_clear(&engine_args);
 	return ret;
 }

@@ -3,9 +3,9 @@
  * starts only once every worker's part is up.
  *
  * launch starts every node's part at once.  So each worker's part first
- * reports to the head's part over the fabric (serve --report-to, on the
+ * reports to the head's part over the fabric (agent serve-gate --report-to, on the
  * worker, just before it execs its engine), and the head's part waits for
- * every worker's report (serve --await-workers) before it execs its own.
+ * every worker's report (agent serve-gate --await-workers) before it execs its own.
  * They meet on the rendezvous port at the head's fabric address: the
  * engine binds it only after the gate has closed it.  The worker closes
  * each connection first, so that no TIME_WAIT on the head holds the port.

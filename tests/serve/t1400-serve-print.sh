@@ -184,3 +184,14 @@ chmod +x "$TMP/ssh"
 SPARKCTL_SSH=$TMP/ssh expect 3 "$SPARKCTL" serve vllm m --print -H sparkctl-standin-node.invalid
 contains "$TMP/err" "sparkctl-standin-node.invalid: ssh: connect to host spark-09 port 22: Connection refused"
 [ ! -s "$TMP/out" ] || fail "printed a plan without every node"
+
+# The start order's waits are the nodes' scripts' (agent serve-gate), not serve's options.
+"$SPARKCTL" serve --help > "$TMP/help"
+lacks "$TMP/help" "await"
+lacks "$TMP/help" "report-to"
+expect 2 "$SPARKCTL" serve vllm m -H a,b --report-to 198.18.0.1:29501:1
+contains "$TMP/err" "unknown option '--report-to'"
+expect 2 "$SPARKCTL" agent serve-gate
+contains "$TMP/err" "sparkctl agent serve-gate: --await-workers, --await-peers, --await-listening or --report-to"
+expect 2 "$SPARKCTL" agent serve-gate --report-to nohost:1:1
+contains "$TMP/err" "'nohost:1:1': ADDR:PORT:N, ADDR an IPv4 address"
