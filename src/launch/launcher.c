@@ -332,30 +332,35 @@ void launcher_agent_stderr_line(struct launcher *l, struct node *nd, char *line,
 	nd->last_err = strbuf_detach(&shown, NULL);
 }
 
-static void read_agent(struct launcher *l, struct node *nd, bool is_err)
+bool launcher_read_lines(struct launcher *l, struct node *nd, int fd, struct strbuf *buf,
+			 void (*fn)(struct launcher *, struct node *, char *, size_t))
 {
-	int *fd = is_err ? &nd->agent.err_fd : &nd->agent.out_fd;
-	struct strbuf *buf = is_err ? &nd->erx : &nd->rx;
-
-	for (int rounds = 0; *fd >= 0 && rounds < 16; rounds++) {
+	for (int rounds = 0; rounds < 16; rounds++) {
 		ssize_t n;
 		strbuf_grow(buf, 65536);
-		n = read(*fd, buf->buf + buf->len, buf->alloc - buf->len - 1);
+		n = read(fd, buf->buf + buf->len, buf->alloc - buf->len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			break;
 		if (n <= 0) {
-			node_close_pipe(nd, fd);
-			launcher_split_lines(l, nd, buf, true,
-					     is_err ? launcher_agent_stderr_line
-						    : launcher_agent_line);
-			break;
+			launcher_split_lines(l, nd, buf, true, fn);
+			return true;
 		}
 		strbuf_setlen(buf, buf->len + (size_t)n);
-		launcher_split_lines(l, nd, buf, false,
-				     is_err ? launcher_agent_stderr_line : launcher_agent_line);
+		launcher_split_lines(l, nd, buf, false, fn);
 	}
+	return false;
+}
+
+static void read_agent(struct launcher *l, struct node *nd, bool is_err)
+{
+	int *fd = is_err ? &nd->agent.err_fd : &nd->agent.out_fd;
+
+	if (*fd >= 0 &&
+	    launcher_read_lines(l, nd, *fd, is_err ? &nd->erx : &nd->rx,
+				is_err ? launcher_agent_stderr_line : launcher_agent_line))
+		node_close_pipe(nd, fd);
 }
 
 static void write_agent(struct node *nd)

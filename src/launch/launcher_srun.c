@@ -101,26 +101,10 @@ static void read_srun(struct launcher *l, bool is_err)
 {
 	struct srun_state *s = l->srun;
 	int *fd = is_err ? &s->child.err_fd : &s->child.out_fd;
-	struct strbuf *buf = is_err ? &s->erx : &s->rx;
-	void (*fn)(struct launcher *, struct node *, char *, size_t) =
-		is_err ? srun_err_line : srun_out_line;
 
-	for (int rounds = 0; *fd >= 0 && rounds < 16; rounds++) {
-		ssize_t n;
-		strbuf_grow(buf, 65536);
-		n = read(*fd, buf->buf + buf->len, buf->alloc - buf->len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			break;
-		if (n <= 0) {
-			srun_close_pipe(l, fd);
-			launcher_split_lines(l, NULL, buf, true, fn);
-			break;
-		}
-		strbuf_setlen(buf, buf->len + (size_t)n);
-		launcher_split_lines(l, NULL, buf, false, fn);
-	}
+	if (*fd >= 0 && launcher_read_lines(l, NULL, *fd, is_err ? &s->erx : &s->rx,
+					    is_err ? srun_err_line : srun_out_line))
+		srun_close_pipe(l, fd);
 }
 
 static void srun_output(struct loop *loop, int fd, short revents, void *data)

@@ -105,6 +105,14 @@ void launcher_agent_stderr_line(struct launcher *l, struct node *nd, char *line,
 /* Hand the complete lines of buf to fn; keep an unfinished one (all at_eof). */
 void launcher_split_lines(struct launcher *l, struct node *nd, struct strbuf *buf, bool at_eof,
 			  void (*fn)(struct launcher *, struct node *, char *, size_t));
+/*
+ * Read what fd has (a bounded number of reads, so that no pipe starves the
+ * others) into buf and hand its complete lines to fn; at the end of the
+ * pipe (or a read error) the rest as a last line.  Returns true there: the
+ * caller closes fd.
+ */
+bool launcher_read_lines(struct launcher *l, struct node *nd, int fd, struct strbuf *buf,
+			 void (*fn)(struct launcher *, struct node *, char *, size_t));
 
 /* launcher_srun.c: the tasks of one srun step in place of one agent per node */
 void srun_init(struct launcher *l);
