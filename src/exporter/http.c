@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include "exporter/basic_auth.h"
 #include "exporter/conn_table.h"
@@ -255,6 +256,13 @@ static int listen_socket(const struct sockaddr *sa, socklen_t len, struct http_s
 		return r;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/*
+	 * Accepted only once the client has sent something (or, silent, after
+	 * about a second): a scraper's request is then there when it enters the
+	 * connection table, and is read before any newcomer can make room by
+	 * cutting it, however late its client got to send it.
+	 */
+	setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof(one));
 	if (sa->sa_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	/* A long queue: a burst of connections must not push a scraper's out. */

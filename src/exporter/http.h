@@ -15,7 +15,11 @@
  *    connection that has waited longest for its request is shut down to
  *    make room (the newcomer itself when it is that one).  One that has
  *    sent its request - a scraper does at once - is never the one, so a
- *    scraper gets in even from an address whose every slot is held;
+ *    scraper gets in even from an address whose every slot is held.  The
+ *    kernel hands a connection over only once its client has sent
+ *    something (TCP_DEFER_ACCEPT), so a plain-HTTP request is whole when
+ *    its connection is accepted and is read in the next round, before
+ *    newcomers could cut it; silent connections wait in the kernel first;
  *  - idle connections close after timeout_s, and a per-connection memory
  *    pool bounds the request line and headers (a larger request gets 431).
  * The deadline is kept by a timer of the caller's loop; shutting a socket

@@ -176,7 +176,12 @@ def slow_clients(n):
 
 
 def burst(n):
-    socks = [socket.create_connection((HOST, PORT), timeout=3) for _ in range(n)]
+    # Each begins a request: a silent connection waits in the kernel until
+    # it speaks (TCP_DEFER_ACCEPT), these are the exporter's at once.
+    socks = []
+    for _ in range(n):
+        socks.append(socket.create_connection((HOST, PORT), timeout=3))
+        socks[-1].sendall(b"GET /metrics HTTP/1.1\r\n")
     time.sleep(0.5)
     dropped = 0
     for s in socks:
