@@ -50,7 +50,12 @@
 # The test's exit (however it ends) kills a VM still running: nothing is
 # left behind.
 #
-# Functions: vm_require, vm_build, vm_add SRC DEST, vm_run SCRIPT [SECONDS].
+# With vm_use_systemd after vm_build, /init mounts the same and then execs
+# systemd (this host's, copied in with systemctl and systemd-run), which
+# runs the job as a service: a node whose init is systemd.
+#
+# Functions: vm_require, vm_build, vm_use_systemd, vm_add SRC DEST,
+#   vm_run SCRIPT [SECONDS].
 # Variables: VM_KERNEL_CACHE (where scripts/setup puts the kernel),
 #   VM_KVER, VM_KERNEL (after vm_require), VM_ROOT, VM_OUT, VM_STATUS,
 #   VM_CONSOLE (the serial console's log: the kernel's messages),
@@ -208,10 +213,10 @@ vm_build() {
   printf '127.0.0.1 localhost\n127.0.1.1 vm\n' > "$VM_ROOT/etc/hosts"
   : > "$VM_ROOT/etc/fstab"
   : > "$VM_ROOT/etc/mtab"
-  cat > "$VM_ROOT/init" <<'EOF'
-#!/bin/sh
-# The VM's init (tests/storage/vm.sh): mount what a node has mounted, run
-# the job with its output in /out, report its status, power off.
+  mkdir -p "$VM_ROOT/lib/vm"
+  cat > "$VM_ROOT/lib/vm/mount.sh" <<'EOF'
+# Sourced by the VM's init (tests/storage/vm.sh): mount what a node has
+# mounted and the out directory; false when /out cannot be mounted.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb LANG=C.UTF-8
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -224,19 +229,67 @@ depmod
 # A node's root file system is ext4: the module is there before any mount.
 modprobe ext4
 modprobe configfs && mount -t configfs configfs /sys/kernel/config
-if modprobe virtio_pci && modprobe 9pnet_virtio && modprobe 9p &&
-  mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /out; then
-  [ -f /job/env ] && . /job/env
-  cd /job
-  sh /job/job.sh > /out/log 2>&1
-  echo $? > /out/status.new
-  mv /out/status.new /out/status
-  sync
-  umount /out
+modprobe virtio_pci && modprobe 9pnet_virtio && modprobe 9p &&
+  mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /out
+EOF
+  cat > "$VM_ROOT/lib/vm/run-job.sh" <<'EOF'
+# The job, its output and exit status in /out (tests/storage/vm.sh).
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb LANG=C.UTF-8
+[ -f /job/env ] && . /job/env
+cd /job
+sh /job/job.sh > /out/log 2>&1
+echo $? > /out/status.new
+mv /out/status.new /out/status
+sync
+umount /out
+EOF
+  cat > "$VM_ROOT/init" <<'EOF'
+#!/bin/sh
+# The VM's init (tests/storage/vm.sh): mount, run the job, power off.
+if . /lib/vm/mount.sh; then
+  sh /lib/vm/run-job.sh
 else
   echo "vm: cannot mount the out directory" > /dev/console
 fi
 poweroff -f
+EOF
+  chmod 755 "$VM_ROOT/init"
+}
+
+# vm_use_systemd: after vm_build, the VM boots systemd (Debian's, from this
+# host) as its init, as a node does, and systemd runs the job as a service
+# (vm-job.service), which powers the VM off at its end.  No
+# journald, no D-Bus: root's systemctl and systemd-run reach systemd
+# through its private socket.
+vm_use_systemd() {
+  local p d=$VM_ROOT/etc/systemd/system
+  _vm_copy_program /lib/systemd/systemd
+  for p in systemd-run systemctl; do
+    _vm_copy_program "$(command -v "$p")" "/usr/bin/$p"
+  done
+  mkdir -p "$d"
+  # An empty machine-id: systemd makes one for this boot.
+  : > "$VM_ROOT/etc/machine-id"
+  printf 'ID=debian\nNAME="sparkctl test VM"\n' > "$VM_ROOT/etc/os-release"
+  printf '[Unit]\nDescription=the test job\nWants=vm-job.service\nAllowIsolate=yes\n' \
+    > "$d/vm-job.target"
+  ln -sf vm-job.target "$d/default.target"
+  cat > "$d/vm-job.service" <<'EOF'
+[Unit]
+Description=the test job (tests/storage/vm.sh)
+DefaultDependencies=no
+
+[Service]
+Type=oneshot
+StandardOutput=null
+StandardError=null
+ExecStart=/bin/sh -c 'sh /lib/vm/run-job.sh; poweroff -f'
+EOF
+  cat > "$VM_ROOT/init" <<'EOF'
+#!/bin/sh
+# The VM's init (tests/storage/vm.sh, vm_use_systemd): mount, then systemd.
+. /lib/vm/mount.sh || { echo "vm: cannot mount the out directory" > /dev/console; poweroff -f; }
+exec /lib/systemd/systemd
 EOF
   chmod 755 "$VM_ROOT/init"
 }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# 'sparkctl launch' on a node whose init is systemd: each rank runs in a
+# transient scope of its own (systemd-run --scope), so what it starts -
+# after env -i, or ignoring SIGTERM - ends with the job, also after the
+# node's agent was SIGKILLed, and no scope outlives the job.  The host the
+# tests run on has no systemd as init, so this runs in the storage tests'
+# VM (tests/storage/vm.sh: Debian's kernel under QEMU) booted with this
+# host's systemd as its init; the job is tests/launch/systemd-job.sh.
+. "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/storage/vm.sh"
+command -v systemd-run > /dev/null && [ -x /lib/systemd/systemd ] ||
+  _vm_missing "no systemd (Debian package systemd)"
+vm_require
+vm_build
+vm_use_systemd
+# A sanitizer build reports in the VM as it does here.
+for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+  [ -z "${!v:-}" ] || VM_ENV+=" $v=${!v}"
+done
+vm_run "$SRCDIR/tests/launch/systemd-job.sh" 240
+if [ "$VM_STATUS" != 0 ]; then
+  cat "$VM_OUT/log" >&2
+  echo "--- the VM's console (last 30 lines):" >&2
+  tail -n 30 "$VM_CONSOLE" >&2
+  fail "launch under systemd: the job in the VM exited $VM_STATUS"
+fi
+sed 's/^/# /' "$VM_OUT/log"
+note "the VM ran $VM_SECONDS s"
