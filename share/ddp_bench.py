@@ -12,7 +12,8 @@ the per-step figures, which sparkctl reads.  Times are in microseconds:
               all-reduce was in flight: from the communication hook's call
               for the bucket to its future's completion, the union of the
               buckets' intervals (buckets in flight together count once);
-  compute_us  the same step under DDP's no_sync(): no all-reduce at all.
+  compute_us  the same step under DDP's no_sync(): no all-reduce at all;
+              these steps and the ones above are taken in turns.
 
 Exit status: 0 done; 3 torch, or the collective backend, is missing (the
 line on stderr names it); 2 rendezvous failed; 1 any other error.
@@ -196,34 +197,45 @@ def run(args, torch, dist, nn, DDP):
         loss.backward()
         opt.step()
 
-    def timed(n, no_sync):
-        steps, comms = [], []
-        for i in range(n):
-            del intervals[:]
-            del keep[:]
-            clock.sync()
-            clock.start()
-            begin = clock.mark()
-            if no_sync:
-                with ddp.no_sync():
-                    step()
-            else:
+    def one_step(no_sync):
+        """One step: its time and its all-reduce time (the union of the buckets')."""
+        del intervals[:]
+        del keep[:]
+        clock.sync()
+        clock.start()
+        begin = clock.mark()
+        if no_sync:
+            with ddp.no_sync():
                 step()
-            end = clock.mark()
-            clock.sync()
-            steps.append(clock.us(end) - clock.us(begin))
-            comms.append(union_us([(clock.us(a), clock.us(b)) for a, b in intervals]))
-            clock.marks = []
-        return steps, comms
+        else:
+            step()
+        end = clock.mark()
+        clock.sync()
+        comm = union_us([(clock.us(a), clock.us(b)) for a, b in intervals])
+        took = clock.us(end) - clock.us(begin)
+        clock.marks = []
+        return took, comm
 
-    timed(args.warmup, False)
+    def timed(n):
+        """n steps with DDP's all-reduce and n under no_sync(), in turns (the
+        first of each pair alternating), so that load coming and going on
+        the nodes falls on both alike: compute is subtracted from the step."""
+        steps, comms, computes = [], [], []
+        for i in range(n):
+            for no_sync in ((False, True) if i % 2 == 0 else (True, False)):
+                took, comm = one_step(no_sync)
+                if no_sync:
+                    computes.append(took)
+                else:
+                    steps.append(took)
+                    comms.append(comm)
+        return steps, comms, computes
+
+    timed(args.warmup)
     dist.barrier()
     buckets[0] = 0
-    step_us, comm_us = timed(args.steps, False)
+    step_us, comm_us, compute_us = timed(args.steps)
     per_step = buckets[0] // max(1, args.steps)
-    timed(args.warmup, True)
-    dist.barrier()
-    compute_us, _ = timed(args.steps, True)
     dist.barrier()
 
     if rank == 0:
