@@ -219,6 +219,30 @@ const struct check checks[] = {
 	  CHECK_FAIL, check_storage_single_writer,
 	  "ext4 and xfs are not cluster file systems: two writers of one volume corrupt it "
 	  "within minutes, silently." },
+	/* serve's preflight: run by 'doctor --engine' (and 'sparkctl serve'), not from here. */
+	{ "serve.plan", "the engine's plan can be made: a fabric address on every node",
+	  CHECK_ENGINE, CHECK_FAIL, NULL,
+	  "Every engine meets at the head's fabric address: a node without one, or on another "
+	  "subnet, cannot join (doctor --engine)." },
+	{ "serve.parallel", "tensor x pipeline parallel equals the GPUs", CHECK_ENGINE, CHECK_FAIL,
+	  NULL,
+	  "vLLM, SGLang and TensorRT-LLM refuse a tensor x pipeline parallel size that is not the "
+	  "GPUs they are given; nodes with different GPUs cannot share one split (doctor "
+	  "--engine)." },
+	{ "serve.ports_free", "the engine's ports are free on every node", CHECK_ENGINE, CHECK_FAIL,
+	  NULL,
+	  "An API or rendezvous port already taken makes the engine fail after minutes of "
+	  "loading the model, or join another job (doctor --engine)." },
+	{ "serve.image", "the image is on every node, the same as the head's", CHECK_ENGINE,
+	  CHECK_FAIL, NULL,
+	  "A node without the image pulls it at start (tens of GB) or fails; a node with another "
+	  "build of one tag runs other code (doctor --engine --image)." },
+	{ "serve.nccl", "the NCCL the engine loads is the nodes' build", CHECK_ENGINE, CHECK_FAIL,
+	  NULL,
+	  "Two builds of one NCCL version, mixed in one job, have hung it; another version in the "
+	  "image than on the host means 'bench nccl' measured something else.  Compared by the "
+	  "GNU build id of libnccl.so.2: the image's (the pip wheel's, else the loader's) with "
+	  "each node's, or without --image every node's with the head's (doctor --engine)." },
 };
 const size_t nr_checks = ARRAY_SIZE(checks);
 
@@ -233,6 +257,19 @@ const char *check_status_name(enum check_status s)
 		return "FAIL";
 	case CHECK_SKIP:
 		return "SKIP";
+	}
+	return "?";
+}
+
+const char *check_scope_name(enum check_scope s)
+{
+	switch (s) {
+	case CHECK_LOCAL:
+		return "node";
+	case CHECK_CLUSTER:
+		return "cluster";
+	case CHECK_ENGINE:
+		return "engine";
 	}
 	return "?";
 }
@@ -417,6 +454,6 @@ void checks_markdown(struct strbuf *out)
 		      "| id | scope | at worst | checks that | why |\n|---|---|---|---|---|\n");
 	for (size_t k = 0; k < nr_checks; k++)
 		strbuf_addf(out, "| `%s` | %s | %s | %s | %s |\n", checks[k].id,
-			    checks[k].scope == CHECK_LOCAL ? "node" : "cluster",
+			    check_scope_name(checks[k].scope),
 			    check_status_name(checks[k].severity), checks[k].title, checks[k].why);
 }

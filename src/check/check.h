@@ -26,6 +26,7 @@ enum check_status {
 enum check_scope {
 	CHECK_LOCAL,   /* one node's inventory */
 	CHECK_CLUSTER, /* all nodes, with the active probes */
+	CHECK_ENGINE,  /* 'doctor --engine': serve's preflight (serve/serve_plan.h), run there */
 };
 
 struct finding {
@@ -123,6 +124,8 @@ struct finding *report(struct check_ctx *ctx, enum check_status status, const ch
 void finding_evidence(struct finding *f, const char *fmt, ...) ATTR_PRINTF(2, 3);
 
 const char *check_status_name(enum check_status s);
+/* "node", "cluster", "engine": as --list shows it. */
+const char *check_scope_name(enum check_scope s);
 const struct check *check_lookup(const char *id);
 
 /*

@@ -24,6 +24,8 @@
 #include "proc/run.h"
 #include "remote/hosts.h"
 #include "remote/ssh.h"
+#include "serve/serve_ask.h"
+#include "serve/serve_plan.h"
 #include "slurm/health.h"
 #include "view/doctor_view.h"
 #include "view/progress.h"
@@ -37,6 +39,8 @@ static const char *const doctor_usage[] = {
 	"sparkctl doctor -H HOST,... | --hostfile FILE [--remote-sparkctl PATH] [options]",
 	"sparkctl doctor [--cluster FILE] [options]   (the nodes of the cluster file)",
 	"sparkctl doctor --local [options]",
+	"sparkctl doctor [-H HOST,...] --engine ENGINE [--image IMAGE] [--backend mp|ray] "
+	"[options]",
 	"sparkctl doctor --slurm-health [--slurm-node NAME] [--root DIR]   (Slurm's "
 	"HealthCheckProgram)",
 	"sparkctl doctor --list [--markdown | --json]",
@@ -62,6 +66,12 @@ static const char doctor_description[] =
 	"node alone when none is; --local (or -H localhost) checks this node alone\n"
 	"whatever the cluster file says.  --root and --from never read it.\n"
 	"\n"
+	"--engine adds the preflight of 'sparkctl serve ENGINE' on the same nodes (the\n"
+	"'serve' checks, with the engine's default ports): the plan, tensor x pipeline\n"
+	"parallel against the GPUs, the engine's ports free on each node, with --image\n"
+	"the image on every node, and the NCCL the engine loads against the nodes' own\n"
+	"(version and build id).\n"
+	"\n"
 	"--slurm-health is Slurm's HealthCheckProgram (and a Prolog): this node's\n"
 	"checks, then one line saying what was done.  A FAIL drains the node in\n"
 	"Slurm, the reason 'sparkctl: CHECK MESSAGE'; a node that sparkctl drained\n"
@@ -75,6 +85,8 @@ static const char doctor_description[] =
 struct doctor_args {
 	const char *title; /* in messages: "doctor", "storage check" */
 	const char *hosts, *hostfile, *cluster, *root, *remote_sparkctl, *slurm_node, *slurm_user;
+	const char *engine, *image, *backend; /* --engine: serve's preflight too */
+	struct serve_options serve;	      /* --engine's, as parsed */
 	struct strvec from, only, skip;
 	unsigned nodes, fanout;
 	bool json, quiet, list, markdown, local, slurm_health;
@@ -492,6 +504,43 @@ static bool user_name_valid(const char *name)
 		       len;
 }
 
+/* --engine, --image and --backend into a->serve: 0, or -1 after a usage error. */
+static int parse_engine(const char *title, struct doctor_args *a)
+{
+	struct serve_options *o = &a->serve;
+
+	if (!a->engine) {
+		if (!a->image && !a->backend)
+			return 0;
+		cmd_usage_error(title, "%s goes with --engine", a->image ? "--image" : "--backend");
+		return -1;
+	}
+	if (serve_engine_parse(a->engine, &o->engine) < 0) {
+		cmd_usage_error(title, "--engine: no engine '%s' (vllm, sglang, trtllm, llamacpp)",
+				a->engine);
+		return -1;
+	}
+	if (a->backend && o->engine != SERVE_ENGINE_VLLM) {
+		cmd_usage_error(title, "--backend is vllm's; %s has none", a->engine);
+		return -1;
+	}
+	o->backend = o->engine == SERVE_ENGINE_VLLM ? SERVE_BACKEND_MP : SERVE_BACKEND_NONE;
+	if (a->backend && serve_backend_parse(a->backend, &o->backend) < 0) {
+		cmd_usage_error(title, "--backend: no backend '%s' (mp, ray)", a->backend);
+		return -1;
+	}
+	if (a->slurm_health) {
+		cmd_usage_error(title, "--engine is not a check of --slurm-health");
+		return -1;
+	}
+	/* Only the ports, the image and NCCL are checked: the model is a name in the plan. */
+	o->model = "MODEL";
+	o->image = a->image;
+	o->port = serve_default_port(o->engine);
+	o->master_port = serve_default_master_port(o->engine, o->backend);
+	return 0;
+}
+
 /*
  * The command line into a and the checks it selects into sel; -1 when the
  * command ends here with *ret (--help, --list, a usage error).
@@ -530,13 +579,21 @@ static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
 		OPT_STRING(0, "slurm-user", &a->slurm_user, "NAME",
 			   "slurm.uid: the job user whose uid and gid must agree on the nodes "
 			   "(default: the user doctor logs in as)"),
+		OPT_CHOICE(0, "engine", &a->engine, "ENGINE", "vllm|sglang|trtllm|llamacpp",
+			   "also the preflight of 'sparkctl serve ENGINE': vllm, sglang, trtllm or "
+			   "llamacpp"),
+		OPT_STRING(0, "image", &a->image, "IMAGE",
+			   "with --engine: the docker image it would run in (serve --image)"),
+		OPT_CHOICE(0, "backend", &a->backend, "BACKEND", "mp|ray",
+			   "with --engine vllm: its backend, mp (default) or ray"),
 		OPT_HELP(),
 		OPT_END(),
 	};
 	/* A command of one group of checks has no choice of checks, nor the list of all. */
-	static const char *const group_only[] = { "only",	"skip",	     "list",
-						  "markdown",	"nodes",     "slurm-health",
-						  "slurm-node", "slurm-user" };
+	static const char *const group_only[] = { "only",	"skip",	      "list",
+						  "markdown",	"nodes",      "slurm-health",
+						  "slurm-node", "slurm-user", "engine",
+						  "image",	"backend" };
 	struct opt opts[ARRAY_SIZE(all_opts)];
 	const char *title = cmd->title ? cmd->title : cmd->name;
 	size_t nr_opts = 0;
@@ -584,6 +641,8 @@ static int parse_doctor(const struct cmd *cmd, const struct doctor_mode *mode,
 		cmd_usage_error(title, "--slurm-user: '%s' is not a user name", a->slurm_user);
 	else if (a->fanout == 0)
 		cmd_usage_error(title, "--fanout must be at least 1");
+	else if (parse_engine(title, a) < 0)
+		*ret = SPARKCTL_EXIT_USAGE;
 	else if (check_select(sel, &a->only, &a->skip, &err) < 0)
 		cmd_usage_error(title, "%s", err.buf);
 	else
@@ -617,6 +676,94 @@ static int print_report(const struct doctor_args *a, const struct doctor_cluster
 	if (s.uninspected)
 		return a->from.nr ? SPARKCTL_EXIT_ERROR : SPARKCTL_EXIT_UNAVAILABLE;
 	return s.counts[CHECK_FAIL] ? SPARKCTL_EXIT_PROBLEMS : SPARKCTL_EXIT_OK;
+}
+
+/* Move the findings of all whose check sel enables into out; all is emptied. */
+static void keep_selected(const struct check_selection *sel, struct findings *all,
+			  struct findings *out)
+{
+	for (size_t i = 0; i < all->nr; i++) {
+		const struct check *chk = check_lookup(all->items[i].check_id);
+		if (!chk || !sel->enabled[chk - checks])
+			continue;
+		*ARRAY_PUSH(out->items, out->nr) = all->items[i];
+		all->items[i] = (struct finding){ 0 };
+		strvec_init(&all->items[i].evidence);
+	}
+	findings_release(all);
+}
+
+/* serve.plan: the plan could not be made (err says why). */
+static void plan_failed(const char *err, struct findings *out)
+{
+	struct finding *f = ARRAY_PUSH(out->items, out->nr);
+
+	f->check_id = "serve.plan";
+	f->node = xstrdup("cluster");
+	f->status = CHECK_FAIL;
+	f->message = xstrdup(err);
+	f->fix = xstrdup("give every node an address on the head's fabric subnet ('sparkctl "
+			 "doctor --only fabric' says what is missing)");
+	strvec_init(&f->evidence);
+}
+
+/*
+ * Offline (--from, --root): of what the nodes say, only their own NCCL is
+ * in their inventories; the image cannot be asked about.
+ */
+static void check_nccl_offline(const struct serve_plan *plan, const struct serve_node_input *in,
+			       struct findings *out)
+{
+	struct serve_node_facts *facts = xcalloc(plan->nr_nodes + 1, sizeof(*facts));
+
+	for (size_t i = 0; i < plan->nr_nodes; i++) {
+		serve_facts_host_nccl(&facts[i], in[i].inv);
+		if (plan->image)
+			facts[i].error = xstrdup("a saved inventory: only the node can say");
+	}
+	serve_check_nccl(plan, facts, out);
+	for (size_t i = 0; i < plan->nr_nodes; i++)
+		serve_node_facts_release(&facts[i]);
+	free(facts);
+}
+
+/*
+ * --engine: the preflight of 'sparkctl serve' (serve/serve_plan.h) on the
+ * inspected nodes, the first the head - serve.parallel, the plan, and
+ * (live) what the nodes say: ports, image, NCCL.  here: the one node is
+ * this host, named by its hostname (no -H).  Only the selected checks'
+ * findings are kept.
+ */
+static void run_engine_checks(const struct doctor_args *a, const struct check_selection *sel,
+			      const struct doctor_cluster *c, struct remote_session *rm, bool here,
+			      struct findings *out)
+{
+	const struct serve_ask_options ask = { .title = a->title,
+					       .progress = !a->json && !a->quiet,
+					       .here = here };
+	struct serve_node_input *in = xcalloc(c->nr_nodes + 1, sizeof(*in));
+	struct strbuf err = STRBUF_INIT;
+	struct findings all = { 0 };
+	struct serve_plan plan = { 0 };
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->nr_nodes; i++)
+		if (c->nodes[i].inspected)
+			in[n++] = (struct serve_node_input){ c->nodes[i].host, &c->nodes[i].inv };
+	if (!n)
+		goto out;
+	serve_check_parallel(&a->serve, in, n, &all);
+	if (serve_plan_build(&a->serve, in, n, &plan, &err) < 0)
+		plan_failed(err.buf, &all);
+	else if (a->from.nr || a->root)
+		check_nccl_offline(&plan, in, &all);
+	else
+		serve_check_nodes(rm, &plan, in, &ask, &all);
+	keep_selected(sel, &all, out);
+out:
+	serve_plan_release(&plan);
+	strbuf_release(&err);
+	free(in);
 }
 
 /* The node's name in Slurm: --slurm-node, $SLURMD_NODENAME, the short host name. */
@@ -728,6 +875,8 @@ int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor
 		c.cluster_file = &cf;
 	if (c.nr_nodes > 1)
 		run_cluster_checks(&sel, &c, &f);
+	if (a.engine)
+		run_engine_checks(&a, &sel, &c, &rm, !hosts.nr && !a.from.nr && !a.root, &f);
 	if (a.slurm_health) {
 		ret = slurm_health(&a, &c, &f);
 		goto out;

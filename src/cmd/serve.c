@@ -30,6 +30,7 @@
 #include "remote/hosts.h"
 #include "remote/session.h"
 #include "remote/lookup.h"
+#include "serve/serve_ask.h"
 #include "serve/serve_gate.h"
 #include "serve/serve_plan.h"
 #include "serve/serve_ready.h"
@@ -355,47 +356,22 @@ static int make_plan(const struct serve_options *o, const struct doctor_cluster 
 }
 
 /*
- * The preflight's checks on the nodes themselves (serve_check_node_facts):
- * what listens on each, the image's id, asked over ssh as the inventories
- * were.  Nothing to ask of --from files or a --root tree.
+ * The preflight's checks on the nodes themselves (serve/serve_ask.h): what
+ * listens on each, the image's id, the NCCL in the image and the nodes'
+ * own, asked over ssh as the inventories were.  Nothing to ask of --from
+ * files or a --root tree.
  */
 static void check_nodes(const struct serve_args *a, const struct serve_plan *plan,
-			struct findings *f)
+			const struct serve_node_input *in, struct findings *f)
 {
-	struct serve_node_facts *facts;
+	const struct serve_ask_options ask = { .title = "serve", .progress = !a->json };
 	struct remote_session rm = { 0 };
-	struct run_job *jobs;
 
 	if (a->from.nr || a->root)
 		return;
-	facts = xcalloc(plan->nr_nodes, sizeof(*facts));
-	jobs = xcalloc(plan->nr_nodes, sizeof(*jobs));
 	remote_session_init(&rm, a->remote_sparkctl, true);
-	for (size_t i = 0; i < plan->nr_nodes; i++) {
-		const char *argv[] = {
-			"sh", "-c", serve_facts_script, "sh", plan->image ? plan->image : "", NULL
-		};
-		run_job_init(&jobs[i]);
-		if (remote_session_argv(&rm, plan->nodes[i].host, argv, &jobs[i].argv) < 0)
-			strvec_clear(&jobs[i].argv);
-	}
-	progress_begin(!a->json, "serve: asking %zu node%s", plan->nr_nodes,
-		       plan->nr_nodes == 1 ? "" : "s");
-	run_jobs(jobs, plan->nr_nodes, REMOTE_FANOUT, REMOTE_TIMEOUT_MS, 1 << 20);
-	progress_end();
-	for (size_t i = 0; i < plan->nr_nodes; i++) {
-		facts[i].error = remote_failure(&jobs[i], plan->nodes[i].host, REMOTE_TIMEOUT_MS);
-		if (!facts[i].error)
-			serve_facts_parse(jobs[i].out.buf, &facts[i]);
-	}
-	serve_check_node_facts(plan, facts, f);
-	for (size_t i = 0; i < plan->nr_nodes; i++) {
-		serve_node_facts_release(&facts[i]);
-		run_job_release(&jobs[i]);
-	}
+	serve_check_nodes(&rm, plan, in, &ask, f);
 	remote_session_close(&rm);
-	free(facts);
-	free(jobs);
 }
 
 /* The plan and the preflight of the nodes in c, printed; the exit status. */
@@ -412,7 +388,7 @@ static int print_plan(const struct serve_args *a, const struct serve_options *o,
 	if ((ret = make_plan(o, c, &in, &plan)) != SPARKCTL_EXIT_OK)
 		goto out;
 	serve_preflight(o, in, c->nr_nodes, &f);
-	check_nodes(a, &plan, &f);
+	check_nodes(a, &plan, in, &f);
 	emit_init(&e, a->json ? EMIT_JSON : EMIT_TEXT, &out, false);
 	serve_plan_emit(&plan, &f, &e);
 	emit_finish(&e, &out);
@@ -794,7 +770,7 @@ static int serve_plan_run(const struct serve_args *a, const struct serve_options
 	if ((ret = make_plan(o, c, &in, &plan)) != SPARKCTL_EXIT_OK)
 		goto out;
 	serve_preflight(o, in, c->nr_nodes, &f);
-	check_nodes(a, &plan, &f);
+	check_nodes(a, &plan, in, &f);
 	for (size_t i = 0; i < f.nr; i++) {
 		if (f.items[i].status != CHECK_FAIL)
 			continue;

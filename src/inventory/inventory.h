@@ -202,6 +202,7 @@ struct inv_system {
 	size_t nr_modules;
 	struct inv_library nccl;
 	int64_t nccl_version_code;     /* ncclGetVersion(): 22809 */
+	char *nccl_build_id;	       /* its file's GNU build id, hex */
 	struct inv_setting *nccl_conf; /* /etc/nccl.conf then $NCCL_CONF_FILE, file order */
 	size_t nr_nccl_conf;
 	struct inv_setting *environment; /* NCCL_*, UCX_*, ... of the probing process, sorted */

@@ -114,6 +114,8 @@ static DESC(library_desc, NULL, S, library_fields, NULL);
 static const struct inv_field nccl_fields[] = {
 	INLINE(nccl, library_desc),
 	INT("version_code", nccl_version_code, .doc = "`ncclGetVersion()`: 22809 for 2.28.9"),
+	STRING("build_id", nccl_build_id,
+	       .doc = "the GNU build id of its file (hex): two builds of one version differ"),
 };
 static DESC(nccl_desc, NULL, S, nccl_fields, NULL);
 

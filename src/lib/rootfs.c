@@ -266,6 +266,44 @@ out:
 	return r;
 }
 
+int rootfs_read_head(const struct rootfs *root, const char *rel, size_t max, struct strbuf *out)
+{
+	struct stat st;
+	int fd = open_in_root(root, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	int r = 0;
+
+	strbuf_reset(out);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
+		goto out;
+	}
+	strbuf_grow(out, max);
+	while (out->len < max) {
+		ssize_t n = read(fd, out->buf + out->len, max - out->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		out->len += (size_t)n;
+	}
+	out->buf[out->len] = '\0';
+out:
+	if (r < 0)
+		strbuf_reset(out);
+	close(fd);
+	return r;
+}
+
 int rootfs_read_value(const struct rootfs *root, const char *rel, struct strbuf *out)
 {
 	int r = rootfs_read_file(root, rel, ROOTFS_VALUE_MAX, out);

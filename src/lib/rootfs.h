@@ -92,6 +92,13 @@ void rootfs_close(struct rootfs *root);
 /* Read the whole file rel (at most max bytes) into out (replacing its content). */
 int rootfs_read_file(const struct rootfs *root, const char *rel, size_t max, struct strbuf *out);
 /*
+ * Read the first max bytes of rel at most (all of it when shorter) into
+ * out: for the headers of a large binary (a library's ELF notes).  Not
+ * recorded: a capture keeps what is learned from it in its own facts, not
+ * a cut-off copy of the file.
+ */
+int rootfs_read_head(const struct rootfs *root, const char *rel, size_t max, struct strbuf *out);
+/*
  * Read a one-value file such as a sysfs attribute: at most
  * ROOTFS_VALUE_MAX bytes, trailing whitespace removed.
  */

@@ -1,12 +1,16 @@
 #include "sparkctl.h"
 
 #include "lib/dl.h"
+#include "lib/elf_note.h"
 #include "lib/parse.h"
 #include "lib/xalloc.h"
 #include "nv/cuda.h"
 #include "nv/nccl.h"
 #include "nv/nvml.h"
 #include "probe/probe_internal.h"
+
+/* How much of libnccl.so.2 is read for its build id. */
+#define NCCL_ELF_HEAD_BYTES (64 * 1024)
 
 /* A PCI bus id as NVML ("00000000:01:00.0") or CUDA ("0000:01:00.0") writes it. */
 static bool parse_bus_id(const char *s, uint64_t ret[4])
@@ -223,6 +227,23 @@ void probe_gpus_live(struct probe_ctx *ctx)
 	strbuf_release(&err);
 }
 
+/*
+ * The GNU build id of the NCCL library file at path, or NULL.  Its notes
+ * are in its first pages; the library itself is hundreds of megabytes.
+ */
+static char *nccl_build_id(struct probe_ctx *ctx, const char *path)
+{
+	struct strbuf head = STRBUF_INIT, id = STRBUF_INIT;
+	char *ret = NULL;
+
+	if (path && rootfs_read_head(ctx->root, path, NCCL_ELF_HEAD_BYTES, &head) == 0 &&
+	    elf_gnu_build_id(head.buf, head.len, &id) == 0)
+		ret = strbuf_detach(&id, NULL);
+	strbuf_release(&head);
+	strbuf_release(&id);
+	return ret;
+}
+
 void probe_nccl_live(struct probe_ctx *ctx)
 {
 	struct inv_system *s = &ctx->inv->sys;
@@ -237,6 +258,7 @@ void probe_nccl_live(struct probe_ctx *ctx)
 		s->nccl_version_code = code;
 		nccl_version_string(code, &version);
 		s->nccl.version = strbuf_detach(&version, NULL);
+		s->nccl_build_id = nccl_build_id(ctx, s->nccl.path);
 	}
 	strbuf_release(&err);
 	strbuf_release(&version);

@@ -173,7 +173,8 @@ void serve_sh_word(struct strbuf *out, const char *word);
 
 /*
  * What the preflight learns on a node itself (serve_facts_script() run
- * there over ssh): what listens, and the image's id.
+ * there over ssh): what listens, the image's id and the NCCL in the image;
+ * and the node's own NCCL, from its inventory.
  */
 struct serve_node_facts {
 	char *error;	 /* the node could not be asked, or NULL */
@@ -182,12 +183,36 @@ struct serve_node_facts {
 	bool image_asked;
 	int image_status; /* of 'docker image inspect' (127: no docker) */
 	char *image_id;	  /* its first line of output: the id, or docker's error */
+	/* serve_nccl_snippet run in the image (--image, the image on the node). */
+	bool nccl_asked;
+	int nccl_status;     /* of its 'docker run' (126, 127: no python3 in the image) */
+	char *nccl_path;     /* the libnccl.so.2 the engine loads there */
+	char *nccl_version;  /* "2.28.9", or NULL when not known */
+	char *nccl_build_id; /* hex, or NULL when not known */
+	char *nccl_none;     /* why none was found, or NULL */
+	char *nccl_error;    /* the first other line it printed (docker's error) */
+	/* The node's own libnccl.so.2 (serve_facts_host_nccl(): its inventory's). */
+	char *host_nccl_path;	  /* NULL: the node has none, or it is not known */
+	char *host_nccl_version;  /* "2.28.9" */
+	char *host_nccl_build_id; /* NULL: not known (an older sparkctl, a capture) */
+	char *host_nccl_reason;	  /* why it has none */
 };
 
-/* The shell script (sh -c SCRIPT sh IMAGE) whose output serve_facts_parse() reads. */
+/* The shell script (sh -c SCRIPT sh IMAGE SNIPPET) whose output serve_facts_parse() reads. */
 extern const char serve_facts_script[];
+/*
+ * The Python program the script runs in the image (docker run --rm
+ * --network none --entrypoint python3 IMAGE -c SNIPPET): the libnccl.so.2
+ * the engine loads - the pip wheel's (nvidia/nccl/lib on sys.path, which
+ * PyTorch loads), else the one of 'ldconfig -p' - as the lines "path P",
+ * "version X.Y.Z" (its "NCCL version" string, else its file name) and
+ * "build_id HEX" (empty when it has none); or "none WHY".
+ */
+extern const char serve_nccl_snippet[];
 /* The output of serve_facts_script into f (serve_node_facts_release()). */
 void serve_facts_parse(const char *text, struct serve_node_facts *f);
+/* The node's own NCCL from its inventory into f. */
+void serve_facts_host_nccl(struct serve_node_facts *f, const struct inventory *inv);
 void serve_node_facts_release(struct serve_node_facts *f);
 
 /*
@@ -196,10 +221,18 @@ void serve_node_facts_release(struct serve_node_facts *f);
  * llama.cpp worker: its rpc-server's; a TensorRT-LLM worker with --image:
  * its container's sshd) is free there - a FAIL names what listens.
  * serve.image: with --image, the image is on every node and its id the
- * same as the head's.  facts[i] is plan->nodes[i]'s.
+ * same as the head's.
+ * serve.nccl: with --image, the NCCL the engine loads in the image against
+ * each node's own (one build: PASS; one version, two builds: FAIL - mixed,
+ * they have hung jobs; two versions: WARN - 'bench nccl' on the host
+ * measured another NCCL); without, every node's NCCL against the head's
+ * (FAIL unless the same version and build).  facts[i] is plan->nodes[i]'s.
  */
 void serve_check_node_facts(const struct serve_plan *plan, const struct serve_node_facts *facts,
 			    struct findings *out);
+/* serve.nccl alone. */
+void serve_check_nccl(const struct serve_plan *plan, const struct serve_node_facts *facts,
+		      struct findings *out);
 
 /* The version of serve --print --json (docs/schemas/serve-print.schema.json). */
 #define SERVE_PRINT_SCHEMA_VERSION 1

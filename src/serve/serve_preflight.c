@@ -157,7 +157,7 @@ void serve_preflight(const struct serve_options *o, const struct serve_node_inpu
 	serve_check_ports(o, out);
 }
 
-/* ---- what the nodes say: free ports, the image ---------------------------- */
+/* ---- what the nodes say: free ports, the image, NCCL ----------------------- */
 
 const char serve_facts_script[] =
 	"if command -v ss >/dev/null 2>&1; then echo '#ss'; ss -Hltnp 2>/dev/null; fi\n"
@@ -166,7 +166,111 @@ const char serve_facts_script[] =
 	"    out=$(docker image inspect --format '{{.Id}}' \"$1\" 2>&1); st=$?\n"
 	"  else out='docker: not found on this node'; st=127; fi\n"
 	"  echo \"#image $st $out\" | head -n 1\n"
+	"  if [ \"$st\" = 0 ] && [ -n \"$2\" ]; then\n"
+	"    out=$(docker run --rm --network none --entrypoint python3 \"$1\" -c \"$2\" 2>&1); "
+	"st=$?\n"
+	"    echo \"#nccl-status $st\"\n"
+	"    printf '%s\\n' \"$out\" | head -n 8 | sed 's/^/#nccl /'\n"
+	"  fi\n"
 	"fi\n";
+
+/*
+ * Python 3.7 or later, standard library only: the images' python3 may be
+ * anything.  It reads the library through mmap: the "NCCL version" string
+ * is anywhere in a file of hundreds of megabytes, the build id in its
+ * first page (the program headers' PT_NOTE, as lib/elf_note.c reads it).
+ */
+const char serve_nccl_snippet[] =
+	"import mmap, os, re, struct, subprocess, sys\n"
+	"\n"
+	"\n"
+	"def wheel():\n"
+	"    for d in sys.path:\n"
+	"        p = os.path.join(d or os.getcwd(), 'nvidia', 'nccl', 'lib', 'libnccl.so.2')\n"
+	"        if os.path.isfile(p):\n"
+	"            return p\n"
+	"\n"
+	"\n"
+	"def loader():\n"
+	"    try:\n"
+	"        out = subprocess.run(['ldconfig', '-p'], capture_output=True, text=True).stdout\n"
+	"    except OSError:\n"
+	"        return None\n"
+	"    for line in out.splitlines():\n"
+	"        if line.strip().startswith('libnccl.so.2 ') and '=> ' in line:\n"
+	"            return line.split('=> ', 1)[1].strip()\n"
+	"\n"
+	"\n"
+	"def build_id(b):\n"
+	"    try:\n"
+	"        if b[:4] != b'\\x7fELF':\n"
+	"            return ''\n"
+	"        e = '<' if b[5] == 1 else '>'\n"
+	"        w, x = ('Q', 8) if b[4] == 2 else ('I', 4)\n"
+	"        phoff = struct.unpack_from(e + w, b, 24 + x)[0]\n"
+	"        phentsize, phnum = struct.unpack_from(e + 'HH', b, 30 + 3 * x)\n"
+	"        for i in range(phnum):\n"
+	"            ph = phoff + i * phentsize\n"
+	"            if struct.unpack_from(e + 'I', b, ph)[0] != 4:\n"
+	"                continue\n"
+	"            at = struct.unpack_from(e + w, b, ph + x)[0]\n"
+	"            end = at + struct.unpack_from(e + w, b, ph + 4 * x)[0]\n"
+	"            while at + 12 <= end:\n"
+	"                nsz, dsz, typ = struct.unpack_from(e + 'III', b, at)\n"
+	"                d = at + 12 + (nsz + 3) // 4 * 4\n"
+	"                if typ == 3 and b[at + 12:at + 12 + nsz] == b'GNU\\0':\n"
+	"                    return b[d:d + dsz].hex()\n"
+	"                at = d + (dsz + 3) // 4 * 4\n"
+	"    except (struct.error, IndexError):\n"
+	"        pass\n"
+	"    return ''\n"
+	"\n"
+	"\n"
+	"p = wheel() or loader()\n"
+	"if not p:\n"
+	"    print('none no libnccl.so.2: not in a pip wheel (nvidia/nccl/lib on sys.path), '\n"
+	"          'not in ldconfig -p')\n"
+	"    sys.exit(0)\n"
+	"print('path', p)\n"
+	"try:\n"
+	"    with open(p, 'rb') as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:\n"
+	"        v = re.search(rb'NCCL version (\\d+\\.\\d+\\.\\d+)', m)\n"
+	"        v = v.group(1).decode() if v else ''\n"
+	"        print('build_id', build_id(m))\n"
+	"except (OSError, ValueError) as err:\n"
+	"    print('none', p, 'cannot be read:', err)\n"
+	"    sys.exit(0)\n"
+	"if not v:\n"
+	"    v = re.search(r'\\.so\\.(\\d+\\.\\d+\\.\\d+)$', os.path.realpath(p))\n"
+	"    v = v.group(1) if v else ''\n"
+	"print('version', v)\n";
+
+/* One "#nccl KEY VALUE" line of the snippet's output (after "#nccl ") into f. */
+static void parse_nccl_line(const char *line, struct serve_node_facts *f)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+	} keys[] = {
+		{ "path ", offsetof(struct serve_node_facts, nccl_path) },
+		{ "version ", offsetof(struct serve_node_facts, nccl_version) },
+		{ "build_id ", offsetof(struct serve_node_facts, nccl_build_id) },
+		{ "none ", offsetof(struct serve_node_facts, nccl_none) },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		char **value = (char **)((char *)f + keys[i].offset);
+		if (strncmp(line, keys[i].key, strlen(keys[i].key)))
+			continue;
+		free(*value);
+		line += strlen(keys[i].key);
+		/* An empty value is "not known". */
+		*value = *line ? xstrdup(line) : NULL;
+		return;
+	}
+	if (!f->nccl_error && *line)
+		f->nccl_error = xstrdup(line);
+}
 
 void serve_facts_parse(const char *text, struct serve_node_facts *f)
 {
@@ -189,6 +293,19 @@ void serve_facts_parse(const char *text, struct serve_node_facts *f)
 				f->image_id = xstrdup(line + at);
 			}
 			free(line);
+		} else if (len > 13 && !strncmp(l, "#nccl-status ", 13)) {
+			char *line = xstrndup(l, len);
+			in_ss = false;
+			if (sscanf(line, "#nccl-status %d", &st) == 1) {
+				f->nccl_asked = true;
+				f->nccl_status = st;
+			}
+			free(line);
+		} else if (len >= 6 && !strncmp(l, "#nccl ", 6)) {
+			char *line = xstrndup(l + 6, len - 6);
+			in_ss = false;
+			parse_nccl_line(line, f);
+			free(line);
 		} else if (in_ss) {
 			strbuf_add(&listening, l, len);
 			strbuf_addch(&listening, '\n');
@@ -198,11 +315,33 @@ void serve_facts_parse(const char *text, struct serve_node_facts *f)
 	f->listening = strbuf_detach(&listening, NULL);
 }
 
+void serve_facts_host_nccl(struct serve_node_facts *f, const struct inventory *inv)
+{
+	const struct inv_library *lib = &inv->sys.nccl;
+
+	if (lib->available == TRI_YES) {
+		f->host_nccl_path = xstrdup_or_null(lib->path);
+		f->host_nccl_version = xstrdup_or_null(lib->version);
+		f->host_nccl_build_id = xstrdup_or_null(inv->sys.nccl_build_id);
+	} else if (lib->available == TRI_NO) {
+		f->host_nccl_reason = xstrdup(lib->reason ? lib->reason : "libnccl.so.2 not found");
+	}
+}
+
 void serve_node_facts_release(struct serve_node_facts *f)
 {
 	free(f->error);
 	free(f->listening);
 	free(f->image_id);
+	free(f->nccl_path);
+	free(f->nccl_version);
+	free(f->nccl_build_id);
+	free(f->nccl_none);
+	free(f->nccl_error);
+	free(f->host_nccl_path);
+	free(f->host_nccl_version);
+	free(f->host_nccl_build_id);
+	free(f->host_nccl_reason);
 	*f = (struct serve_node_facts){ 0 };
 }
 
@@ -349,9 +488,212 @@ static void check_image(const struct serve_plan *plan, const struct serve_node_f
 	strbuf_release(&fix);
 }
 
+/* "NCCL 2.28.9 build 4e43... (PATH)" into sb: the build when it is known. */
+static void describe_nccl(struct strbuf *sb, const char *version, const char *build_id,
+			  const char *path)
+{
+	strbuf_addf(sb, "NCCL %s", version ? version : "of an unknown version");
+	if (build_id)
+		strbuf_addf(sb, " build %s", build_id);
+	if (path)
+		strbuf_addf(sb, " (%s)", path);
+}
+
+/* Two NCCLs: 0 one build, 1 one version with a build id not known, 2 two builds, 3 two versions. */
+static int nccl_difference(const char *version_a, const char *build_a, const char *version_b,
+			   const char *build_b)
+{
+	if (!streq(version_a, version_b))
+		return 3;
+	if (!build_a || !build_b)
+		return 1;
+	return streq(build_a, build_b) ? 0 : 2;
+}
+
+/* Without --image: every node's own NCCL against the head's. */
+static void check_nccl_native(const struct serve_plan *plan, const struct serve_node_facts *facts,
+			      struct findings *out)
+{
+	const struct serve_node_facts *head = &facts[0];
+	const char *head_host = plan->nodes[0].host;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT, fix = STRBUF_INIT;
+	bool all_same = true;
+
+	if (!head->host_nccl_version) {
+		add(out, "serve.nccl", head_host, CHECK_SKIP, NULL,
+		    "the NCCL of the head %s is not known%s%s", head_host,
+		    head->host_nccl_reason ? ": " : "",
+		    head->host_nccl_reason ? head->host_nccl_reason : "");
+		return;
+	}
+	describe_nccl(&b, head->host_nccl_version, head->host_nccl_build_id, head->host_nccl_path);
+	for (size_t i = 1; i < plan->nr_nodes; i++) {
+		const struct serve_node_facts *f = &facts[i];
+		const char *host = plan->nodes[i].host;
+		strbuf_reset(&a);
+		strbuf_reset(&fix);
+		if (!f->host_nccl_version) {
+			all_same = false;
+			if (!f->host_nccl_reason) {
+				add(out, "serve.nccl", host, CHECK_SKIP, NULL,
+				    "the NCCL of %s is not known", host);
+				continue;
+			}
+			strbuf_addf(&fix, "install NCCL %s on %s, the head's build (%s)",
+				    head->host_nccl_version, host,
+				    head->host_nccl_path ? head->host_nccl_path : "libnccl.so.2");
+			add(out, "serve.nccl", host, CHECK_FAIL, fix.buf,
+			    "%s has no NCCL (%s); the head %s has %s", host, f->host_nccl_reason,
+			    head_host, b.buf);
+			continue;
+		}
+		describe_nccl(&a, f->host_nccl_version, f->host_nccl_build_id, f->host_nccl_path);
+		int d = nccl_difference(f->host_nccl_version, f->host_nccl_build_id,
+					head->host_nccl_version, head->host_nccl_build_id);
+		if (!d)
+			continue;
+		all_same = false;
+		if (d == 1) {
+			add(out, "serve.nccl", host, CHECK_WARN,
+			    "inspect every node with this sparkctl: its inventory has NCCL's build "
+			    "id",
+			    "%s has %s, the head %s has %s: one version, but whether one build "
+			    "is not known without both build ids",
+			    host, a.buf, head_host, b.buf);
+			continue;
+		}
+		strbuf_addf(&fix,
+			    "install one NCCL build on every node: the head's %s on %s in place of "
+			    "%s (or serve in one --image on every node)",
+			    head->host_nccl_path ? head->host_nccl_path : "libnccl.so.2", host,
+			    f->host_nccl_path ? f->host_nccl_path : "its own");
+		add(out, "serve.nccl", host, CHECK_FAIL, fix.buf,
+		    "%s has %s, but the head %s has %s%s", host, a.buf, head_host, b.buf,
+		    d == 2 ? ": two builds of one version, which have hung jobs" : "");
+	}
+	if (all_same)
+		add(out, "serve.nccl", "cluster", CHECK_PASS, NULL, "%s on %s", b.buf,
+		    plan->nr_nodes > 1 ? "every node" : head_host);
+	strbuf_release(&a);
+	strbuf_release(&b);
+	strbuf_release(&fix);
+}
+
+/* Why the image's NCCL on a node is not known, or NULL when it is. */
+static char *image_nccl_unknown(const struct serve_plan *plan, const struct serve_node_facts *f,
+				const char *host)
+{
+	if (f->error)
+		return xasprintf("not asked: %s", f->error);
+	if (!f->image_asked || f->image_status)
+		return xasprintf("%s is not usable on %s (serve.image says why)", plan->image,
+				 host);
+	if (!f->nccl_asked)
+		return xasprintf("not asked: no answer from %s", host);
+	if (f->nccl_status == 126 || f->nccl_status == 127)
+		return xasprintf("%s has no python3 to look for its NCCL with: %s", plan->image,
+				 f->nccl_error ? f->nccl_error : "command not found");
+	if (f->nccl_status || (!f->nccl_path && !f->nccl_none))
+		return xasprintf("docker run %s failed (status %d): %s", plan->image,
+				 f->nccl_status,
+				 f->nccl_error ? f->nccl_error : "no answer from its python3");
+	return NULL;
+}
+
+/* With --image: the NCCL the engine loads in the image against each node's own. */
+static void check_nccl_image(const struct serve_plan *plan, const struct serve_node_facts *facts,
+			     struct findings *out)
+{
+	for (size_t i = 0; i < plan->nr_nodes; i++) {
+		const struct serve_node_facts *f = &facts[i];
+		const char *host = plan->nodes[i].host;
+		struct strbuf img = STRBUF_INIT, own = STRBUF_INIT, fix = STRBUF_INIT;
+		char *why = image_nccl_unknown(plan, f, host);
+		int d;
+		if (why) {
+			add(out, "serve.nccl", host, CHECK_SKIP, NULL, "%s", why);
+			free(why);
+			continue;
+		}
+		if (f->nccl_none) {
+			add(out, "serve.nccl", host, CHECK_WARN,
+			    "see which NCCL the engine loads in the image (NCCL_DEBUG=VERSION "
+			    "prints it)",
+			    "%s: %s", plan->image, f->nccl_none);
+			continue;
+		}
+		describe_nccl(&img, f->nccl_version, f->nccl_build_id, f->nccl_path);
+		if (!f->host_nccl_version) {
+			add(out, "serve.nccl", host, CHECK_PASS, NULL,
+			    "%s loads %s; %s has no NCCL of its own to differ from (%s)",
+			    plan->image, img.buf, host,
+			    f->host_nccl_reason ? f->host_nccl_reason : "not known");
+			goto next;
+		}
+		describe_nccl(&own, f->host_nccl_version, f->host_nccl_build_id, f->host_nccl_path);
+		d = f->nccl_version ? nccl_difference(f->nccl_version, f->nccl_build_id,
+						      f->host_nccl_version, f->host_nccl_build_id)
+				    : -1;
+		if (d < 0) {
+			add(out, "serve.nccl", host, CHECK_WARN,
+			    "see which NCCL the engine loads in the image (NCCL_DEBUG=VERSION "
+			    "prints it)",
+			    "%s loads %s: its version is not known, %s has %s", plan->image,
+			    img.buf, host, own.buf);
+		} else if (!d) {
+			add(out, "serve.nccl", host, CHECK_PASS, NULL, "%s loads %s, as %s has",
+			    plan->image, img.buf, host);
+		} else if (d == 1) {
+			add(out, "serve.nccl", host, CHECK_WARN,
+			    "inspect the node with this sparkctl: its inventory has NCCL's build "
+			    "id",
+			    "%s loads %s, %s has %s: one version, but whether one build is not "
+			    "known without both build ids",
+			    plan->image, img.buf, host, own.buf);
+		} else if (d == 2) {
+			strbuf_addf(&fix,
+				    "make them one build: install the image's %s on %s in place of "
+				    "%s (docker cp from a container of %s), or build %s on the "
+				    "nodes' NCCL",
+				    f->nccl_path, host,
+				    f->host_nccl_path ? f->host_nccl_path : "its libnccl.so.2",
+				    plan->image, plan->image);
+			add(out, "serve.nccl", host, CHECK_FAIL, fix.buf,
+			    "%s loads %s, but %s has %s: two builds of one version, which have "
+			    "hung jobs",
+			    plan->image, img.buf, host, own.buf);
+		} else {
+			strbuf_addf(&fix,
+				    "run 'sparkctl bench nccl' inside %s, so that what is measured "
+				    "is what the engine runs (or serve an image built on NCCL %s)",
+				    plan->image, f->host_nccl_version);
+			add(out, "serve.nccl", host, CHECK_WARN, fix.buf,
+			    "%s loads %s, %s has %s: what 'sparkctl bench nccl' measured on the "
+			    "host is not what the engine runs",
+			    plan->image, img.buf, host, own.buf);
+		}
+	next:
+		strbuf_release(&img);
+		strbuf_release(&own);
+		strbuf_release(&fix);
+	}
+}
+
+void serve_check_nccl(const struct serve_plan *plan, const struct serve_node_facts *facts,
+		      struct findings *out)
+{
+	if (!plan->nr_nodes)
+		return;
+	if (plan->image)
+		check_nccl_image(plan, facts, out);
+	else
+		check_nccl_native(plan, facts, out);
+}
+
 void serve_check_node_facts(const struct serve_plan *plan, const struct serve_node_facts *facts,
 			    struct findings *out)
 {
 	check_ports_free(plan, facts, out);
 	check_image(plan, facts, out);
+	serve_check_nccl(plan, facts, out);
 }

@@ -180,7 +180,7 @@ void doctor_emit_checks(struct emitter *e)
 	for (size_t k = 0; k < nr_checks; k++) {
 		emit_object_open(e, NULL);
 		emit_str(e, "check", "%-20s ", checks[k].id);
-		emit_str(e, "scope", "%-7s ", checks[k].scope == CHECK_LOCAL ? "node" : "cluster");
+		emit_str(e, "scope", "%-7s ", check_scope_name(checks[k].scope));
 		emit_str(e, "severity", NULL, check_status_name(checks[k].severity));
 		emit_str(e, "title", "%s\n", checks[k].title);
 		emit_close(e);

@@ -40,6 +40,7 @@ d["system"]["nccl"]["version"] => 2.28.9
 d["system"]["nccl"]["version_code"] => 22809
 d["system"]["nccl"]["path"] => $FAKE_LIBDIR/libnccl.so.2
 d["system"]["nccl"]["reason"] => None
+d["system"]["nccl"]["build_id"] => 4e43434c2d66616b652d322e32382e39
 EOF
 gpu_section "$TMP/json" "$TMP/gpu.json"
 golden fake-gb10-gpu.json "$TMP/gpu.json"

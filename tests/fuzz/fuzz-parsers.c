@@ -6,7 +6,8 @@
  * (sysfs NVMe addresses and namespaces, mount tables and fstab, hostnqn),
  * fio's JSON report (storage/fio.h) and what nvme-cli prints
  * (storage/nvme_cli.h: discover, list-subsys), and the line of
- * 'scontrol show node NAME -o' (slurm/health.h).
+ * 'scontrol show node NAME -o' (slurm/health.h), and the GNU build id of
+ * an ELF file (lib/elf_note.h: raw bytes, not text).
  *
  * The first byte selects the parser (modulo their number), the rest is
  * the text.  Besides memory errors and leaks, each parser's documented
@@ -21,6 +22,7 @@
 #include "fuzz.h"
 #include "inventory/derive.h"
 #include "inventory/inventory.h"
+#include "lib/elf_note.h"
 #include "lib/host_text.h"
 #include "lib/json.h"
 #include "probe/nvme.h"
@@ -57,6 +59,7 @@ enum parser {
 	P_NVME_DISCOVER_TEXT,
 	P_NVME_LIST_SUBSYS,
 	P_SLURM_NODE_SHOW,
+	P_ELF_NOTE,
 	NR_PARSERS
 };
 
@@ -454,6 +457,19 @@ static void fio_report(const char *s)
 	strbuf_release(&err);
 }
 
+/* A build id, when found, is hex of at most ELF_BUILD_ID_MAX bytes. */
+static void elf_note(const uint8_t *data, size_t size)
+{
+	struct strbuf id = STRBUF_INIT;
+
+	if (elf_gnu_build_id(data, size, &id) == 0)
+		FUZZ_CHECK(id.len >= 2 && id.len <= 2 * ELF_BUILD_ID_MAX &&
+			   strspn(id.buf, "0123456789abcdef") == id.len);
+	else
+		FUZZ_CHECK(id.len == 0);
+	strbuf_release(&id);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
@@ -536,6 +552,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case P_SLURM_NODE_SHOW:
 		slurm_node_line(s);
+		break;
+	case P_ELF_NOTE:
+		elf_note(data + 1, size - 1);
 		break;
 	case NR_PARSERS:
 		break;

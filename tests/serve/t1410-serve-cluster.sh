@@ -3,7 +3,8 @@
 # (tests/cluster/cluster.sh: the fixture spark-1cable on each, one direct
 # fabric link): the inventories read over SSH, each node's fabric address
 # in its environment and its engine's flags, the head's address everywhere;
-# a node that cannot be reached.
+# every node's own NCCL against the head's (serve.nccl: version and build
+# id from each node's inventory); a node that cannot be reached.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
@@ -29,9 +30,41 @@ contains "$TMP/out" "# PASS serve.ports_free node0: ports 8000, 29501 free on no
 for n in node0 node1; do
   "$SPARKCTL_SSH" "$n" -- sparkctl topo --json > "$TMP/$n.json" || fail "topo on $n"
 done
-grep -v '^# PASS serve.ports_free ' "$TMP/out" > "$TMP/over-ssh.txt"
+# (the findings of serve.ports_free and serve.nccl, with their fixes, left out)
+awk '/^# [A-Z]+ serve\.(ports_free|nccl)[ :]/ { skip = 1; next } skip && /^#   / { next } { skip = 0; print }' \
+  "$TMP/out" > "$TMP/over-ssh.txt"
 expect 0 "$SPARKCTL" serve vllm Qwen/Qwen3-8B --from "$TMP/node0.json" --from "$TMP/node1.json" --params 8B --print
 diff -u "$TMP/over-ssh.txt" "$TMP/out" >&2 || fail "the plan over SSH differs from the one of the saved inventories"
+
+# serve.nccl without --image: each node's NCCL (its inventory: nccl.version,
+# nccl.build_id) against the head's.
+set_nccl() { # NODE VERSION BUILD_ID
+  /usr/bin/python3 - "$(cluster_tree "$1")/.sparkctl/host.json" "$2" "$3" << 'PY'
+import json, sys
+path, version, build = sys.argv[1:]
+d = json.load(open(path))
+d["nccl"].update(version=version, build_id=build or None)
+json.dump(d, open(path, "w"))
+PY
+}
+serve_print() { expect "$1" "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$(cluster_hosts)" --params 8B --print; }
+contains "$TMP/over-ssh.txt" "# PASS serve.memory" # the saved inventories know no build ids
+set_nccl node0 2.28.9 4e43434c2d6275696c642d61
+set_nccl node1 2.28.9 4e43434c2d6275696c642d61
+serve_print 0
+contains "$TMP/out" "# PASS serve.nccl: NCCL 2.28.9 build 4e43434c2d6275696c642d61 (/usr/lib/aarch64-linux-gnu/libnccl.so.2) on every node"
+set_nccl node1 2.28.9 4e43434c2d6275696c642d62
+serve_print 4
+contains "$TMP/out" "# FAIL serve.nccl node1: node1 has NCCL 2.28.9 build 4e43434c2d6275696c642d62 (/usr/lib/aarch64-linux-gnu/libnccl.so.2), but the head node0 has NCCL 2.28.9 build 4e43434c2d6275696c642d61 (/usr/lib/aarch64-linux-gnu/libnccl.so.2): two builds of one version, which have hung jobs"
+contains "$TMP/out" "#   fix: install one NCCL build on every node: the head's /usr/lib/aarch64-linux-gnu/libnccl.so.2 on node1 in place of /usr/lib/aarch64-linux-gnu/libnccl.so.2 (or serve in one --image on every node)"
+contains "$TMP/err" "sparkctl serve: preflight: serve.nccl node1: node1 has NCCL 2.28.9 build"
+lacks "$TMP/out" "PASS serve.nccl"
+set_nccl node1 2.27.7 4e43434c2d6275696c642d61
+serve_print 4
+contains "$TMP/out" "# FAIL serve.nccl node1: node1 has NCCL 2.27.7 build 4e43434c2d6275696c642d61 (/usr/lib/aarch64-linux-gnu/libnccl.so.2), but the head node0 has NCCL 2.28.9 build"
+set_nccl node1 2.28.9 ""
+serve_print 0
+contains "$TMP/out" "# WARN serve.nccl node1: node1 has NCCL 2.28.9 (/usr/lib/aarch64-linux-gnu/libnccl.so.2), the head node0 has NCCL 2.28.9 build 4e43434c2d6275696c642d61 (/usr/lib/aarch64-linux-gnu/libnccl.so.2): one version, but whether one build is not known without both build ids"
 
 expect 0 "$SPARKCTL" serve llamacpp /m.gguf -H "$(cluster_hosts)" --print --json
 json_valid serve-print "$TMP/out"

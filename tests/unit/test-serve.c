@@ -635,6 +635,106 @@ static void node_facts(void **state)
 	strbuf_release(&err);
 }
 
+/* The host's NCCL of a node's facts, as its inventory would give it. */
+static void host_nccl(struct serve_node_facts *f, const char *version, const char *build_id)
+{
+	f->host_nccl_path = xstrdup("/usr/lib/libnccl.so.2");
+	f->host_nccl_version = xstrdup(version);
+	f->host_nccl_build_id = xstrdup_or_null(build_id);
+}
+
+/* serve.nccl: the image's NCCL (the program's lines) against each node's own, or the head's. */
+static void nccl_facts(void **state)
+{
+	struct pair *p = *state;
+	struct serve_options o = vllm_options();
+	struct serve_node_facts facts[2] = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	struct findings f = { 0 };
+	struct serve_plan plan;
+	const struct finding *x;
+
+	o.image = "img:1";
+	assert_int_equal(serve_plan_build(&o, p->in, 2, &plan, &err), 0);
+	serve_facts_parse("#image 0 sha256:aaaa\n#nccl-status 0\n#nccl path /w/libnccl.so.2\n"
+			  "#nccl build_id aa01\n#nccl version 2.28.9\n",
+			  &facts[0]);
+	serve_facts_parse("#image 0 sha256:aaaa\n#nccl-status 0\n#nccl path /w/libnccl.so.2\n"
+			  "#nccl build_id \n#nccl version 2.28.9\n#nccl Traceback (most recent)\n",
+			  &facts[1]);
+	assert_true(facts[0].nccl_asked);
+	assert_string_equal(facts[0].nccl_build_id, "aa01");
+	assert_null(facts[1].nccl_build_id); /* empty: not known */
+	assert_string_equal(facts[1].nccl_error, "Traceback (most recent)");
+	host_nccl(&facts[0], "2.28.9", "aa02");
+	host_nccl(&facts[1], "2.28.9", "aa01");
+	serve_check_nccl(&plan, facts, &f);
+	x = only(&f, "serve.nccl", "spark-01");
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_string_equal(x->message, "img:1 loads NCCL 2.28.9 build aa01 (/w/libnccl.so.2), but "
+					"spark-01 has NCCL 2.28.9 build aa02 "
+					"(/usr/lib/libnccl.so.2): two builds of one version, "
+					"which have hung jobs");
+	assert_int_equal(only(&f, "serve.nccl", "spark-02")->status, CHECK_WARN);
+	findings_release(&f);
+
+	/* One build: PASS; another version: WARN; no python3, no NCCL: SKIP, WARN. */
+	serve_node_facts_release(&facts[0]);
+	serve_node_facts_release(&facts[1]);
+	serve_facts_parse("#image 0 sha256:aaaa\n#nccl-status 0\n#nccl path /w/libnccl.so.2\n"
+			  "#nccl build_id aa01\n#nccl version 2.28.9\n",
+			  &facts[0]);
+	serve_facts_parse("#image 0 sha256:aaaa\n#nccl-status 0\n#nccl path /w/libnccl.so.2\n"
+			  "#nccl build_id aa01\n#nccl version 2.28.9\n",
+			  &facts[1]);
+	host_nccl(&facts[0], "2.28.9", "aa01");
+	host_nccl(&facts[1], "2.27.7", "aa01");
+	serve_check_nccl(&plan, facts, &f);
+	assert_int_equal(only(&f, "serve.nccl", "spark-01")->status, CHECK_PASS);
+	assert_int_equal(only(&f, "serve.nccl", "spark-02")->status, CHECK_WARN);
+	findings_release(&f);
+	serve_node_facts_release(&facts[0]);
+	serve_node_facts_release(&facts[1]);
+	serve_facts_parse(
+		"#image 0 sha256:aaaa\n#nccl-status 127\n#nccl exec: python3: not found\n",
+		&facts[0]);
+	serve_facts_parse("#image 0 sha256:aaaa\n#nccl-status 0\n#nccl none no libnccl.so.2\n",
+			  &facts[1]);
+	serve_check_nccl(&plan, facts, &f);
+	x = only(&f, "serve.nccl", "spark-01");
+	assert_int_equal(x->status, CHECK_SKIP);
+	assert_string_equal(
+		x->message,
+		"img:1 has no python3 to look for its NCCL with: exec: python3: not found");
+	x = only(&f, "serve.nccl", "spark-02");
+	assert_int_equal(x->status, CHECK_WARN);
+	assert_string_equal(x->message, "img:1: no libnccl.so.2");
+	findings_release(&f);
+	serve_plan_release(&plan);
+
+	/* Natively: each node's own against the head's. */
+	o.image = NULL;
+	assert_int_equal(serve_plan_build(&o, p->in, 2, &plan, &err), 0);
+	serve_node_facts_release(&facts[0]);
+	serve_node_facts_release(&facts[1]);
+	host_nccl(&facts[0], "2.28.9", "aa01");
+	host_nccl(&facts[1], "2.28.9", "aa01");
+	serve_check_nccl(&plan, facts, &f);
+	assert_string_equal(only(&f, "serve.nccl", "cluster")->message,
+			    "NCCL 2.28.9 build aa01 (/usr/lib/libnccl.so.2) on every node");
+	findings_release(&f);
+	free(facts[1].host_nccl_build_id);
+	facts[1].host_nccl_build_id = xstrdup("bb01");
+	serve_check_nccl(&plan, facts, &f);
+	assert_int_equal(only(&f, "serve.nccl", "spark-02")->status, CHECK_FAIL);
+	assert_null(find(&f, "serve.nccl", "cluster"));
+	findings_release(&f);
+	serve_node_facts_release(&facts[0]);
+	serve_node_facts_release(&facts[1]);
+	serve_plan_release(&plan);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -647,6 +747,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(refused, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(preflight, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(node_facts, setup_pair, teardown_pair),
+		cmocka_unit_test_setup_teardown(nccl_facts, setup_pair, teardown_pair),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
