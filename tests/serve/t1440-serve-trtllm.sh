@@ -159,3 +159,62 @@ set +e; wait "$serve"; status=$?; set -e
 [ "$status" != 0 ] || fail "serve trtllm exited 0 after mpirun was killed"
 contains "$TMP/err" "sparkctl serve: the engine on node0 ended with signal 9 (SIGKILL)"
 no_survivors "SIGKILL of mpirun"
+
+# ---- with --image: each worker's container runs sshd on --master-port, up
+# before the head's mpirun, in its container, reaches it there. A stand-in
+# docker on the nodes' PATH: 'image inspect' gives one id everywhere; 'run'
+# exports each -e and execs its --entrypoint with the arguments after the
+# image (as a container on the host's network would run them), sshd with the
+# node's host key and the client's key, on the node's fabric address only.
+image=nvcr.io/nvidia/tensorrt-llm/release:1.1.0
+for n in node0 node1; do
+  addr=$(cluster_ip $n "$CLUSTER_RAIL_IF")
+  grep -v -e '^ListenAddress' -e '^PidFile' "$CLUSTER_DIR/$n/sshd_config" > "$TMP/container-sshd-$n"
+  printf 'ListenAddress %s\nPidFile %s\n' "$addr" "$TMP/container-sshd-$n.pid" >> "$TMP/container-sshd-$n"
+  read -r key < "$CLUSTER_DIR/$n/ssh_host_ed25519_key.pub"
+  echo "[$addr]:2233 ${key% *}" >> "$TMP/fabric_known_hosts"
+  cat > "$CLUSTER_DIR/$n/bin/docker" << EOF
+#!/bin/sh
+case "\$1" in
+image) [ "\$*" = "image inspect --format {{.Id}} $image" ] || exit 2; echo sha256:aaaa; exit 0 ;;
+run) shift ;;
+*) echo "docker: not in the stand-in: \$1" >&2; exit 125 ;;
+esac
+while [ \$# -gt 0 ]; do
+  case "\$1" in
+  --rm) shift ;;
+  --name | --network | --ipc | --gpus | --device | --ulimit | -v) shift 2 ;;
+  -e) export "\$2"; shift 2 ;;
+  --entrypoint) entry=\$2; shift 2; break ;;
+  *) echo "docker: not in the stand-in: \$1" >&2; exit 125 ;;
+  esac
+done
+[ "\$1" = $image ] || { echo "docker: no image \$1" >&2; exit 125; }
+shift
+[ "\$entry" = /usr/sbin/sshd ] && exec /usr/sbin/sshd -f $TMP/container-sshd-$n $_cluster_sshd_extra "\$@"
+exec "\$entry" "\$@"
+EOF
+  chmod +x "$CLUSTER_DIR/$n/bin/docker"
+done
+container_sshd_gone() { ! cluster_exec node1 ss -Hltn | grep -q ':2233 '; }
+rm -f "$TMP/standin"/*
+"${client[@]}" env --default-signal=INT "$SPARKCTL" serve trtllm nvidia/Llama-3.1-8B-Instruct-FP8 \
+  -H "$hosts" --image "$image" > "$TMP/out" 2> "$TMP/err" &
+serve=$!
+at_exit "kill -KILL $serve 2> /dev/null"
+wait_until 90 "serve's ready line with --image" grep -qx "ready: http://$(cluster_lan_ip node0):8355/v1" "$TMP/out" ||
+  { cat "$TMP/out" "$TMP/err" >&2; fail "serve trtllm --image never said ready"; }
+contains "$TMP/err" "[node0:0] sparkctl serve: the workers' servers listen; starting the head"
+/usr/bin/python3 - "$TMP/standin" << 'PY' || fail "a rank with --image is not what the plan starts"
+import json, sys
+for rank in (0, 1):
+    r = json.load(open("%s/node-%d.json" % (sys.argv[1], rank)))
+    assert r["hostname"] == "node%d" % rank, r["hostname"]
+    assert r["env"]["NCCL_IB_HCA"] == "=rocep1s0f1,roceP2p1s0f1", r["env"]["NCCL_IB_HCA"]
+    # Rank 1 came through the container's sshd on 2233, not the node's.
+    assert rank == 0 or r["env"]["SSH_CONNECTION"].endswith(" 2233"), r["env"].get("SSH_CONNECTION")
+PY
+kill -INT "$serve"
+ended_with 130
+no_survivors "SIGINT with --image"
+wait_until 20 "the worker's container sshd gone" container_sshd_gone || fail "the container's sshd survived"
