@@ -5,7 +5,8 @@
 # over ssh at its fabric address; rank 0 serves once every rank has joined
 # it.  Ready; SIGINT to serve, a rank killed on the worker and SIGKILL of the
 # head's mpirun each end everything - no rank, orted or mpirun left on any
-# node.
+# node; so does the worker lost (exit 3).  With --image (a stand-in docker)
+# the worker's container sshd is up before mpirun, which reaches it there.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
@@ -90,6 +91,10 @@ client=(nsenter --net="/run/netns/$CLUSTER_HUB" --)
 # start: serve trtllm in the background ($serve is serve itself) until it says ready.
 start() {
   rm -f "$TMP/standin"/*
+  # Emptied here, not only by serve's redirection, which may come after the
+  # first look for the ready line below: the last start's would be seen.
+  : > "$TMP/out"
+  : > "$TMP/err"
   "${client[@]}" env --default-signal=INT "$SPARKCTL" serve trtllm nvidia/Llama-3.1-8B-Instruct-FP8 \
     -H "$hosts" --params 8B --dtype fp8 > "$TMP/out" 2> "$TMP/err" &
   serve=$!
@@ -160,6 +165,22 @@ set +e; wait "$serve"; status=$?; set -e
 contains "$TMP/err" "sparkctl serve: the engine on node0 ended with signal 9 (SIGKILL)"
 no_survivors "SIGKILL of mpirun"
 
+# ---- the worker lost (its management link down: launch's ssh to it goes
+# silent) ends the job within launch's 15 s, exit 3: mpirun is ended on the
+# head and, over the fabric, ends the worker's ranks and orted.  What holds
+# the worker's place stays until the node is back and its ssh session ends.
+start
+cluster_node_unreachable node1
+at_exit "cluster_node_reachable node1"
+ended_with 3
+contains "$TMP/err" "sparkctl serve: node1 was lost; every node's part was ended"
+engine_left() { { job_left node0; job_left node1; } | grep -E 'standin\.py|orted|mpirun' || true; }
+no_engine() { [ -z "$(engine_left)" ] && [ -z "$(job_left node0)" ]; }
+for ((i = 0; i < 200; i++)); do no_engine && break; sleep 0.1; done
+no_engine || { job_left node0 >&2; job_left node1 >&2; fail "processes survived the loss of node1"; }
+cluster_node_reachable node1
+for pid in $(job_left node1 | cut -d' ' -f1); do kill -KILL "$pid" 2> /dev/null || true; done
+
 # ---- with --image: each worker's container runs sshd on --master-port, up
 # before the head's mpirun, in its container, reaches it there. A stand-in
 # docker on the nodes' PATH: 'image inspect' gives one id everywhere; 'run'
@@ -198,6 +219,8 @@ EOF
 done
 container_sshd_gone() { ! cluster_exec node1 ss -Hltn | grep -q ':2233 '; }
 rm -f "$TMP/standin"/*
+: > "$TMP/out"
+: > "$TMP/err"
 "${client[@]}" env --default-signal=INT "$SPARKCTL" serve trtllm nvidia/Llama-3.1-8B-Instruct-FP8 \
   -H "$hosts" --image "$image" > "$TMP/out" 2> "$TMP/err" &
 serve=$!
