@@ -6,7 +6,7 @@
  * src/serve/serve_plan.c, the preflight src/serve/serve_preflight.c, the
  * report view/serve_view.c, the start order serve/serve_gate.c, the
  * readiness serve/serve_ready.c.  --print prints the plan; without it
- * vllm, sglang and llamacpp are started through launch's machinery.
+ * the engine is started through launch's machinery.
  */
 #include "sparkctl.h"
 
@@ -76,13 +76,13 @@ static const char serve_description[] =
 	"--print shows every node's environment and the command lines in start order,\n"
 	"and the preflight: tp x pp against the GPUs, the model's share of each node's\n"
 	"memory (--model-size, or --params x --dtype) with a 20% margin, the ports.\n"
-	"Without --print, vllm (mp and ray), sglang and llamacpp are started through\n"
-	"launch's machinery once the preflight passes: the workers first (each\n"
-	"worker's part reports to, or is waited for by, the head's before the head's\n"
-	"engine starts), output prefixed by node, the first part that ends ends all,\n"
-	"Ctrl-C leaves nothing.  Once the head's /health answers 200 (polled from\n"
-	"here), 'ready: http://HEAD:PORT/v1' on stdout; not by --ready-timeout:\n"
-	"everything ended, exit 5.  trtllm only prints its plan in this version.\n"
+	"Without --print, the engine is started through launch's machinery once the\n"
+	"preflight passes: the workers first (each worker's part reports to, or is\n"
+	"waited for by, the head's before the head's engine starts; trtllm's mpirun\n"
+	"reaches the workers over ssh at their fabric addresses), output prefixed by\n"
+	"node, the first part that ends ends all, Ctrl-C leaves nothing.  Once the\n"
+	"head's /health answers 200 (polled from here), 'ready: http://HEAD:PORT/v1'\n"
+	"on stdout; not by --ready-timeout: everything ended, exit 5.\n"
 	"\n"
 	"The nodes: -H, --hostfile, a Slurm allocation, the cluster file, else this node\n"
 	"(their inventories over SSH); --from saved inventories; --root DIR one node.\n"
@@ -181,9 +181,6 @@ static int check_args(const struct serve_args *a, int n, char **argv, struct ser
 	    (ret = check_ports(a, o)) != SPARKCTL_EXIT_OK ||
 	    (ret = check_size(a, o)) != SPARKCTL_EXIT_OK)
 		return ret;
-	if (!a->print && o->engine == SERVE_ENGINE_TRTLLM)
-		return cmd_usage_error("serve", "this version starts vllm, sglang and llamacpp; "
-						"--print shows the plan of trtllm");
 	if (a->json && !a->print)
 		return cmd_usage_error("serve", "--json is for --print");
 	if ((a->from.nr || a->root) && !a->print)
@@ -462,14 +459,44 @@ static void ray_gate(const struct serve_plan *plan, size_t i, const struct strve
 	strbuf_release(&gate);
 }
 
-/* The head's part of llama.cpp waits for every worker's rpc-server (serve_gate.h). */
-static void await_rpc_servers(const struct serve_plan *plan, struct strbuf *script)
+/*
+ * The head's part waits for a server on every worker (serve_gate.h):
+ * llama.cpp's rpc-server, to which llama-server connects once; the sshd of
+ * a TensorRT-LLM worker's container, which mpirun reaches once.
+ */
+static void await_worker_servers(const struct serve_plan *plan, struct strbuf *script)
 {
 	strbuf_addstr(script, "agent serve-gate");
 	for (size_t i = 1; i < plan->nr_nodes; i++)
 		strbuf_addf(script, " --await-listening %s:%u", plan->nodes[i].address,
 			    plan->master_port);
 	strbuf_addstr(script, " || exit $?\n");
+}
+
+/*
+ * Whether the head's part waits for a server on each worker (llama.cpp's
+ * rpc-server, the sshd of a TensorRT-LLM worker's container) rather than
+ * for the workers' reports.
+ */
+static bool awaits_servers(const struct serve_plan *plan)
+{
+	return plan->engine == SERVE_ENGINE_LLAMACPP ||
+	       (plan->engine == SERVE_ENGINE_TRTLLM && plan->image);
+}
+
+/*
+ * A node's part: its variables and steps (serve_node_script).  A
+ * TensorRT-LLM worker without --image has no step of its own - mpirun
+ * starts its ranks over ssh - yet takes part in the job all the same: it
+ * reports to the head's part before mpirun starts, then holds its place,
+ * so that the job ends when the node is lost as when a part ends.
+ */
+static void node_part(const struct serve_plan *plan, size_t i, struct strbuf *part)
+{
+	strbuf_reset(part);
+	serve_node_script(plan, i, part);
+	if (!part->len && i && plan->engine == SERVE_ENGINE_TRTLLM)
+		strbuf_addstr(part, "exec sleep infinity\n");
 }
 
 /*
@@ -488,32 +515,31 @@ static int make_job(const struct serve_args *a, const struct serve_plan *plan,
 	int r;
 
 	for (size_t i = 1; i < plan->nr_nodes; i++) {
-		strbuf_reset(&part);
-		serve_node_script(plan, i, &part);
+		node_part(plan, i, &part);
 		workers += part.len > 0;
 	}
 	remote_sparkctl_words(&words, self, a->remote_sparkctl);
 	*nr = 0;
 	strbuf_addstr(&script, "case \"$NODE_RANK\" in\n");
 	for (size_t i = 0; i < plan->nr_nodes; i++) {
-		strbuf_reset(&part);
-		serve_node_script(plan, i, &part);
+		node_part(plan, i, &part);
 		if (!part.len)
 			continue;
 		strbuf_addf(&script, "%zu)\n", *nr);
 		/*
 		 * The workers first, the head last (serve_gate.h): llama-server
-		 * connects once to each rpc-server, the others' workers report.
+		 * connects once to each rpc-server, mpirun once to each worker
+		 * container's sshd, the others' workers report.
 		 */
 		if (workers && plan->backend == SERVE_BACKEND_RAY) {
 			ray_gate(plan, i, &words, workers, &script, &part);
-		} else if (workers && (plan->engine != SERVE_ENGINE_LLAMACPP || !i)) {
+		} else if (workers && (!awaits_servers(plan) || !i)) {
 			for (size_t k = 0; k < words.nr; k++) {
 				serve_sh_word(&script, words.v[k]);
 				strbuf_addch(&script, ' ');
 			}
-			if (plan->engine == SERVE_ENGINE_LLAMACPP)
-				await_rpc_servers(plan, &script);
+			if (awaits_servers(plan))
+				await_worker_servers(plan, &script);
 			else
 				strbuf_addf(&script, "agent serve-gate --%s %s:%u:%zu || exit $?\n",
 					    i ? "report-to" : "await-workers",

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""A stand-in for 'vllm serve', SGLang's server and llama.cpp's rpc-server and
-llama-server in the tests of sparkctl serve.
+"""A stand-in for 'vllm serve', SGLang's server, llama.cpp's rpc-server and
+llama-server, and TensorRT-LLM's trtllm-llmapi-launch and trtllm-serve (as
+the ranks of a real mpirun: trtllm_serve below) in the tests of sparkctl serve.
 
 As 'vllm' it takes the flags sparkctl gives vLLM (multi-node without Ray);
 as 'python3 -m sglang.launch_server' (standin.py sglang ...) SGLang's
@@ -150,9 +151,11 @@ def serve_api(a, peers):
             socketserver.TCPServer.server_bind(self)
             self.server_name, self.server_port = "standin", a.port
 
-    api = Server(("0.0.0.0", a.port), Api)
+    api = Server((getattr(a, "bind", "0.0.0.0"), a.port), Api)
     threading.Thread(target=api.serve_forever, daemon=True).start()
-    print("standin %s: serving on port %d" % ("vllm rank 0" if not hasattr(a, "rpc") else "llama-server", a.port), flush=True)
+    name = getattr(a, "prog", None) or ("vllm rank 0" if not hasattr(a, "rpc") else "llama-server")
+    sys.stdout.write("standin %s: serving on port %d\n" % (name, a.port))
+    sys.stdout.flush()
     select.select(peers, [], [])
 
 
@@ -292,7 +295,98 @@ def vllm_on_ray(a):
     return 1
 
 
+def trtllm_serve(argv):
+    """TensorRT-LLM 1.1's trtllm-serve MODEL, one rank of mpirun's job.
+
+    Its flags as trtllm-serve's own (click) parser takes them; its rank and
+    the job's size from Open MPI's OMPI_COMM_WORLD_RANK/_SIZE (a rank not
+    started by mpirun is refused), which must be --tp_size x --pp_size.
+    Where the engine's ranks meet over MPI, the stand-in's meet over TCP:
+    rank 0 listens on --port + 1 at the address of the node where mpirun
+    runs (the head), which every rank reads from the URI of mpirun that
+    Open MPI gives it (OMPI_MCA_orte_hnp_uri, tcp://ADDR,...:PORT); the
+    other ranks connect to it and say their rank.  Once all are there rank
+    0 serves /health and /v1/models on --host:--port.  A lost peer ends a
+    rank with status 1, as a lost rank ends the real job.
+    """
+    p = argparse.ArgumentParser(prog="trtllm-serve")
+    p.add_argument("model")
+    p.add_argument("--tokenizer")
+    p.add_argument("--host", default="localhost")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--backend", choices=["pytorch", "tensorrt", "trt", "_autodeploy"],
+                   default="pytorch")
+    p.add_argument("--log_level")
+    p.add_argument("--max_beam_width", type=int)
+    p.add_argument("--max_batch_size", type=int)
+    p.add_argument("--max_num_tokens", type=int)
+    p.add_argument("--max_seq_len", type=int)
+    p.add_argument("--tp_size", type=int, default=1)
+    p.add_argument("--pp_size", type=int, default=1)
+    p.add_argument("--ep_size", type=int)
+    p.add_argument("--gpus_per_node", type=int)
+    p.add_argument("--kv_cache_free_gpu_memory_fraction", type=float)
+    p.add_argument("--trust_remote_code", action="store_true")
+    p.add_argument("--extra_llm_api_options")
+    a = p.parse_args(argv)
+    try:
+        a.node_rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+        size = int(os.environ["OMPI_COMM_WORLD_SIZE"])
+        uri = os.environ["OMPI_MCA_orte_hnp_uri"]
+    except KeyError as e:
+        p.error("%s is not set: not a rank of mpirun" % e)
+    if size != a.tp_size * a.pp_size:
+        p.error("%d ranks, but --tp_size %d x --pp_size %d is %d"
+                % (size, a.tp_size, a.pp_size, a.tp_size * a.pp_size))
+    # "JOBID.VPID;tcp://ADDR,ADDR:PORT;tcp6://...": the first IPv4 address.
+    tcp = [u for u in uri.split(";") if u.startswith("tcp://")]
+    if not tcp:
+        p.error("no tcp:// address in OMPI_MCA_orte_hnp_uri=%s" % uri)
+    head_addr = tcp[0][len("tcp://"):].rsplit(":", 1)[0].split(",")[0]
+    a.prog, a.bind = "trtllm-serve rank %d" % a.node_rank, a.host
+    record(a)
+
+    def say_(text):
+        # One write a line: mpirun forwards what each write gives it, and
+        # the lines of two ranks must not run into each other.
+        sys.stdout.write("standin trtllm-serve rank %d: %s\n" % (a.node_rank, text))
+        sys.stdout.flush()
+
+    if a.node_rank == 0:
+        listener = socket.create_server((head_addr, a.port + 1))
+        say_("waiting for %d ranks on %s:%d" % (size - 1, head_addr, a.port + 1))
+        peers = []
+        while len(peers) < size - 1:
+            conn, _ = listener.accept()
+            say_("rank %s joined" % conn.makefile().readline().strip())
+            peers.append(conn)
+        serve_api(a, peers)
+        say_("a rank was lost")
+        return 1
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            conn = socket.create_connection((head_addr, a.port + 1), timeout=2)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                say_("no rank 0 at %s:%d" % (head_addr, a.port + 1))
+                return 1
+            time.sleep(0.2)
+    conn.settimeout(None)
+    conn.sendall(b"%d\n" % a.node_rank)
+    say_("joined rank 0")
+    conn.recv(1)
+    say_("lost rank 0")
+    return 1
+
+
 def main():
+    if sys.argv[1:2] == ["trtllm-llmapi-launch"]:
+        # As TensorRT-LLM's: the command it is given, on every rank.
+        os.execvp(sys.argv[2], sys.argv[2:])
+    if sys.argv[1:2] == ["trtllm-serve"]:
+        return trtllm_serve(sys.argv[2:])
     if sys.argv[1:2] == ["ray"]:
         return ray(sys.argv[2:])
     if sys.argv[1:2] == ["rpc-server"]:
