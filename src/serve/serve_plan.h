@@ -217,7 +217,8 @@ void serve_node_facts_release(struct serve_node_facts *f);
 
 /*
  * serve.ports_free: each port a node's engine will listen on (the head:
- * the API, the rendezvous but for llama.cpp's and TensorRT-LLM's; a
+ * the API, the rendezvous but for llama.cpp's and TensorRT-LLM's with
+ * --image or on one node, where the workers report natively; a
  * llama.cpp worker: its rpc-server's; a TensorRT-LLM worker with --image:
  * its container's sshd) is free there - a FAIL names what listens.
  * serve.image: with --image, the image is on every node and its id the

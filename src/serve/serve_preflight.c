@@ -381,14 +381,22 @@ static bool port_taken(const char *listening, unsigned port, struct strbuf *who)
 	return false;
 }
 
-/* The ports node i's engine listens on, into ports (at most 2): their number. */
+/*
+ * The ports node i's engine listens on, into ports (at most 2): their
+ * number.  TensorRT-LLM's head listens on the rendezvous port only to hear
+ * its workers report (natively; with --image its mpirun connects out).
+ */
 static size_t node_ports(const struct serve_plan *plan, size_t i, unsigned ports[2])
 {
+	bool trtllm_gate =
+		plan->engine == SERVE_ENGINE_TRTLLM && !plan->image && plan->nr_nodes > 1;
 	size_t n = 0;
 
 	if (!i) {
 		ports[n++] = plan->port;
-		if (plan->engine != SERVE_ENGINE_LLAMACPP && plan->engine != SERVE_ENGINE_TRTLLM)
+		if ((plan->engine != SERVE_ENGINE_LLAMACPP &&
+		     plan->engine != SERVE_ENGINE_TRTLLM) ||
+		    trtllm_gate)
 			ports[n++] = plan->master_port;
 	} else if (plan->engine == SERVE_ENGINE_LLAMACPP ||
 		   (plan->engine == SERVE_ENGINE_TRTLLM && plan->image)) {

@@ -632,6 +632,28 @@ static void node_facts(void **state)
 	serve_node_facts_release(&facts[0]);
 	serve_node_facts_release(&facts[1]);
 	serve_plan_release(&plan);
+
+	/* trtllm natively: the workers report to the head on the rendezvous port. */
+	o.engine = SERVE_ENGINE_TRTLLM;
+	o.backend = SERVE_BACKEND_NONE;
+	o.image = NULL;
+	o.port = 8355;
+	o.master_port = 2233;
+	assert_int_equal(serve_plan_build(&o, p->in, 2, &plan, &err), 0);
+	serve_facts_parse("#ss\n"
+			  "LISTEN 0 128 0.0.0.0:2233 0.0.0.0:* users:((\"sshd\",pid=9,fd=3))\n",
+			  &facts[0]);
+	serve_facts_parse("#ss\n", &facts[1]);
+	serve_check_node_facts(&plan, facts, &f);
+	x = only(&f, "serve.ports_free", "spark-01");
+	assert_int_equal(x->status, CHECK_FAIL);
+	assert_string_equal(x->message,
+			    "port 2233 on spark-01 is taken: sshd (pid 9) at 0.0.0.0:2233");
+	assert_null(find(&f, "serve.ports_free", "spark-02"));
+	findings_release(&f);
+	serve_node_facts_release(&facts[0]);
+	serve_node_facts_release(&facts[1]);
+	serve_plan_release(&plan);
 	strbuf_release(&err);
 }
 
