@@ -80,6 +80,9 @@ chmod +x "$TMP/sparkctl-slow"
 # reaches the head's API as a user would.
 client=(nsenter --net="/run/netns/$CLUSTER_HUB" --)
 # ---- started: the plan's flags and environment on each node; the API answers
+# Each start empties its output files first: serve's own redirection, in
+# the background, may come after the first look for its ready line.
+: > "$TMP/out"; : > "$TMP/err"
 "${client[@]}" env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --params 8B \
   --remote-sparkctl "$TMP/sparkctl-slow" > "$TMP/out" 2> "$TMP/err" &
 serve=$!
@@ -127,6 +130,7 @@ no_survivors "--ready-timeout"
 
 # ---- SIGINT to serve ends every part
 rm -f "$TMP/standin"/*
+: > "$TMP/out"; : > "$TMP/err"
 "${client[@]}" env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" > "$TMP/out" 2> "$TMP/err" &
 serve=$!
 at_exit "kill -KILL $serve 2> /dev/null"
@@ -139,6 +143,7 @@ no_survivors "SIGINT"
 
 # ---- sglang: its flags, its rendezvous at --dist-init-addr, its API on 30000
 rm -f "$TMP/standin"/*
+: > "$TMP/out"; : > "$TMP/err"
 "${client[@]}" env --default-signal=INT "$SPARKCTL" serve sglang Qwen/Qwen3-8B -H "$hosts" > "$TMP/out" 2> "$TMP/err" &
 serve=$!
 at_exit "kill -KILL $serve 2> /dev/null"
@@ -162,6 +167,7 @@ no_survivors "SIGINT to serve sglang"
 # before llama-server on the head connects to it (once, without retry, as
 # llama.cpp does); ready; the rpc-server killed ends every part
 rm -f "$TMP/standin"/*
+: > "$TMP/out"; : > "$TMP/err"
 "${client[@]}" env --default-signal=INT "$SPARKCTL" serve llamacpp /models/q.gguf -H "$hosts" \
   > "$TMP/out" 2> "$TMP/err" &
 serve=$!
@@ -190,6 +196,7 @@ no_survivors "the rpc-server died"
 # then vLLM on the head once the raylet joined; ready; the raylet killed
 # ends every part
 rm -f "$TMP/standin"/*
+: > "$TMP/out"; : > "$TMP/err"
 "${client[@]}" env --default-signal=INT "$SPARKCTL" serve vllm Qwen/Qwen3-8B --backend ray -H "$hosts" \
   > "$TMP/out" 2> "$TMP/err" &
 serve=$!
