@@ -570,6 +570,7 @@ static void queue_spec(struct launcher *l, struct node *nd)
 	s.nnodes = (unsigned)l->nr;
 	s.nproc = nd->n->nproc;
 	s.rank_base = nd->rank_base;
+	s.ping_ms = LAUNCH_PING_MS;
 	launch_spec_to_json(&s, &nd->tx);
 	strbuf_addch(&nd->tx, '\n');
 }
@@ -732,6 +733,7 @@ static void start_agents(struct launcher *l, struct strbuf *err)
 		(uint64_t)(o->ssh && o->ssh->connect_timeout ? o->ssh->connect_timeout : 5) * 1000 +
 		(o->job->kill_stale ? o->job->grace_ms : 0);
 	loop_timer_arm(&l->loop, &l->ready, l->started_ms + l->ready_wait_ms);
+	loop_timer_arm_in(&l->loop, &l->ping, LAUNCH_PING_MS);
 	if (l->srun) {
 		if (srun_start(l, err) < 0) {
 			launcher_set_end(l, LAUNCH_END_NODE_FAILED, LAUNCH_EXIT_NODE_FAILED);

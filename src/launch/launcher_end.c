@@ -175,6 +175,23 @@ static void hang_up(struct loop *loop, void *data)
 		loop_timer_arm_in(loop, &l->hangup, HANGUP_KILL_AFTER_MS);
 }
 
+/*
+ * Each LAUNCH_PING_MS while the job runs: 'P' to every agent, which ends
+ * the job on its node when the pings stop (protocol.h).  Not queued behind
+ * lines an agent has not read yet: it hears from the launcher all the same.
+ */
+static void ping_agents(struct loop *loop, void *data)
+{
+	struct launcher *l = data;
+
+	for (size_t i = 0; i < l->nr && !l->srun; i++) {
+		struct node *nd = &l->nodes[i];
+		if (nd->agent.in_fd >= 0 && nd->state != NODE_DONE && !nd->tx.len)
+			strbuf_addstr(&nd->tx, "P\n");
+	}
+	loop_timer_arm_in(loop, &l->ping, LAUNCH_PING_MS);
+}
+
 void launcher_timers_init(struct launcher *l)
 {
 	loop_timer_init(&l->ready, ready_deadline, l);
@@ -182,4 +199,5 @@ void launcher_timers_init(struct launcher *l)
 	loop_timer_init(&l->stall, stall_advice, l);
 	loop_timer_init(&l->end_kill, request_kill, l);
 	loop_timer_init(&l->hangup, hang_up, l);
+	loop_timer_init(&l->ping, ping_agents, l);
 }

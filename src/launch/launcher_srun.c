@@ -228,6 +228,7 @@ static void queue_spec(struct launcher *l)
 	s.nproc = l->o->srun->nproc;
 	s.rank_base = 0;
 	s.all_local = false;
+	s.ping_ms = 0; /* Slurm watches its nodes and its srun */
 	launch_spec_to_json(&s, &l->srun->tx);
 	strbuf_addch(&l->srun->tx, '\n');
 }

@@ -79,6 +79,7 @@ struct launcher {
 	struct loop_timer stall;    /* --stall, from the last output */
 	struct loop_timer end_kill; /* ending: SIGKILL requested from the agents */
 	struct loop_timer hangup;   /* ending: the agents are hung up on */
+	struct loop_timer ping;	    /* each LAUNCH_PING_MS: 'P' to every agent (not srun's) */
 	bool all_go;
 	bool ending;
 	bool kill_requested; /* end_kill fired */

@@ -99,6 +99,7 @@ struct agent {
 	struct loop_timer sweep; /* looks for what is left of the job */
 	uint64_t gone_at;	 /* when the sweep last found nothing left; 0 while something is */
 	struct loop_timer pipe_wait; /* then how long the output pipes may stay open */
+	struct loop_timer silence;   /* the launcher's pings stopped (spec.ping_ms) */
 };
 
 /* ---- protocol output ---------------------------------------------------- */
@@ -648,6 +649,18 @@ static void handle_control(struct agent *a, const char *line)
 	}
 }
 
+/* Nothing from the launcher for LAUNCH_SILENT_PINGS pings: it is gone, as at the end of input. */
+static void launcher_silent(struct loop *loop, void *data)
+{
+	struct agent *a = data;
+
+	loop_unwatch_fd(loop, a->in_fd);
+	a->input_closed = true;
+	a->launcher_lost = true;
+	strbuf_reset(&a->tx);
+	end_job(a, LOST_LAUNCHER_GRACE_MS);
+}
+
 static void read_control(struct agent *a)
 {
 	char *nl;
@@ -658,6 +671,7 @@ static void read_control(struct agent *a)
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n <= 0) {
+		loop_timer_cancel(&a->loop, &a->silence);
 		loop_unwatch_fd(&a->loop, a->in_fd);
 		a->input_closed = true;
 		a->launcher_lost = true;
@@ -666,6 +680,9 @@ static void read_control(struct agent *a)
 		return;
 	}
 	strbuf_setlen(&a->in, a->in.len + (size_t)n);
+	if (a->spec.ping_ms)
+		loop_timer_arm_in(&a->loop, &a->silence,
+				  (uint64_t)a->spec.ping_ms * LAUNCH_SILENT_PINGS);
 	while ((nl = memchr(a->in.buf, '\n', a->in.len))) {
 		size_t len = (size_t)(nl - a->in.buf) + 1;
 		*nl = '\0';
@@ -848,6 +865,7 @@ static int agent_init(struct agent *a)
 	loop_timer_init(&a->kill, kill_job, a);
 	loop_timer_init(&a->sweep, sweep, a);
 	loop_timer_init(&a->pipe_wait, sweep, a);
+	loop_timer_init(&a->silence, launcher_silent, a);
 	launch_spec_init(&a->spec);
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
@@ -890,6 +908,9 @@ static int agent_main(int in_fd, int out_fd, bool srun_task)
 		goto fail;
 	a.phase = PHASE_READY;
 	loop_watch_fd(&a.loop, a.in_fd, POLLIN, control_input, &a);
+	if (a.spec.ping_ms)
+		loop_timer_arm_in(&a.loop, &a.silence,
+				  (uint64_t)a.spec.ping_ms * LAUNCH_SILENT_PINGS);
 	loop_on_idle(&a.loop, before_wait, &a);
 	loop_run(&a.loop);
 	send_line(&a, "D");

@@ -145,6 +145,7 @@ void launch_spec_to_json(const struct launch_spec *s, struct strbuf *out)
 	jset(j, "master_addr", s->master_addr ? jbytes(s->master_addr) : json_null());
 	jset(j, "port", jint(s->port));
 	jset(j, "grace_ms", jint(s->grace_ms));
+	jset(j, "ping_ms", jint(s->ping_ms));
 	jset(j, "contain", jstr(contain_mode_name(s->contain)));
 	jset(j, "chdir", s->chdir ? jbytes(s->chdir) : json_null());
 	jset(j, "argv", jbytes_array(&s->argv));
@@ -267,6 +268,8 @@ int launch_spec_from_json(const char *text, size_t len, struct launch_spec *s, s
 	    get_bytes(j, "master_addr", &s->master_addr, err) < 0 ||
 	    get_uint(j, "port", &s->port, err) < 0 ||
 	    get_uint(j, "grace_ms", &s->grace_ms, err) < 0 ||
+	    /* An older launcher sends no pings, and no ping_ms. */
+	    (json_object_get(j, "ping_ms") && get_uint(j, "ping_ms", &s->ping_ms, err) < 0) ||
 	    get_contain(j, &s->contain, err) < 0 || get_bytes(j, "chdir", &s->chdir, err) < 0 ||
 	    get_bytes_array(j, "argv", false, &s->argv, err) < 0 ||
 	    get_bytes_array(j, "env", false, &s->env, err) < 0 ||

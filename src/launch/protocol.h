@@ -11,7 +11,14 @@
  *     G ADDR PORT       go: start the ranks with this master address
  *     T                 end the job: SIGTERM now, SIGKILL after the grace
  *     K                 kill the job now
+ *     P                 the launcher is there: every ping_ms of the spec
  *     end of input      the launcher is gone: end the job (short grace)
+ *
+ * An agent whose spec has ping_ms ends the job, as at the end of its input,
+ * when nothing has come from the launcher for LAUNCH_SILENT_PINGS pings: a
+ * node cut off from the launcher (its link down, the launcher's host gone)
+ * never hears the end of its ssh session, and the launcher has given it up
+ * by then (ssh's ServerAliveInterval, 15 s).
  *
  *   agent -> launcher
  *     W TEXT            a warning for the user
@@ -48,6 +55,10 @@
 #define LAUNCH_JOB_VAR	    "SPARKCTL_JOB_ID"
 #define LAUNCH_JOB_NODE_VAR "SPARKCTL_JOB_NODE"
 
+/* How often the launcher pings its agents, and how many pings an agent may miss. */
+#define LAUNCH_PING_MS	    5000
+#define LAUNCH_SILENT_PINGS 6
+
 /* A rank's output line longer than this is passed on in pieces. */
 #define LAUNCH_LINE_MAX 16384
 
@@ -74,6 +85,7 @@ struct launch_spec {
 	char *master_addr;	     /* requested by the user, or NULL */
 	unsigned port;		     /* requested by the user, or 0 to pick a free one */
 	unsigned grace_ms;	     /* SIGTERM to SIGKILL */
+	unsigned ping_ms;	     /* the launcher pings this often; 0: never (srun) */
 	enum contain_mode contain;   /* how each node keeps the job's processes together */
 	char *chdir;		     /* working directory of the ranks, or NULL */
 	struct strvec argv;	     /* the command */

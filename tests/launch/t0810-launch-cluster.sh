@@ -2,8 +2,8 @@
 # 'sparkctl launch' across a cluster of namespace nodes with real sshd: the
 # rank environment on every node, arguments byte for byte, and the job ended
 # everywhere - nothing left in any namespace - when a rank fails, when the
-# launcher gets SIGINT or SIGKILL, when a node's sshd dies mid-job, and
-# when a node cannot be reached.  Also --stall and --job-timeout.
+# launcher gets SIGINT or SIGKILL, when a node's sshd dies mid-job, when a
+# node is cut off mid-job, and when a node cannot be reached.  Also --stall and --job-timeout.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
@@ -166,6 +166,27 @@ contains "$TMP/err" "lost node1"
 no_survivors "the death of node1's sshd"
 cluster_node_down node1 # forget the killed sshd
 cluster_node_up node1
+
+# --- node1 cut off mid-job (its link down, its sshd and the job's ssh session
+# left as they are): the launcher gives it up after ssh's 15 s, and node1's
+# agent, whose pings from the launcher stopped, ends its ranks by itself
+# while still cut off - no session end ever reaches it ---
+rm -f "$TMP/r"/*
+"$SPARKCTL" launch -H "$hosts" -N 2 -- sh -c 'touch "$0/started.$RANK"; exec sleep 300' "$TMP/r" \
+  > "$TMP/out" 2> "$TMP/err" &
+launcher=$!
+started 4
+cluster_node_unreachable node1
+at_exit "cluster_node_reachable node1"
+set +e; wait "$launcher"; status=$?; set -e
+[ "$status" = 3 ] || { cat "$TMP/err" >&2; fail "launcher exited $status after node1 was cut off"; }
+contains "$TMP/err" "lost node1"
+[ -z "$(job_left node0)" ] || { job_left node0 >&2; fail "node0's part outlived the launch"; }
+node1_ended() { ! job_left node1 | grep -q 'sleep 300\|agent launch'; }
+# 30 s of silence (6 pings) and the agent's short grace, from the cut.
+for ((i = 0; i < 120; i++)); do node1_ended && break; sleep 0.5; done
+node1_ended || { job_left node1 >&2; fail "node1's ranks outlived the launch while it was cut off"; }
+cluster_node_reachable node1
 
 # --- An unreachable node: a clear error within the connect timeout; nothing ran anywhere ---
 rm -f "$TMP/r"/*

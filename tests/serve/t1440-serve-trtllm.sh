@@ -168,7 +168,8 @@ no_survivors "SIGKILL of mpirun"
 # ---- the worker lost (its management link down: launch's ssh to it goes
 # silent) ends the job within launch's 15 s, exit 3: mpirun is ended on the
 # head and, over the fabric, ends the worker's ranks and orted.  What holds
-# the worker's place stays until the node is back and its ssh session ends.
+# the worker's place is ended by the worker's agent once the launcher's
+# pings stopped (30 s), while the node is still cut off.
 start
 cluster_node_unreachable node1
 at_exit "cluster_node_reachable node1"
@@ -178,8 +179,9 @@ engine_left() { { job_left node0; job_left node1; } | grep -E 'standin\.py|orted
 no_engine() { [ -z "$(engine_left)" ] && [ -z "$(job_left node0)" ]; }
 for ((i = 0; i < 200; i++)); do no_engine && break; sleep 0.1; done
 no_engine || { job_left node0 >&2; job_left node1 >&2; fail "processes survived the loss of node1"; }
+for ((i = 0; i < 120; i++)); do [ -z "$(job_left node1)" ] && break; sleep 0.5; done
+[ -z "$(job_left node1)" ] || { job_left node1 >&2; fail "the lost worker's part outlived the job"; }
 cluster_node_reachable node1
-for pid in $(job_left node1 | cut -d' ' -f1); do kill -KILL "$pid" 2> /dev/null || true; done
 
 # ---- with --image: each worker's container runs sshd on --master-port, up
 # before the head's mpirun, in its container, reaches it there. A stand-in

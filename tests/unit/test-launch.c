@@ -90,6 +90,7 @@ static void full_spec(struct launch_spec *s)
 	s->master_addr = xstrdup("10.0.0.1");
 	s->port = 29500;
 	s->grace_ms = 7000;
+	s->ping_ms = 5000;
 	s->chdir = xstrdup("/tmp/a dir/%41/\xc3\xa9");
 	strvec_push(&s->argv, "prog");
 	strvec_push(&s->argv, bytes);
@@ -135,6 +136,7 @@ static void assert_same_spec(const struct launch_spec *a, const struct launch_sp
 		assert_null(b->master_addr);
 	assert_int_equal(a->port, b->port);
 	assert_int_equal(a->grace_ms, b->grace_ms);
+	assert_int_equal(a->ping_ms, b->ping_ms);
 	if (a->chdir)
 		assert_string_equal(a->chdir, b->chdir);
 	else
@@ -330,6 +332,22 @@ static void spec_malformed(void **state)
 	refuse_set("env", json_object(), "env an object");
 	refuse_set("master_addr", json_integer(1), "master_addr a number");
 	refuse_set("chdir", json_true(), "chdir a boolean");
+	refuse_set("ping_ms", json_string("5000"), "ping_ms a string");
+	refuse_set("ping_ms", json_integer(-1), "a negative ping_ms");
+	/* An older launcher's spec has no ping_ms: taken, without pings. */
+	{
+		struct launch_spec old;
+		char *text;
+
+		j = valid_spec_json();
+		json_object_del(j, "ping_ms");
+		text = json_dumps(j, JSON_COMPACT);
+		assert_int_equal(launch_spec_from_json(text, strlen(text), &old, &err), 0);
+		assert_int_equal(old.ping_ms, 0);
+		launch_spec_release(&old);
+		free(text);
+		json_decref(j);
+	}
 	j = valid_spec_json();
 	json_array_append_new(json_object_get(j, "argv"), json_integer(1));
 	assert_refused(j, "an argument that is a number");
