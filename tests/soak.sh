@@ -27,7 +27,7 @@ done
 for ((r = 1; r <= rounds; r++)); do
   start=$(date +%s)
   if SPARKCTL_REQUIRE_ROOT_TESTS=1 SPARKCTL_REQUIRE_STYLE=1 SPARKCTL_REQUIRE_NETPLAN=1 \
-    SPARKCTL_REQUIRE_TORCH=1 meson test -C "$builddir" --num-processes "$(nproc)" \
+    SPARKCTL_REQUIRE_TORCH=1 meson test -C "$builddir" --num-processes "$(($(nproc) + 1))" \
     > "$builddir/soak-$r.log" 2>&1; then
     echo "soak: round $r of $rounds passed ($(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg))"
   else
