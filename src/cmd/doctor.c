@@ -693,17 +693,27 @@ static void keep_selected(const struct check_selection *sel, struct findings *al
 	findings_release(all);
 }
 
-/* serve.plan: the plan could not be made (err says why). */
-static void plan_failed(const char *err, struct findings *out)
+/*
+ * serve.plan: the plan could not be made (r, err say why), unless for what
+ * serve.parallel has failed on already, with its own fix.
+ */
+static void plan_failed(int r, const char *err, struct findings *out)
 {
-	struct finding *f = ARRAY_PUSH(out->items, out->nr);
+	struct finding *f;
 
+	for (size_t i = 0; i < out->nr; i++)
+		if (streq(out->items[i].check_id, "serve.parallel") &&
+		    out->items[i].status == CHECK_FAIL)
+			return;
+	f = ARRAY_PUSH(out->items, out->nr);
 	f->check_id = "serve.plan";
 	f->node = xstrdup("cluster");
 	f->status = CHECK_FAIL;
 	f->message = xstrdup(err);
-	f->fix = xstrdup("give every node an address on the head's fabric subnet ('sparkctl "
-			 "doctor --only fabric' says what is missing)");
+	f->fix = xstrdup(r == -ENODEV ? "connect and bring up a fabric port on the node ('sparkctl "
+					"doctor --only fabric' says what is missing)"
+				      : "give every node an address on the head's fabric subnet "
+					"('sparkctl doctor --only fabric' says what is missing)");
 	strvec_init(&f->evidence);
 }
 
@@ -746,6 +756,7 @@ static void run_engine_checks(const struct doctor_args *a, const struct check_se
 	struct findings all = { 0 };
 	struct serve_plan plan = { 0 };
 	size_t n = 0;
+	int r;
 
 	for (size_t i = 0; i < c->nr_nodes; i++)
 		if (c->nodes[i].inspected)
@@ -753,8 +764,8 @@ static void run_engine_checks(const struct doctor_args *a, const struct check_se
 	if (!n)
 		goto out;
 	serve_check_parallel(&a->serve, in, n, &all);
-	if (serve_plan_build(&a->serve, in, n, &plan, &err) < 0)
-		plan_failed(err.buf, &all);
+	if ((r = serve_plan_build(&a->serve, in, n, &plan, &err)) < 0)
+		plan_failed(r, err.buf, &all);
 	else if (a->from.nr || a->root)
 		check_nccl_offline(&plan, in, &all);
 	else

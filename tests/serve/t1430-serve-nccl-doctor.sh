@@ -150,6 +150,12 @@ doctor 4 --from "$TMP/node0.json" --from "$TMP/node1.json" --engine sglang --onl
 contains "$TMP/flat" "FAIL serve.nccl $TMP/node1.json has NCCL 2.28.9 build 4e43434c2d62 ($lib), but the head $TMP/node0.json has NCCL 2.28.9 build 4e43434c2d61 ($lib): two builds of one version, which have hung jobs"
 lacks "$TMP/out" "serve.ports_free"
 
+# A node the plan cannot be made for: serve.plan, with the fix for its cause.
+doctor 4 --root "$FIXTURES/ib-server" --engine vllm --only serve
+contains "$TMP/flat" "FAIL serve.plan dgx-h100-07: its bootstrap interface eno1 is not a fabric port"
+contains "$TMP/flat" "fix: give every node an address on the head's fabric subnet"
+contains "$TMP/flat" "PASS serve.parallel tensor parallel 8 x pipeline parallel 1: the 8 GPUs of 1 node"
+
 # The checks are listed; a wrong engine is a usage error.
 doctor 0 --list
 contains "$TMP/flat" "serve.nccl engine the NCCL the engine loads is the nodes' build"
