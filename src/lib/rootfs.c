@@ -216,58 +216,15 @@ static void record(const struct rootfs *root, enum rootfs_record_kind kind, cons
 	r->len = data ? len : 0;
 }
 
-int rootfs_read_file(const struct rootfs *root, const char *rel, size_t max, struct strbuf *out)
+/*
+ * A regular file's bytes into out: all of it, -EFBIG past max, and
+ * recorded (whole); or its first max bytes at most, not recorded (head).
+ */
+static int read_regular(const struct rootfs *root, const char *rel, size_t max, bool whole,
+			struct strbuf *out)
 {
-	struct stat st;
-	int fd = open_in_root(root, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-	int r = 0;
-
-	strbuf_reset(out);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		r = -EISDIR;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = -ESPIPE;
-		goto out;
-	}
-	for (;;) {
-		strbuf_grow(out, 4096);
-		size_t room = out->alloc - out->len - 1;
-		if (out->len + room > max + 1)
-			room = max + 1 - out->len;
-		ssize_t n = read(fd, out->buf + out->len, room);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		out->len += (size_t)n;
-		out->buf[out->len] = '\0';
-		if (out->len > max) {
-			r = -EFBIG;
-			goto out;
-		}
-	}
-	record(root, ROOTFS_RECORD_FILE, rel, out->buf, out->len);
-out:
-	if (r < 0)
-		strbuf_reset(out);
-	close(fd);
-	return r;
-}
-
-int rootfs_read_head(const struct rootfs *root, const char *rel, size_t max, struct strbuf *out)
-{
+	/* One byte past max tells a whole file that is too big. */
+	size_t limit = whole ? max + 1 : max;
 	struct stat st;
 	int fd = open_in_root(root, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 	int r = 0;
@@ -283,25 +240,44 @@ int rootfs_read_head(const struct rootfs *root, const char *rel, size_t max, str
 		r = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
 		goto out;
 	}
-	strbuf_grow(out, max);
-	while (out->len < max) {
-		ssize_t n = read(fd, out->buf + out->len, max - out->len);
-		if (n < 0 && errno == EINTR)
-			continue;
+	while (out->len < limit) {
+		strbuf_grow(out, 4096);
+		size_t room = out->alloc - out->len - 1;
+		if (out->len + room > limit)
+			room = limit - out->len;
+		ssize_t n = read(fd, out->buf + out->len, room);
 		if (n < 0) {
+			if (errno == EINTR)
+				continue;
 			r = -errno;
 			goto out;
 		}
 		if (n == 0)
 			break;
 		out->len += (size_t)n;
+		out->buf[out->len] = '\0';
 	}
-	out->buf[out->len] = '\0';
+	if (whole && out->len > max) {
+		r = -EFBIG;
+		goto out;
+	}
+	if (whole)
+		record(root, ROOTFS_RECORD_FILE, rel, out->buf, out->len);
 out:
 	if (r < 0)
 		strbuf_reset(out);
 	close(fd);
 	return r;
+}
+
+int rootfs_read_file(const struct rootfs *root, const char *rel, size_t max, struct strbuf *out)
+{
+	return read_regular(root, rel, max, true, out);
+}
+
+int rootfs_read_head(const struct rootfs *root, const char *rel, size_t max, struct strbuf *out)
+{
+	return read_regular(root, rel, max, false, out);
 }
 
 int rootfs_read_value(const struct rootfs *root, const char *rel, struct strbuf *out)

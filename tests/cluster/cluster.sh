@@ -128,6 +128,19 @@ _cluster_idx() {
 
 # cluster_ns NODE: the name of the node's network namespace.
 cluster_ns() { local i; i=$(_cluster_idx "$1"); echo "${_cluster_ns[$i]}"; }
+# cluster_procs NODE: the processes in the node's namespace but its sshd (a
+# job's agents, ranks, engines), one "pid command line" each; zombies do
+# not count.
+cluster_procs() {
+  local ns pid comm state
+  ns=$(cluster_ns "$1")
+  for pid in $(ip netns pids "$ns" 2> /dev/null); do
+    comm=$(cat "/proc/$pid/comm" 2> /dev/null) || continue
+    state=$(sed 's/.*) //' "/proc/$pid/stat" 2> /dev/null | cut -c1) || continue
+    [ "$comm" != sshd ] && [ "$state" != Z ] && echo "$pid $(tr '\0' ' ' < "/proc/$pid/cmdline")"
+  done
+  return 0
+}
 # cluster_tree NODE: the node's tree (its SPARKCTL_ROOT).
 cluster_tree() { local i; i=$(_cluster_idx "$1"); echo "$TMP/nodes/node$i"; }
 # cluster_lan_ip NODE: the node's LAN (ssh) address.

@@ -17,16 +17,7 @@ cd "$TMP/work"
 
 # job_left NODE: the processes of the node's namespace that are not its sshd
 # (ranks, agents), one "pid command" per line; zombies do not count.
-job_left() {
-  local ns pid comm state
-  ns=$(cluster_ns "$1")
-  for pid in $(ip netns pids "$ns" 2> /dev/null); do
-    comm=$(cat "/proc/$pid/comm" 2> /dev/null) || continue
-    state=$(sed 's/.*) //' "/proc/$pid/stat" 2> /dev/null | cut -c1) || continue
-    [ "$comm" != sshd ] && [ "$state" != Z ] && echo "$pid $(tr '\0' ' ' < "/proc/$pid/cmdline")"
-  done
-  return 0
-}
+job_left() { cluster_procs "$1"; }
 nothing_left() { [ -z "$(job_left node0)$(job_left node1)" ]; }
 # no_survivors WHAT: nothing of the job in any namespace within 5 s.
 no_survivors() {

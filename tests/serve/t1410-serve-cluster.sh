@@ -7,6 +7,7 @@
 # id from each node's inventory); a node that cannot be reached.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
+. "$SRCDIR/tests/serve/lib-serve.sh"
 cluster_require
 cluster_up 2
 export TMPDIR=$TMP
@@ -38,15 +39,6 @@ diff -u "$TMP/over-ssh.txt" "$TMP/out" >&2 || fail "the plan over SSH differs fr
 
 # serve.nccl without --image: each node's NCCL (its inventory: nccl.version,
 # nccl.build_id) against the head's.
-set_nccl() { # NODE VERSION BUILD_ID
-  /usr/bin/python3 - "$(cluster_tree "$1")/.sparkctl/host.json" "$2" "$3" << 'PY'
-import json, sys
-path, version, build = sys.argv[1:]
-d = json.load(open(path))
-d["nccl"].update(version=version, build_id=build or None)
-json.dump(d, open(path, "w"))
-PY
-}
 serve_print() { expect "$1" "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$(cluster_hosts)" --params 8B --print; }
 contains "$TMP/over-ssh.txt" "# PASS serve.memory" # the saved inventories know no build ids
 set_nccl node0 2.28.9 4e43434c2d6275696c642d61

@@ -9,6 +9,7 @@
 # a port taken on a node a FAIL (exit 4), --json, usage errors.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
+. "$SRCDIR/tests/serve/lib-serve.sh"
 cluster_require
 command -v cc > /dev/null || skip "no C compiler to build the image's libraries with"
 cluster_up 2
@@ -22,16 +23,6 @@ make_nccl() { # FILE BUILD_ID VERSION
   mkdir -p "$(dirname "$1")"
   printf 'const char nccl_version_string[] = "NCCL version %s+cuda13.0";\n' "$3" > "$TMP/v.c"
   cc -shared -fPIC -Wl,--build-id=0x"$2" "$TMP/v.c" -o "$1" || fail "cc"
-}
-# The node's own NCCL, in the host facts of its tree (what its inventory says).
-set_nccl() { # NODE VERSION BUILD_ID
-  /usr/bin/python3 - "$(cluster_tree "$1")/.sparkctl/host.json" "$2" "$3" << 'PY'
-import json, sys
-path, version, build = sys.argv[1:]
-d = json.load(open(path))
-d["nccl"].update(version=version, build_id=build or None)
-json.dump(d, open(path, "w"))
-PY
 }
 
 # The stand-in docker: 'image inspect' knows $image alone; 'run ... python3 -c
