@@ -508,6 +508,7 @@ static bool user_name_valid(const char *name)
 static int parse_engine(const char *title, struct doctor_args *a)
 {
 	struct serve_options *o = &a->serve;
+	struct strbuf err = STRBUF_INIT;
 
 	if (!a->engine) {
 		if (!a->image && !a->backend)
@@ -515,18 +516,9 @@ static int parse_engine(const char *title, struct doctor_args *a)
 		cmd_usage_error(title, "%s goes with --engine", a->image ? "--image" : "--backend");
 		return -1;
 	}
-	if (serve_engine_parse(a->engine, &o->engine) < 0) {
-		cmd_usage_error(title, "--engine: no engine '%s' (vllm, sglang, trtllm, llamacpp)",
-				a->engine);
-		return -1;
-	}
-	if (a->backend && o->engine != SERVE_ENGINE_VLLM) {
-		cmd_usage_error(title, "--backend is vllm's; %s has none", a->engine);
-		return -1;
-	}
-	o->backend = o->engine == SERVE_ENGINE_VLLM ? SERVE_BACKEND_MP : SERVE_BACKEND_NONE;
-	if (a->backend && serve_backend_parse(a->backend, &o->backend) < 0) {
-		cmd_usage_error(title, "--backend: no backend '%s' (mp, ray)", a->backend);
+	if (serve_engine_choose(a->engine, a->backend, o, &err) < 0) {
+		cmd_usage_error(title, "%s", err.buf);
+		strbuf_release(&err);
 		return -1;
 	}
 	if (a->slurm_health) {

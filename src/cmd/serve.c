@@ -106,18 +106,17 @@ static bool word_ok(const char *s)
 static int check_engine(const struct serve_args *a, const char *engine, const char *model,
 			struct serve_options *o)
 {
-	if (serve_engine_parse(engine, &o->engine) < 0)
-		return cmd_usage_error(
-			"serve", "unknown engine '%s' (vllm, sglang, trtllm, llamacpp)", engine);
+	struct strbuf err = STRBUF_INIT;
+	int ret = SPARKCTL_EXIT_OK;
+
+	if (serve_engine_choose(engine, a->backend, o, &err) < 0)
+		ret = cmd_usage_error("serve", "%s", err.buf);
+	strbuf_release(&err);
+	if (ret != SPARKCTL_EXIT_OK)
+		return ret;
 	if (!word_ok(model))
 		return cmd_usage_error("serve", "the model is an empty or unprintable word");
 	o->model = model;
-	if (a->backend && o->engine != SERVE_ENGINE_VLLM)
-		return cmd_usage_error("serve", "--backend is vllm's; %s has none",
-				       serve_engine_name(o->engine));
-	o->backend = o->engine == SERVE_ENGINE_VLLM ? SERVE_BACKEND_MP : SERVE_BACKEND_NONE;
-	if (a->backend && serve_backend_parse(a->backend, &o->backend) < 0)
-		return cmd_usage_error("serve", "unknown backend '%s' (mp, ray)", a->backend);
 	if ((a->tp != UINT_MAX || a->pp != UINT_MAX) && o->engine == SERVE_ENGINE_LLAMACPP)
 		return cmd_usage_error("serve", "llamacpp splits layers over its RPC servers: no "
 						"--tp or --pp");

@@ -47,6 +47,25 @@ int serve_backend_parse(const char *s, enum serve_backend *ret)
 	return 0;
 }
 
+int serve_engine_choose(const char *engine, const char *backend, struct serve_options *o,
+			struct strbuf *err)
+{
+	if (serve_engine_parse(engine, &o->engine) < 0) {
+		strbuf_addf(err, "unknown engine '%s' (vllm, sglang, trtllm, llamacpp)", engine);
+		return -EINVAL;
+	}
+	if (backend && o->engine != SERVE_ENGINE_VLLM) {
+		strbuf_addf(err, "--backend is vllm's; %s has none", serve_engine_name(o->engine));
+		return -EINVAL;
+	}
+	o->backend = o->engine == SERVE_ENGINE_VLLM ? SERVE_BACKEND_MP : SERVE_BACKEND_NONE;
+	if (backend && serve_backend_parse(backend, &o->backend) < 0) {
+		strbuf_addf(err, "unknown backend '%s' (mp, ray)", backend);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 const char *serve_backend_name(enum serve_backend b)
 {
 	return b == SERVE_BACKEND_MP ? "mp" : b == SERVE_BACKEND_RAY ? "ray" : NULL;

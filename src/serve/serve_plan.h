@@ -72,6 +72,14 @@ struct serve_options {
 };
 
 /*
+ * ENGINE and --backend (NULL: the engine's default, mp for vLLM) into
+ * o->engine and o->backend: 0, or -EINVAL with a one-line message in err
+ * (an unknown name, a backend for an engine other than vLLM).
+ */
+int serve_engine_choose(const char *engine, const char *backend, struct serve_options *o,
+			struct strbuf *err);
+
+/*
  * The options that sparkctl sets itself among args (the engine's
  * rendezvous and parallelism, its port): -EINVAL with a one-line message
  * naming the first one and the option that sets it.

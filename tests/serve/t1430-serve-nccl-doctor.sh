@@ -151,7 +151,8 @@ contains "$TMP/flat" "PASS serve.parallel tensor parallel 8 x pipeline parallel 
 doctor 0 --list
 contains "$TMP/flat" "serve.nccl engine the NCCL the engine loads is the nodes' build"
 doctor 2 -H "$hosts" --engine vlm
-contains "$TMP/err" "sparkctl doctor: --engine: no engine 'vlm' (vllm, sglang, trtllm, llamacpp)"
+contains "$TMP/err" "sparkctl doctor: unknown engine 'vlm' (vllm, sglang, trtllm, llamacpp)"
 doctor 2 -H "$hosts" --image $image
 contains "$TMP/err" "sparkctl doctor: --image goes with --engine"
 doctor 2 -H "$hosts" --engine sglang --backend ray
+contains "$TMP/err" "sparkctl doctor: --backend is vllm's; sglang has none"
