@@ -7,8 +7,6 @@
  */
 #include "sparkctl.h"
 
-#include <sys/random.h>
-
 #include "cmd/cmd.h"
 #include "probe/procs.h"
 #include "proc/child.h"
@@ -130,19 +128,6 @@ static int load_hosts(const struct launch_args *a, struct host_list *hosts)
 		ret = cmd_usage_error("launch", "%s", err.buf);
 	strbuf_release(&err);
 	return ret;
-}
-
-static int make_job_id(char **ret)
-{
-	uint8_t bytes[8];
-	char hex[17];
-
-	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
-		return -errno;
-	for (size_t i = 0; i < sizeof(bytes); i++)
-		snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
-	*ret = xstrdup(hex);
-	return 0;
 }
 
 /* The nodes, with the ranks of each: -N, else the hostfile's slots, else 1. */
@@ -389,7 +374,7 @@ static int make_job(const struct launch_args *a, const struct launch_node *nodes
 		strvec_push(&job->argv, argv[i]);
 	for (size_t i = 0; i < a->torchrun_opts.nr; i++)
 		strvec_push(&job->torchrun_opts, a->torchrun_opts.v[i]);
-	if (make_job_id(&job->job_id) < 0) {
+	if (launch_job_id_new(&job->job_id) < 0) {
 		cmd_error("launch", "cannot make a job id: %s", strerror(errno));
 		return SPARKCTL_EXIT_ERROR;
 	}

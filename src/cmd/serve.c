@@ -16,7 +16,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/random.h>
 
 #include "bench/nccl_perf.h"
 #include "check/check.h"
@@ -403,20 +402,6 @@ out:
 	return ret;
 }
 
-/* 16 hex digits that mark the job's processes on every node (launch's SPARKCTL_JOB_ID). */
-static int make_job_id(char **ret)
-{
-	uint8_t bytes[8];
-	struct strbuf hex = STRBUF_INIT;
-
-	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
-		return -errno;
-	for (size_t i = 0; i < sizeof(bytes); i++)
-		strbuf_addf(&hex, "%02x", bytes[i]);
-	*ret = strbuf_detach(&hex, NULL);
-	return 0;
-}
-
 static void add_words(struct strbuf *script, const struct strvec *words)
 {
 	for (size_t k = 0; k < words->nr; k++) {
@@ -553,7 +538,7 @@ static int make_job(const struct serve_args *a, const struct serve_plan *plan,
 	}
 	strbuf_addstr(&script, "esac\n");
 	strvec_pushl(&job->argv, "sh", "-c", script.buf, "sparkctl-serve", NULL);
-	if ((r = make_job_id(&job->job_id)) < 0)
+	if ((r = launch_job_id_new(&job->job_id)) < 0)
 		cmd_error("serve", "cannot make a job id: %s", strerror(-r));
 	job->chdir = xstrdup("/");
 	job->master_addr = xstrdup(plan->nodes[0].address);

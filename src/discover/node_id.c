@@ -51,8 +51,7 @@ static int new_id(struct strbuf *out, struct strbuf *err)
 		return -e;
 	}
 	strbuf_reset(out);
-	for (size_t i = 0; i < sizeof(bytes); i++)
-		strbuf_addf(out, "%02x", bytes[i]);
+	strbuf_add_hex(out, bytes, sizeof(bytes));
 	return 0;
 }
 

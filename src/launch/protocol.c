@@ -3,6 +3,8 @@
  */
 #include "sparkctl.h"
 
+#include <sys/random.h>
+
 #include "launch/protocol.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
@@ -229,6 +231,18 @@ static int get_bytes_array(const json_t *j, const char *key, bool optional, stru
 		}
 		strvec_push_nodup(out, s);
 	}
+	return 0;
+}
+
+int launch_job_id_new(char **ret)
+{
+	uint8_t bytes[8];
+	struct strbuf hex = STRBUF_INIT;
+
+	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+		return -errno;
+	strbuf_add_hex(&hex, bytes, sizeof(bytes));
+	*ret = strbuf_detach(&hex, NULL);
 	return 0;
 }
 

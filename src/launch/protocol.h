@@ -64,7 +64,7 @@
 
 /* The job as one node's agent needs it. */
 struct launch_spec {
-	char *job_id;	    /* 16 hex digits */
+	char *job_id;	    /* 16 hex digits (launch_job_id_new) */
 	unsigned node_rank; /* this node's index */
 	unsigned nnodes;    /* nodes in the job */
 	unsigned nproc;	    /* ranks on this node */
@@ -99,6 +99,8 @@ struct launch_spec {
 };
 
 void launch_spec_init(struct launch_spec *s);
+/* A new job id, 16 random hex digits, into *ret (free it): 0 or -errno. */
+int launch_job_id_new(char **ret);
 /* The index of the part of the job one agent keeps: its task under srun, else its node. */
 unsigned launch_spec_part(const struct launch_spec *s);
 void launch_spec_release(struct launch_spec *s);

@@ -149,7 +149,6 @@ int elf_gnu_build_id(const void *buf, size_t len, struct strbuf *out)
 		return r;
 	if (!desc_len || desc_len > ELF_BUILD_ID_MAX)
 		return -ENOENT;
-	for (size_t i = 0; i < desc_len; i++)
-		strbuf_addf(out, "%02x", desc[i]);
+	strbuf_add_hex(out, desc, desc_len);
 	return 0;
 }

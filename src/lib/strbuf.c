@@ -119,6 +119,19 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 	sb->len += (size_t)n;
 }
 
+void strbuf_add_hex(struct strbuf *sb, const void *bytes, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *p = bytes;
+
+	strbuf_grow(sb, 2 * len);
+	for (size_t i = 0; i < len; i++) {
+		sb->buf[sb->len++] = digits[p[i] >> 4];
+		sb->buf[sb->len++] = digits[p[i] & 15];
+	}
+	sb->buf[sb->len] = '\0';
+}
+
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;

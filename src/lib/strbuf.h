@@ -43,6 +43,8 @@ void strbuf_addch(struct strbuf *sb, int c);
 /* Append c n times. */
 void strbuf_addchars(struct strbuf *sb, int c, size_t n);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) ATTR_PRINTF(2, 3);
+/* len bytes as lowercase hex, two digits each. */
+void strbuf_add_hex(struct strbuf *sb, const void *bytes, size_t len);
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) ATTR_PRINTF(2, 0);
 
 /*

@@ -262,8 +262,7 @@ static char *kex_cache_name(const char *host)
 	struct strbuf name = STRBUF_INIT;
 
 	strbuf_addstr(&name, "kex-");
-	for (const unsigned char *p = (const unsigned char *)host; *p; p++)
-		strbuf_addf(&name, "%02x", *p);
+	strbuf_add_hex(&name, host, strlen(host));
 	return strbuf_detach(&name, NULL);
 }
 

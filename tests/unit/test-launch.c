@@ -334,6 +334,15 @@ static void spec_malformed(void **state)
 	refuse_set("chdir", json_true(), "chdir a boolean");
 	refuse_set("ping_ms", json_string("5000"), "ping_ms a string");
 	refuse_set("ping_ms", json_integer(-1), "a negative ping_ms");
+	/* A new job id is 16 lowercase hex digits, as the spec takes it. */
+	{
+		char *id = NULL;
+
+		assert_int_equal(launch_job_id_new(&id), 0);
+		assert_int_equal(strlen(id), 16);
+		assert_int_equal(strspn(id, "0123456789abcdef"), 16);
+		free(id);
+	}
 	/* An older launcher's spec has no ping_ms: taken, without pings. */
 	{
 		struct launch_spec old;

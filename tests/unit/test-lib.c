@@ -21,6 +21,11 @@ static void strbuf_basics(void **state)
 	(void)state;
 	assert_string_equal(sb.buf, "");
 	assert_int_equal(sb.len, 0);
+	strbuf_add_hex(&sb, "", 0);
+	assert_string_equal(sb.buf, "");
+	strbuf_add_hex(&sb, "\x00\x0f\xa5\xff", 4);
+	assert_string_equal(sb.buf, "000fa5ff");
+	strbuf_reset(&sb);
 	strbuf_addstr(&sb, "abc");
 	strbuf_addch(&sb, 'd');
 	strbuf_addf(&sb, "-%d-%s", 42, "x");
