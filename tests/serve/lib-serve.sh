@@ -13,3 +13,26 @@ d["nccl"].update(version=version, build_id=build or None)
 json.dump(d, open(path, "w"))
 PY
 }
+
+# job_left NODE: what runs in the node's namespace but its sshd.
+job_left() { cluster_procs "$1"; }
+nothing_left() { [ -z "$(job_left node0)$(job_left node1)" ]; }
+# no_survivors WHAT: nothing of serve left on node0 or node1 within 20 s,
+# else what is left is listed and the test fails.
+no_survivors() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    nothing_left && return 0
+    sleep 0.2
+  done
+  job_left node0 >&2
+  job_left node1 >&2
+  fail "processes survived $1"
+}
+# api PATH [PORT]: the head's answer on its API (port 8000 unless given),
+# through the management network.
+api() {
+  cluster_client /usr/bin/python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen("http://%s:%s%s" % (sys.argv[1], sys.argv[3], sys.argv[2]), timeout=2).read().decode())' \
+    "$(cluster_lan_ip node0)" "$1" "${2:-8000}"
+}

@@ -8,6 +8,7 @@
 # nothing left on any node.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
+. "$SRCDIR/tests/serve/lib-serve.sh"
 cluster_require
 command -v env > /dev/null && env --default-signal=INT true 2> /dev/null ||
   skip "env --default-signal is needed (coreutils 8.31 or later)"
@@ -42,19 +43,6 @@ EOF2
     "$CLUSTER_DIR/$n/bin/rpc-server" "$CLUSTER_DIR/$n/bin/llama-server" "$CLUSTER_DIR/$n/bin/ray"
 done
 
-# job_left NODE: the processes of the node's namespace but its sshd, "pid command" each.
-job_left() { cluster_procs "$1"; }
-nothing_left() { [ -z "$(job_left node0)$(job_left node1)" ]; }
-no_survivors() {
-  wait_until 10 "nothing of serve left after $1" nothing_left || true
-  nothing_left || { job_left node0 >&2; job_left node1 >&2; fail "processes survived $1"; }
-}
-# api PATH [PORT]: the head's answer on its API, through the management network.
-api() {
-  cluster_client /usr/bin/python3 -c 'import sys, urllib.request
-print(urllib.request.urlopen("http://%s:%s%s" % (sys.argv[1], sys.argv[3], sys.argv[2]), timeout=2).read().decode())' \
-    "$(cluster_lan_ip node0)" "$1" "${2:-8000}"
-}
 ready() { api /health > /dev/null && [ -f "$TMP/standin/node-1.json" ]; }
 
 # The nodes' sparkctl, through which node1's part reports late: its part is

@@ -9,6 +9,7 @@
 # the worker's container sshd is up before mpirun, which reaches it there.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/cluster/cluster.sh"
+. "$SRCDIR/tests/serve/lib-serve.sh"
 cluster_require
 command -v env > /dev/null && env --default-signal=INT true 2> /dev/null ||
   skip "env --default-signal is needed (coreutils 8.31 or later)"
@@ -62,19 +63,6 @@ for n in node0 node1; do
 done
 chmod +x "$TMP/mpi-ssh" "$CLUSTER_DIR/node0/bin/mpirun"
 
-# job_left NODE: the processes of the node's namespace but its sshd, "pid command" each.
-job_left() { cluster_procs "$1"; }
-nothing_left() { [ -z "$(job_left node0)$(job_left node1)" ]; }
-no_survivors() {
-  wait_until 20 "nothing of serve left after $1" nothing_left || true
-  nothing_left || { job_left node0 >&2; job_left node1 >&2; fail "processes survived $1"; }
-}
-# api PATH: the head's answer on its API, through the management network.
-api() {
-  cluster_client /usr/bin/python3 -c 'import sys, urllib.request
-print(urllib.request.urlopen("http://%s:8355%s" % (sys.argv[1], sys.argv[2]), timeout=2).read().decode())' \
-    "$(cluster_lan_ip node0)" "$1"
-}
 # rank_pid N: the pid of rank N's stand-in.
 rank_pid() { json_get "$TMP/standin/node-$1.json" 'd["pid"]'; }
 
@@ -104,7 +92,7 @@ ended_with() {
 start
 contains "$TMP/err" "sparkctl serve: starting trtllm on 2 nodes; its API will be http://$fabric0:8355"
 contains "$TMP/err" "[node0:0] sparkctl serve: the 1 worker's part is up; starting the head"
-[ "$(api /v1/models | json_get /dev/stdin 'd["data"][0]["id"]')" = nvidia/Llama-3.1-8B-Instruct-FP8 ] ||
+[ "$(api /v1/models 8355 | json_get /dev/stdin 'd["data"][0]["id"]')" = nvidia/Llama-3.1-8B-Instruct-FP8 ] ||
   fail "/v1/models"
 contains "$TMP/out" "standin trtllm-serve rank 0: rank 1 joined"
 contains "$TMP/out" "standin trtllm-serve rank 0: serving on port 8355"
