@@ -8,7 +8,9 @@
 #
 # NCCL_TESTS_BUILD is nccl-tests' build directory (all_reduce_perf ...),
 # built with MPI=1 (git clone https://github.com/NVIDIA/nccl-tests;
-# make -C nccl-tests MPI=1 MPI_HOME=...).  ROUNDS: 3.
+# make -C nccl-tests MPI=1 MPI_HOME=...).  ROUNDS: 5 (at 1 MiB
+# and below, and on the socket transport, a median of three rounds moves
+# by several percent).
 # Environment:
 #   SPARKCTL    the program (build/sparkctl)
 #   GPUS        ranks, one GPU each (2)
@@ -29,7 +31,7 @@
 set -eu
 
 nt=${1:-${NCCL_TESTS:?usage: bench/bench-nccl.sh NCCL_TESTS_BUILD [ROUNDS] (or NCCL_TESTS=DIR)}}
-rounds=${2:-3}
+rounds=${2:-5}
 sparkctl=${SPARKCTL:-build/sparkctl}
 gpus=${GPUS:-2}
 ops=${OPS:-all_reduce all_gather}
@@ -137,25 +139,28 @@ for transport in transports:
               for r in range(1, rounds + 1)]
         sp = {who: [sparkctl_rows(f"{out}/{transport}.{op}.{who}.{r}.json")
                     for r in range(1, rounds + 1)] for who in modes}
-        head = "| size (B) | nccl-tests time (us) | nccl-tests busbw (GB/s) |"
+        head = "| size (B) | nccl-tests time (us), median (min-max) | nccl-tests busbw (GB/s) |"
         rule = "|---|---|---|"
         for who in modes:
             head += f" {who} time (us) | {who} busbw (GB/s) | {who} busbw ratio | {who} #wrong |"
             rule += "---|---|---|---|"
-        print("\nOut-of-place; ratios are sparkctl's median over nccl-tests' median.\n")
+        print("\nOut-of-place; ratios are sparkctl's median over nccl-tests' median; "
+              "a time in brackets is outside the range of nccl-tests' own rounds.\n")
         print(head)
         print(rule)
         for size in sorted(nt[0]):
-            t0 = med([r[size][0] for r in nt if size in r])
+            ts = [r[size][0] for r in nt if size in r]
+            t0 = med(ts)
             b0 = med([r[size][1] for r in nt if size in r])
-            line = f"| {size} | {t0:.1f} | {b0:.2f} |"
+            line = f"| {size} | {t0:.1f} ({min(ts):.1f}-{max(ts):.1f}) | {b0:.2f} |"
             for who in modes:
                 rs = [r[size] for r in sp[who] if size in r]
                 t = med([r[0] for r in rs])
                 b = med([r[1] for r in rs])
                 wrong = sum((r[4] or 0) + (r[5] or 0) for r in rs)
                 ratio = b / b0 if b0 > 0 else float("nan")
-                line += f" {t:.1f} | {b:.2f} | {ratio:.3f} | {wrong} |"
+                shown = f"{t:.1f}" if min(ts) <= t <= max(ts) else f"[{t:.1f}]"
+                line += f" {shown} | {b:.2f} | {ratio:.3f} | {wrong} |"
             print(line)
 EOF
 echo "bench-nccl: outputs in $out" >&2

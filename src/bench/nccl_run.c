@@ -577,8 +577,41 @@ static int setup(struct bench *b, const struct nccl_bench_rank *me)
 	return r;
 }
 
-static void teardown(struct bench *b, bool failed)
+/*
+ * What a run that ended well leaves for the end of the process: kept here,
+ * reachable, so that a leak check at that end does not count it.
+ */
+static struct nccl_gpu left_live;
+static bool gpu_left_live;
+
+bool nccl_bench_left_live(void)
 {
+	return gpu_left_live;
+}
+
+/*
+ * Hand the communicator, the GPU's memory, the context and the libraries
+ * over to the end of the process (nccl_bench_run()'s comment says why).
+ * Every rank has passed the last agreement after its last operation, so
+ * no peer uses this rank's memory any more.
+ */
+static void leave_gpu_live(struct bench *b)
+{
+	left_live = b->gpu;
+	gpu_left_live = true;
+	b->gpu.comm = NULL;
+	b->gpu.stream = NULL;
+	b->gpu.sendbuf = b->gpu.recvbuf = 0;
+	b->gpu.check_on_gpu = false;
+	b->gpu.ctx_retained = false;
+	/* The check note stays ours to release; left_live does not use it. */
+	left_live.check_note = (struct strbuf)STRBUF_INIT;
+}
+
+static void teardown(struct bench *b, bool failed, bool destroy)
+{
+	if (!failed && !destroy && b->gpu.comm)
+		leave_gpu_live(b);
 	if (b->gpu.comm) {
 		if (failed)
 			b->gpu.nccl.comm_abort(b->gpu.comm);
@@ -607,8 +640,11 @@ static void teardown(struct bench *b, bool failed)
 	rdv_close(b->team.rdv);
 	if (b->host_open)
 		rootfs_close(&b->host);
-	/* NCCL's threads may still run in an aborted communicator: keep its code mapped. */
-	if (!failed) {
+	/*
+	 * NCCL's threads may still run in an aborted communicator, or in the
+	 * one left live: keep its code mapped.
+	 */
+	if (!failed && !gpu_left_live) {
 		nccl_close(&b->gpu.nccl);
 		cuda_close(&b->gpu.cuda);
 	}
@@ -665,7 +701,7 @@ enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
 		status = NCCL_BENCH_ERROR;
 	else if (bad)
 		status = NCCL_BENCH_WRONG;
-	teardown(&b, r < 0);
+	teardown(&b, r < 0, me->destroy);
 	if (b.report)
 		nccl_report_release(b.report);
 	return status;

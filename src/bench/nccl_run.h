@@ -47,8 +47,8 @@ enum nccl_step {
 	NCCL_STEP_BUFFERS,   /* the ranks agreed on the memory bound; buffers allocated */
 	NCCL_STEP_COMM,	     /* the communicator made */
 	NCCL_STEP_SWEEP,     /* every collective timed and checked, the report written */
-	NCCL_STEP_DESTROYED, /* the communicator destroyed */
-	NCCL_STEP_END,	     /* everything released */
+	NCCL_STEP_DESTROYED, /* the communicator destroyed (or left to the process's end) */
+	NCCL_STEP_END,	     /* everything released (or left) */
 	NCCL_NR_STEPS,
 };
 
@@ -58,6 +58,8 @@ struct nccl_bench_rank {
 	int device;		/* CUDA ordinal; -1: the local rank */
 	int listen_fd;		/* rank 0: its rendezvous socket, or -1 to bind rendezvous */
 	const char *rendezvous; /* "HOST:PORT" */
+	bool destroy;		/* release the GPU, NCCL and CUDA before returning, even after a run
+				   that ended well (SPARKCTL_BENCH_DESTROY=1) */
 };
 
 /* What every rank tells rank 0 about itself, fixed-size for rdv_gather(). */
@@ -80,9 +82,18 @@ enum nccl_bench_status {
 /*
  * Run this rank.  out gets the table (rank 0).  Returns the status; a
  * one-line reason in err when it is not OK (or not WRONG).
+ *
+ * After a run that ended well (OK or WRONG), unless me->destroy, the
+ * communicator, the GPU's memory, the context and the libraries are left
+ * live for the end of the process: ncclCommDestroy alone waits up to half a
+ * second for NCCL's proxy threads to wake, and the kernel frees all of it
+ * at exit as for any process.  The caller must then end the process
+ * without the libraries' exit handlers (which would tear down CUDA under
+ * NCCL's running threads): nccl_bench_left_live() says so.
  */
 enum nccl_bench_status nccl_bench_run(const struct nccl_bench_opts *opts,
 				      const struct nccl_bench_rank *me, FILE *out,
 				      struct strbuf *err);
+bool nccl_bench_left_live(void);
 
 #endif

@@ -253,9 +253,14 @@ static int run_rank(const struct nccl_bench_opts *o, const struct nccl_bench_ran
 	struct nccl_bench_rank rank = *me;
 	enum nccl_bench_status s;
 
+	const char *destroy_env = getenv("SPARKCTL_BENCH_DESTROY");
+
 	if (steps_env && streq(steps_env, "1"))
 		rank.step_seconds = at;
+	rank.destroy = destroy_env && streq(destroy_env, "1");
 	s = nccl_bench_run(o, &rank, stdout, &err);
+	if (nccl_bench_left_live())
+		cmd_end_without_exit_handlers();
 	if (rank.step_seconds)
 		print_steps(me, at);
 

@@ -101,6 +101,13 @@ extern const struct cmd cmd_agent_status;
 
 /* sparkctl itself: the global options, then the command.  An exit status. */
 int cmd_main(int argc, char **argv);
+/*
+ * A command that leaves libraries with live threads behind (bench nccl's
+ * ranks: bench/nccl_run.h) asks main() to end the process without the
+ * libraries' exit handlers, once its output is flushed.
+ */
+void cmd_end_without_exit_handlers(void);
+bool cmd_ends_without_exit_handlers(void);
 /* The command (or verb) of table called name, exactly; NULL if none. */
 const struct cmd *cmd_find(const struct cmd *const *table, const char *name);
 /* The closest name of table to a mistyped one, or NULL (hidden ones are not offered). */

@@ -266,6 +266,18 @@ static int unknown_command(const char *name)
 }
 
 /* Output that did not reach its file (a full disk, a closed pipe) is an error. */
+static bool leave_without_exit_handlers;
+
+void cmd_end_without_exit_handlers(void)
+{
+	leave_without_exit_handlers = true;
+}
+
+bool cmd_ends_without_exit_handlers(void)
+{
+	return leave_without_exit_handlers;
+}
+
 static int check_stdout(int ret)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -68,6 +68,12 @@
  *                      unset).
  *   SPARKCTL_FAKE_NCCL_MEMALLOC_FAIL=1 ncclMemAlloc fails with
  *                      ncclUnhandledCudaError, as when device memory is short.
+ *   SPARKCTL_FAKE_NCCL_TRACE=FILE    ncclCommDestroy and ncclCommAbort of a
+ *                      communicator append their names to FILE, a line each,
+ *                      and the library's exit handler appends "exit
+ *                      handler: N live", so that a test can tell how a
+ *                      process ended its communicators, and whether it ran
+ *                      its libraries' exit handlers at all.
  *
  * A hook whose value is not as above makes the call that reads it fail with
  * ncclInvalidUsage.  The streams are the stand-in libcuda's: this library
@@ -709,6 +715,22 @@ static struct ncclComm *comm_of(ncclComm_t comm, const char *op)
 }
 
 /* Takes c out of the live ones and frees it. */
+/* A line for SPARKCTL_FAKE_NCCL_TRACE, when it is set. */
+static void trace(const char *fmt, ...)
+{
+	const char *path = getenv("SPARKCTL_FAKE_NCCL_TRACE");
+	FILE *f;
+	va_list ap;
+
+	if (!path || !(f = fopen(path, "a")))
+		return;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fclose(f);
+}
+
 static void comm_free(struct ncclComm *c)
 {
 	struct ncclComm **pp;
@@ -772,6 +794,7 @@ FAKE_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm)
 			  "abort the communicator");
 		return ncclInvalidUsage;
 	}
+	trace("ncclCommDestroy");
 	comm_free(c);
 	return ncclSuccess;
 }
@@ -789,6 +812,7 @@ FAKE_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm)
 	if (c->nr_hung && have_cuda_hooks())
 		for (size_t i = 0; i < c->nr_hung; i++)
 			stream_release(c->hung[i]);
+	trace("ncclCommAbort");
 	comm_free(c);
 	return ncclSuccess;
 }
@@ -1204,6 +1228,7 @@ __attribute__((destructor)) static void check_leaks(void)
 
 	for (const struct ncclComm *c = comms; c; c = c->next)
 		n++;
+	trace("exit handler: %zu live", n);
 	if (n)
 		fprintf(stderr,
 			"libnccl.so.2 (sparkctl test stand-in): unloaded with %zu communicator(s) "

@@ -354,6 +354,28 @@ table_ok "$TMP/out" 8
 expect 0 fake gb10 "$SPARKCTL" bench nccl -e 1K
 lacks "$TMP/err" "steps"
 
+# --- The end of a run.  One that ended well leaves its communicator to the
+# end of the process, which skips the libraries' exit handlers (they would
+# tear CUDA down under NCCL's threads); SPARKCTL_BENCH_DESTROY=1 destroys
+# it first, as nccl-tests does; a failed one aborts it.  The stand-in
+# libnccl traces each (SPARKCTL_FAKE_NCCL_TRACE).
+rm -f "$TMP/trace"
+expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_TRACE="$TMP/trace" "$SPARKCTL" bench nccl -e 1K
+table_ok "$TMP/out" 8
+[ ! -e "$TMP/trace" ] || fail "a run that ended well destroyed its communicator or ran the exit handlers: $(cat "$TMP/trace")"
+# Also with wrong results (exit 4), which end well as a run.
+expect 4 fake gb10 env SPARKCTL_FAKE_NCCL_TRACE="$TMP/trace" SPARKCTL_FAKE_NCCL_CORRUPT=1024 "$SPARKCTL" bench nccl -b 256 -e 4K
+[ ! -e "$TMP/trace" ] || fail "a run with wrong results destroyed its communicator: $(cat "$TMP/trace")"
+expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_TRACE="$TMP/trace" SPARKCTL_BENCH_DESTROY=1 "$SPARKCTL" bench nccl -e 1K
+table_ok "$TMP/out" 8
+[ "$(cat "$TMP/trace")" = "ncclCommDestroy
+exit handler: 0 live" ] || fail "SPARKCTL_BENCH_DESTROY=1: $(cat "$TMP/trace")"
+rm -f "$TMP/trace"
+expect 1 fake gb10 env SPARKCTL_FAKE_NCCL_TRACE="$TMP/trace" SPARKCTL_FAKE_NCCL_ASYNC_ERROR=1 "$SPARKCTL" bench nccl -e 1M --op-timeout 5
+[ "$(cat "$TMP/trace")" = "ncclCommAbort
+exit handler: 0 live" ] || fail "a failed run: $(cat "$TMP/trace")"
+rm -f "$TMP/trace"
+
 # --- Adaptive iterations.  Short operations: fixed mode's loop, as it is.
 expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% -o "$TMP/adaptive.json"
 contains "$TMP/out" "# Adaptive iterations: where 20 operations take 20 ms or more, timed batches until the 95% confidence half-width of the time is within 5%"
