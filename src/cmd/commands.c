@@ -177,10 +177,28 @@ bool cmd_use_color(void)
 	return isatty(STDOUT_FILENO) && term && *term && !streq(term, "dumb");
 }
 
+/*
+ * The word after a boolean --json, when it is not an option: someone who
+ * wrote "--json FILE" for "-o FILE".  Found before options_parse()
+ * reorders argv.
+ */
+static const char *word_after_json(const struct opt *opts, int argc, char **argv)
+{
+	bool takes_file = false;
+
+	for (const struct opt *o = opts; o->type != OPT_TYPE_END; o++)
+		takes_file |= o->long_name && streq(o->long_name, "output");
+	for (int i = 1; takes_file && i + 1 < argc && !streq(argv[i], "--"); i++)
+		if (streq(argv[i], "--json") && argv[i + 1][0] != '-')
+			return argv[i + 1];
+	return NULL;
+}
+
 int cmd_parse(const struct cmd *cmd, const struct opt *opts, int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct opt *all = with_shared_options(opts);
+	const char *after_json = word_after_json(all, argc, argv);
 	int n;
 
 	color_when = NULL;
@@ -200,8 +218,14 @@ int cmd_parse(const struct cmd *cmd, const struct opt *opts, int argc, char **ar
 		cmd_usage_error(cmd_title(cmd), "%s", err.buf);
 		n = -1;
 	} else if (cmd->max_operands != CMD_OPERANDS_ANY && n > cmd->max_operands) {
-		cmd_usage_error(cmd_title(cmd), "unexpected argument '%s'",
-				argv[1 + cmd->max_operands]);
+		const char *extra = argv[1 + cmd->max_operands];
+		if (extra == after_json)
+			cmd_usage_error(cmd_title(cmd),
+					"unexpected argument '%s': --json prints the JSON on "
+					"standard output; -o FILE writes it to a file",
+					extra);
+		else
+			cmd_usage_error(cmd_title(cmd), "unexpected argument '%s'", extra);
 		n = -1;
 	} else if (parse_color(cmd) != 0) {
 		n = -1;

@@ -63,6 +63,14 @@ expect 2 "$SPARKCTL" topo --jsn
 contains "$TMP/err" "sparkctl topo: unknown option '--jsn'; did you mean '--json'?"
 expect 2 "$SPARKCTL" topo extra
 contains "$TMP/err" "unexpected argument 'extra'"
+# "--json FILE" where the command writes files with -o: the hint says so.
+expect 2 "$SPARKCTL" bench ddp --json out.json
+contains "$TMP/err" "sparkctl bench ddp: unexpected argument 'out.json': --json prints the JSON on standard output; -o FILE writes it to a file"
+[ ! -e out.json ] || fail "--json FILE wrote a file"
+expect 2 "$SPARKCTL" bench nccl --json out.json
+contains "$TMP/err" "unexpected argument 'out.json': --json prints"
+expect 2 "$SPARKCTL" doctor --json extra
+lacks "$TMP/err" "-o FILE"
 expect 2 "$SPARKCTL" topo --root
 contains "$TMP/err" "requires a value"
 expect 2 "$SPARKCTL" topo --root "$FIXTURES/spark-1cable" --from x.json
