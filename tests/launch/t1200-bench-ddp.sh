@@ -14,7 +14,9 @@
 # says so), bench nccl runs through launch on the same hosts and its
 # failure is the reason, or it is skipped with --no-nccl-compare.  A
 # --params that would not fit in memory is refused (2), a torch that is
-# missing on the nodes is named (3).  The memory check on the stand-in
+# missing on the nodes is named (3), as is the NCCL of a CUDA torch built
+# without it; a node that cannot be reached is 3, a run past --job-timeout
+# 5 with nothing of it left, a rank that fails 1.  The memory check on the stand-in
 # NVIDIA libraries (tests/fake): GPUs with their own memory (H100) hold a
 # rank each against NVML's free memory less a tenth, and the host the
 # model each rank builds; unified memory (GB10) and no NVML keep
@@ -254,6 +256,41 @@ chmod +x "$TMP/no-torch-python"
 expect 3 env SPARKCTL_PYTHON="$TMP/no-torch-python" timeout 120 "$SPARKCTL" bench ddp -H "$hosts" \
   --params 50k --steps 2
 contains "$TMP/err" "missing: torch"
+
+# A torch with CUDA but without NCCL (a stand-in interpreter that makes
+# this CPU torch say so, then runs the worker as 'python -c WORKER ARGS'):
+# exit 3, NCCL named.
+cat > "$TMP/no-nccl-python" << EOF
+#!/bin/sh
+[ "\$1" = -c ] || exit 64
+exec $TORCH_PYTHON -c 'import sys, torch, torch.distributed as dist
+torch.cuda.is_available = lambda: True
+dist.is_nccl_available = lambda: False
+code = sys.argv[2]
+sys.argv = ["-c"] + sys.argv[3:]
+exec(compile(code, "<string>", "exec"), {"__name__": "__main__"})' "\$@"
+EOF
+chmod +x "$TMP/no-nccl-python"
+expect 3 env SPARKCTL_PYTHON="$TMP/no-nccl-python" timeout 120 "$SPARKCTL" bench ddp -H "$hosts" \
+  --params 50k --steps 2
+contains "$TMP/err" "missing: NCCL"
+
+# A node that cannot be reached: exit 3, the node named.
+expect 3 timeout 120 "$SPARKCTL" bench ddp -H node0,nowhere.invalid --params 50k --steps 2
+contains "$TMP/err" "nowhere.invalid"
+
+# A run past --job-timeout: exit 5, and nothing of it is left on the nodes.
+expect 5 timeout 120 "$SPARKCTL" bench ddp -H "$hosts" --params 50k --steps 100000 --job-timeout 3
+contains "$TMP/err" "did not end within 3 s (--job-timeout)"
+no_ranks_left() { ! { cluster_procs node0; cluster_procs node1; } | grep -q ddp_bench; }
+wait_until 10 "the ranks of the timed-out run to end" no_ranks_left
+
+# A rank that fails: exit 1, no figures.
+mkdir "$TMP/failing-worker"
+printf 'import os, sys\nsys.exit("rank %%s gave up" %% os.environ["RANK"])\n' > "$TMP/failing-worker/ddp_bench.py"
+expect 1 env SPARKCTL_DATA_DIR="$TMP/failing-worker" timeout 120 "$SPARKCTL" bench ddp -H "$hosts" \
+  --params 50k --steps 2
+contains "$TMP/err" "rank 0 gave up"
 
 # A run that used NCCL (a stand-in worker that says so): bench nccl at the
 # bucket size runs on the same hosts through launch.  Here it has no GPU,
