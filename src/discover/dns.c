@@ -239,7 +239,7 @@ static int read_rdata(const uint8_t *msg, size_t len, size_t pos, size_t rdlen, 
 		rr->weight = get16(msg + pos + 2);
 		rr->port = get16(msg + pos + 4);
 		at = pos + 6;
-		/* fall through */
+		__attribute__((fallthrough)); /* to the name, as a PTR's */
 	case DNS_TYPE_PTR:
 		/* a name inside the record's data may point anywhere before it */
 		if ((r = read_name(msg, len < end ? len : end, &at, &name, err)) < 0)

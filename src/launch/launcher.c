@@ -25,7 +25,7 @@
 #include "remote/lookup.h"
 
 /* Notices relay what nodes and ssh said: escaped for the terminal, as every message. */
-static void add_notice(struct launcher *l, const char *fmt, va_list ap)
+ATTR_PRINTF(2, 0) static void add_notice(struct launcher *l, const char *fmt, va_list ap)
 {
 	struct strbuf msg = STRBUF_INIT;
 

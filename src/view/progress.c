@@ -82,7 +82,7 @@ static void erase(void)
 	strbuf_release(&line);
 }
 
-static void set_title(const char *fmt, va_list ap)
+ATTR_PRINTF(1, 0) static void set_title(const char *fmt, va_list ap)
 {
 	struct strbuf raw = STRBUF_INIT;
 

@@ -716,7 +716,7 @@ static struct ncclComm *comm_of(ncclComm_t comm, const char *op)
 
 /* Takes c out of the live ones and frees it. */
 /* A line for SPARKCTL_FAKE_NCCL_TRACE, when it is set. */
-static void trace(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void trace(const char *fmt, ...)
 {
 	const char *path = getenv("SPARKCTL_FAKE_NCCL_TRACE");
 	FILE *f;

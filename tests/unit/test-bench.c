@@ -280,10 +280,10 @@ static void test_check_values(void **state)
 	static const int ranks[] = { 1, 2, 3, 8, 64 };
 	unsigned char buf[16];
 
-	for (int t = 0; t < PERF_NR_DTYPES; t++) {
+	for (enum perf_dtype t = 0; t < PERF_NR_DTYPES; t++) {
 		for (size_t k = 0; k < ARRAY_SIZE(ranks); k++) {
 			int n = ranks[k];
-			for (int op = 0; op < PERF_NR_REDOPS; op++) {
+			for (enum perf_redop op = 0; op < PERF_NR_REDOPS; op++) {
 				for (uint64_t i = 0; i < 200; i++) {
 					double want = perf_reduced_value(op, t, n, i, 7);
 					double sum = 0;
@@ -550,7 +550,7 @@ static void test_names(void **state)
 	enum perf_dtype t;
 	enum perf_redop op;
 
-	for (int i = 0; i < PERF_NR_COLLS; i++) {
+	for (enum perf_coll i = 0; i < PERF_NR_COLLS; i++) {
 		assert_int_equal(perf_coll_from_name(perf_coll_info(i)->name, &c), 0);
 		assert_int_equal(c, i);
 	}

@@ -545,7 +545,7 @@ static void test_contain_modes(void **state)
 	enum contain_mode m;
 
 	(void)state;
-	for (int i = CONTAIN_AUTO; i <= CONTAIN_MARKS; i++) {
+	for (enum contain_mode i = CONTAIN_AUTO; i <= CONTAIN_MARKS; i++) {
 		assert_int_equal(contain_mode_parse(contain_mode_name(i), &m), 0);
 		assert_int_equal(m, i);
 	}
