@@ -142,11 +142,17 @@ complete_line launch -N 2 python3 -
 complete_line version ""
 offers_only --color -h --help
 
-# zsh: its syntax, where zsh is installed (the tests do not need it).
+# zsh: its syntax, and compinit takes it up from fpath for sparkctl, where
+# zsh is installed (the test packages have it).
 expect 0 "$SPARKCTL" help --completion zsh
 if command -v zsh > /dev/null; then
   zsh -n "$TMP/out" || fail "the zsh completion is not valid zsh"
   head -n 1 "$TMP/out" | grep -qx '#compdef sparkctl' || fail "no #compdef line"
+  mkdir "$TMP/zfunc"
+  cp "$TMP/out" "$TMP/zfunc/_sparkctl"
+  HOME=$TMP zsh -f -c 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -d "$2"
+    [[ ${_comps[sparkctl]} == _sparkctl ]] && autoload +X _sparkctl' zsh "$TMP/zfunc" "$TMP/zcompdump" ||
+    fail "zsh's compinit does not take _sparkctl up for sparkctl"
 else
   note "zsh not installed: its completion's syntax not checked"
 fi
