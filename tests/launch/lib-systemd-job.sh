@@ -42,6 +42,13 @@ wait_until() {
 at_least() { [ "$(sleeping "$1")" -ge "$2" ]; }
 none() { [ "$(sleeping "$1")" = 0 ]; }
 files() { [ "$(ls "$1" | wc -l)" -ge "$2" ]; }
+# ranks_up N: N ranks are up (their files in /tmp/r); a launch that ended
+# before that fails the check at once.
+ranks_up() {
+  files /tmp/r "$1" && return 0
+  kill -0 "$launcher" 2> /dev/null || fail "launch ended before its ranks started"
+  return 1
+}
 no_units() { [ -z "$($SYSTEMCTL list-units --all --no-legend --type=scope 'sparkctl-*' 2> /dev/null)" ]; }
 
 # Two daemons per rank, outside its session: one after env -i, one after a
@@ -60,7 +67,7 @@ check_agent_killed() {
   sparkctl launch --no-env --contain "$contain" -N 2 --grace 1 --log-dir /tmp/logs -- \
     sh -c "$DAEMONS" 4321 /tmp/r > /tmp/out 2> /tmp/err &
   launcher=$!
-  wait_until 60 "the ranks to start" files /tmp/r 2
+  wait_until 60 "the ranks to start" ranks_up 2
   wait_until 60 "the daemons to start" at_least 4321 6
   for f in /proc/[0-9]*/cmdline; do
     [ "$(tr '\0' ' ' < "$f" 2> /dev/null)" = "sleep 4321 " ] || continue

@@ -13,7 +13,11 @@
 command -v systemd-run > /dev/null && [ -x /lib/systemd/systemd ] ||
   _vm_missing "no systemd (Debian package systemd)"
 [ -x /lib/systemd/systemd-logind ] || _vm_missing "no systemd-logind (Debian package systemd)"
-command -v dbus-daemon > /dev/null || _vm_missing "no dbus-daemon (Debian package dbus-daemon)"
+command -v dbus-daemon > /dev/null && [ -f /usr/share/dbus-1/system.conf ] ||
+  _vm_missing "no D-Bus system bus (Debian package dbus)"
+[ -f /usr/lib/systemd/user/dbus.socket ] || _vm_missing "no user bus for systemd --user (Debian package dbus-user-session)"
+pam_dir=$(ldd /lib/systemd/systemd | awk '$1 ~ /^libpam\.so/ { print $3 }')
+[ -f "${pam_dir%/*}/security/pam_systemd.so" ] || _vm_missing "no pam_systemd (Debian package libpam-systemd)"
 command -v setpriv > /dev/null || _vm_missing "no setpriv (Debian package util-linux)"
 vm_require
 vm_build
