@@ -37,3 +37,20 @@ SCOPE_PREFIX="0::/user.slice/user-$uid.slice/user@$uid.service/*/sparkctl-*-n0"
 check_agent_killed systemd
 check_job_ends auto
 check_rank_scope auto
+
+# Without a login's environment (su, sudo, cron): systemd-run --user does
+# not find the user's manager, and the launch says why.
+(
+  unset XDG_RUNTIME_DIR DBUS_SESSION_BUS_ADDRESS
+  sparkctl launch --no-env --contain systemd -- true > /tmp/out 2> /tmp/err
+  echo $? > /tmp/status
+  sparkctl launch --no-env --log-dir /tmp/logs-auto -- true > /tmp/out-auto 2> /tmp/err-auto
+  echo $? > /tmp/status-auto
+)
+[ "$(cat /tmp/status)" = 3 ] || fail "--contain systemd without XDG_RUNTIME_DIR exited $(cat /tmp/status), expected 3"
+grep -q 'XDG_RUNTIME_DIR is not set' /tmp/err || fail "--contain systemd without XDG_RUNTIME_DIR does not say why"
+echo "--contain systemd without XDG_RUNTIME_DIR: exit 3, $(head -n 1 /tmp/err)"
+[ "$(cat /tmp/status-auto)" = 0 ] || fail "--contain auto without XDG_RUNTIME_DIR exited $(cat /tmp/status-auto): $(cat /tmp/err-auto)"
+grep -q 'XDG_RUNTIME_DIR is not set' /tmp/logs-auto/summary.json ||
+  fail "summary.json does not say why the node did not use systemd: $(cat /tmp/logs-auto/summary.json)"
+echo "--contain auto without XDG_RUNTIME_DIR: $(head -n 1 /tmp/err-auto)"

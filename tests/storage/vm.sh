@@ -184,6 +184,9 @@ _vm_copy_modules() {
 _vm_copy_program() {
   local src=$1 dst=${2:-$1} lib
   mkdir -p "$VM_ROOT${dst%/*}"
+  # Not through a link to busybox there (/bin/busybox, which is this host's
+  # path too).
+  rm -f "$VM_ROOT$dst"
   cp -L "$src" "$VM_ROOT$dst" || fail "cannot copy $src into the VM"
   # "libx.so => /path (addr)", "/lib64/ld-linux-x86-64.so.2 (addr)";
   # linux-vdso has no file.
@@ -309,16 +312,15 @@ EOF
 # node; the user's manager runs the user's bus (/run/user/UID/bus).  All of
 # it is this host's (Debian's systemd, dbus, libpam-systemd, libpam-modules):
 # programs, units, the bus's configuration, the PAM configuration and
-# modules.  setpriv runs the job's part as USER.
+# modules.  /usr/bin/setpriv (util-linux's) runs the job's part as USER.
 vm_use_systemd_logind() {
   local user=$1 uid=$2 p m u sec sd=$VM_ROOT/etc/systemd/system ud=$VM_ROOT/usr/lib/systemd/user
   for p in /lib/systemd/systemd-logind /lib/systemd/systemd-user-runtime-dir \
     /usr/bin/dbus-daemon; do
     _vm_copy_program "$p"
   done
-  for p in setpriv loginctl; do
-    _vm_copy_program "$(command -v "$p")" "/usr/bin/$p"
-  done
+  # util-linux's, at /usr/bin: busybox's applet is /bin/setpriv.
+  _vm_copy_program "$(command -v setpriv)" /usr/bin/setpriv
   # dbus.socket's ExecStartPost names /bin/systemctl.
   ln -sf /usr/bin/systemctl "$VM_ROOT/bin/systemctl"
   # The PAM modules are loaded with dlopen (ldd of them, not of systemd),
@@ -337,10 +339,10 @@ vm_use_systemd_logind() {
   for p in common-account common-session-noninteractive; do
     cp "/etc/pam.d/$p" "$VM_ROOT/etc/pam.d/$p" || fail "no /etc/pam.d/$p (Debian package libpam-runtime)"
   done
+  # pam_limits reads it: no limits.
   : > "$VM_ROOT/etc/security/limits.conf"
-  # The units, at the paths systemd looks for them (the unit directories
-  # of this host's systemd, the same in the VM).
-  # The targets that services with the default dependencies (dbus.service,
+  # The units, at the paths this host's systemd looks for them; the targets
+  # that services with the default dependencies (dbus.service,
   # user-runtime-dir@.service) need, without what they want on a node.
   for u in dbus.service dbus.socket systemd-logind.service user-runtime-dir@.service \
     user@.service user.slice user-.slice.d user@.service.d sysinit.target basic.target \
@@ -366,7 +368,7 @@ vm_use_systemd_logind() {
   # where a failing test shows it.
   mkdir -p "$VM_ROOT/etc/systemd/system.conf.d"
   printf '[Manager]\nDefaultStandardOutput=tty\nDefaultStandardError=tty\n' \
-    > "$VM_ROOT/etc/systemd/system.conf.d/vm-kmsg.conf"
+    > "$VM_ROOT/etc/systemd/system.conf.d/vm-console.conf"
   # The job's target brings up the bus and logind as multi-user.target does.
   printf 'Wants=dbus.socket systemd-logind.service\n' >> "$sd/vm-job.target"
   printf 'messagebus:x:100:101::/nonexistent:/bin/false\n%s:x:%s:%s::/home/%s:/bin/sh\n' \
