@@ -4,8 +4,9 @@
 # user's manager that logind starts for a lingering user, then runs the
 # checks of lib-systemd-job.sh as that user, with the environment a login
 # session (pam_systemd) gives: each rank in a scope of the user's manager,
-# below user@UID.service.  Exit 0 when all holds; each failure is one
-# "FAIL:" line.
+# below user@UID.service; then without that environment (su, sudo, cron),
+# where the launch must say why it cannot have a scope.  Exit 0 when all
+# holds; each failure is one "FAIL:" line.
 # shellcheck source=tests/launch/lib-systemd-job.sh
 . /job/lib-systemd-job.sh
 user=spark uid=1000
