@@ -91,6 +91,17 @@ static int try_systemd(struct job_container *jc, struct strbuf *why)
 	else
 		strbuf_addf(why, "'systemd-run %s--scope' failed (status %d)",
 			    jc->systemd_user ? "--user " : "", r);
+	/*
+	 * The likeliest cause for a user, and one systemd-run's status does
+	 * not tell: it finds the user's manager through these, which a login
+	 * (pam_systemd) sets and su, sudo or cron do not.
+	 */
+	if (jc->systemd_user && !getenv("XDG_RUNTIME_DIR") && !getenv("DBUS_SESSION_BUS_ADDRESS"))
+		strbuf_addf(why,
+			    ": XDG_RUNTIME_DIR is not set (a login sets it), and without it "
+			    "the user's manager is not found (XDG_RUNTIME_DIR=/run/user/%u "
+			    "where the user has one)",
+			    (unsigned)geteuid());
 	return -EPERM;
 }
 

@@ -13,6 +13,7 @@ command -v systemd-run > /dev/null && [ -x /lib/systemd/systemd ] ||
 vm_require
 vm_build
 vm_use_systemd
+vm_add "$SRCDIR/tests/launch/lib-systemd-job.sh" /job/lib-systemd-job.sh
 # A sanitizer build reports in the VM as it does here.
 for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
   [ -z "${!v:-}" ] || VM_ENV+=" $v=${!v}"

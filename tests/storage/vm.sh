@@ -54,8 +54,12 @@
 # systemd (this host's, copied in with systemctl and systemd-run), which
 # runs the job as a service: a node whose init is systemd.
 #
-# Functions: vm_require, vm_build, vm_use_systemd, vm_add SRC DEST,
-#   vm_run SCRIPT [SECONDS].
+# With vm_use_systemd_logind USER UID after vm_use_systemd, it runs the
+# D-Bus system bus and systemd-logind too, and logind starts USER's manager
+# (user@UID.service) at boot: a node where USER lingers.
+#
+# Functions: vm_require, vm_build, vm_use_systemd, vm_use_systemd_logind
+#   USER UID, vm_add SRC DEST, vm_run SCRIPT [SECONDS].
 # Variables: VM_KERNEL_CACHE (where scripts/setup puts the kernel),
 #   VM_KVER, VM_KERNEL (after vm_require), VM_ROOT, VM_OUT, VM_STATUS,
 #   VM_CONSOLE (the serial console's log: the kernel's messages),
@@ -180,6 +184,9 @@ _vm_copy_modules() {
 _vm_copy_program() {
   local src=$1 dst=${2:-$1} lib
   mkdir -p "$VM_ROOT${dst%/*}"
+  # Not through a link to busybox there (/bin/busybox, which is this host's
+  # path too).
+  rm -f "$VM_ROOT$dst"
   cp -L "$src" "$VM_ROOT$dst" || fail "cannot copy $src into the VM"
   # "libx.so => /path (addr)", "/lib64/ld-linux-x86-64.so.2 (addr)";
   # linux-vdso has no file.
@@ -229,6 +236,8 @@ depmod
 # A node's root file system is ext4: the module is there before any mount.
 modprobe ext4
 modprobe configfs && mount -t configfs configfs /sys/kernel/config
+# What a vm_use_* function adds to the boot.
+[ ! -f /lib/vm/setup.sh ] || . /lib/vm/setup.sh
 modprobe virtio_pci && modprobe 9pnet_virtio && modprobe 9p &&
   mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /out
 EOF
@@ -292,6 +301,85 @@ EOF
 exec /lib/systemd/systemd
 EOF
   chmod 755 "$VM_ROOT/init"
+}
+
+# vm_use_systemd_logind USER UID: after vm_use_systemd, the VM runs what a
+# node runs for its users' logins too: the D-Bus system bus (dbus.socket,
+# dbus.service), systemd-logind, and for USER (uid and gid UID, home
+# /home/USER) a linger file, so that logind starts the user's manager
+# (user@UID.service: PAM service systemd-user, Delegate=yes) and
+# /run/user/UID at boot, as 'loginctl enable-linger USER' makes it do on a
+# node; the user's manager runs the user's bus (/run/user/UID/bus).  All of
+# it is this host's (Debian's systemd, dbus, libpam-systemd, libpam-modules):
+# programs, units, the bus's configuration, the PAM configuration and
+# modules.  /usr/bin/setpriv (util-linux's) runs the job's part as USER.
+vm_use_systemd_logind() {
+  local user=$1 uid=$2 p m u sec sd=$VM_ROOT/etc/systemd/system ud=$VM_ROOT/usr/lib/systemd/user
+  for p in /lib/systemd/systemd-logind /lib/systemd/systemd-user-runtime-dir \
+    /usr/bin/dbus-daemon; do
+    _vm_copy_program "$p"
+  done
+  # util-linux's, at /usr/bin: busybox's applet is /bin/setpriv.
+  _vm_copy_program "$(command -v setpriv)" /usr/bin/setpriv
+  # dbus.socket's ExecStartPost names /bin/systemctl.
+  ln -sf /usr/bin/systemctl "$VM_ROOT/bin/systemctl"
+  # The PAM modules are loaded with dlopen (ldd of them, not of systemd),
+  # from "security" beside libpam (as ldd of systemd names it).
+  sec=$(ldd /lib/systemd/systemd | awk '$1 ~ /^libpam\.so/ { print $3 }')
+  sec=${sec%/*}/security
+  [ -f "$sec/pam_systemd.so" ] || fail "no $sec/pam_systemd.so (Debian package libpam-systemd)"
+  for m in pam_unix pam_deny pam_permit pam_selinux pam_loginuid pam_limits pam_keyinit pam_systemd; do
+    _vm_copy_program "$sec/$m.so"
+  done
+  mkdir -p "$VM_ROOT/etc/pam.d" "$VM_ROOT/etc/security" "$VM_ROOT/lib/systemd/system" "$ud"
+  for p in /usr/lib/pam.d/systemd-user /etc/pam.d/systemd-user; do
+    [ -f "$p" ] && cp "$p" "$VM_ROOT/etc/pam.d/systemd-user"
+  done
+  [ -f "$VM_ROOT/etc/pam.d/systemd-user" ] || fail "no PAM configuration systemd-user (Debian package systemd)"
+  for p in common-account common-session-noninteractive; do
+    cp "/etc/pam.d/$p" "$VM_ROOT/etc/pam.d/$p" || fail "no /etc/pam.d/$p (Debian package libpam-runtime)"
+  done
+  # pam_limits reads it: no limits.
+  : > "$VM_ROOT/etc/security/limits.conf"
+  # The units, at the paths this host's systemd looks for them; the targets
+  # that services with the default dependencies (dbus.service,
+  # user-runtime-dir@.service) need, without what they want on a node.
+  for u in dbus.service dbus.socket systemd-logind.service user-runtime-dir@.service \
+    user@.service user.slice user-.slice.d user@.service.d sysinit.target basic.target \
+    sockets.target timers.target paths.target slices.target local-fs.target swap.target \
+    shutdown.target nss-user-lookup.target; do
+    cp -a "/lib/systemd/system/$u" "$VM_ROOT/lib/systemd/system/" || fail "no unit $u"
+  done
+  ln -sf systemd-logind.service "$VM_ROOT/lib/systemd/system/dbus-org.freedesktop.login1.service"
+  for u in default.target basic.target sockets.target paths.target timers.target \
+    shutdown.target exit.target systemd-exit.service app.slice background.slice \
+    session.slice dbus.service dbus.socket; do
+    cp "/usr/lib/systemd/user/$u" "$ud/" || fail "no user unit $u"
+  done
+  mkdir -p "$ud/sockets.target.wants"
+  ln -sf ../dbus.socket "$ud/sockets.target.wants/dbus.socket"
+  # The bus's configuration and the policies of the services on it.
+  mkdir -p "$VM_ROOT/usr/share/dbus-1/system.d" "$VM_ROOT/usr/share/dbus-1/system-services" \
+    "$VM_ROOT/usr/share/dbus-1/services" "$VM_ROOT/etc/dbus-1"
+  cp /usr/share/dbus-1/system.conf /usr/share/dbus-1/session.conf "$VM_ROOT/usr/share/dbus-1/"
+  cp /usr/share/dbus-1/system.d/org.freedesktop.login1.conf \
+    /usr/share/dbus-1/system.d/org.freedesktop.systemd1.conf "$VM_ROOT/usr/share/dbus-1/system.d/"
+  # No journald: what the services write goes to the console ($VM_CONSOLE),
+  # where a failing test shows it.
+  mkdir -p "$VM_ROOT/etc/systemd/system.conf.d"
+  printf '[Manager]\nDefaultStandardOutput=tty\nDefaultStandardError=tty\n' \
+    > "$VM_ROOT/etc/systemd/system.conf.d/vm-console.conf"
+  # The job's target brings up the bus and logind as multi-user.target does.
+  printf 'Wants=dbus.socket systemd-logind.service\n' >> "$sd/vm-job.target"
+  printf 'messagebus:x:100:101::/nonexistent:/bin/false\n%s:x:%s:%s::/home/%s:/bin/sh\n' \
+    "$user" "$uid" "$uid" "$user" >> "$VM_ROOT/etc/passwd"
+  printf 'messagebus:x:101:\n%s:x:%s:\n' "$user" "$uid" >> "$VM_ROOT/etc/group"
+  printf 'root:*:19000:0:99999:7:::\n%s:*:19000:0:99999:7:::\n' "$user" > "$VM_ROOT/etc/shadow"
+  chmod 640 "$VM_ROOT/etc/shadow"
+  mkdir -p "$VM_ROOT/home/$user" "$VM_ROOT/var/lib/systemd/linger"
+  : > "$VM_ROOT/var/lib/systemd/linger/$user"
+  # The initramfs is packed as root's: the home is the user's from boot on.
+  printf 'chown %s:%s /home/%s\n' "$uid" "$uid" "$user" >> "$VM_ROOT/lib/vm/setup.sh"
 }
 
 # vm_add SRC DEST: put the file SRC into the VM at DEST (a path under /).
