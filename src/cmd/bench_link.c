@@ -144,7 +144,7 @@ static int print_report(const struct link_run *b, const char *json_path)
 			cmd_error("bench link", "%s", err.buf);
 	}
 	if (r == 0 && (!json_path || !streq(json_path, "-"))) {
-		emit_init(&e, EMIT_TEXT, &out, false);
+		emit_init(&e, EMIT_TEXT, &out, cmd_use_color());
 		link_report_emit(b, &e);
 		emit_release(&e);
 		fputs(out.buf, stdout);

@@ -148,6 +148,8 @@ enum cmd_color {
 	CMD_COLOR_NEVER
 };
 bool cmd_use_color(void);
+/* The same for a report on fd (launch's summary goes to stderr). */
+bool cmd_use_color_on(int fd);
 
 /* Map the result of cmd_parse() to an exit status when it is negative. */
 static inline int cmd_parse_exit(int r)

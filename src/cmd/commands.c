@@ -165,7 +165,7 @@ static int parse_color(const struct cmd *cmd)
 	return 0;
 }
 
-bool cmd_use_color(void)
+bool cmd_use_color_on(int fd)
 {
 	const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
 
@@ -174,7 +174,12 @@ bool cmd_use_color(void)
 	/* no-color.org: only a NO_COLOR with a value turns colour off. */
 	if (no_color && *no_color)
 		return false;
-	return isatty(STDOUT_FILENO) && term && *term && !streq(term, "dumb");
+	return isatty(fd) && term && *term && !streq(term, "dumb");
+}
+
+bool cmd_use_color(void)
+{
+	return cmd_use_color_on(STDOUT_FILENO);
 }
 
 /*

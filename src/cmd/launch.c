@@ -218,7 +218,7 @@ static void print_summary(const struct launch_options *o, const struct launch_re
 	struct strbuf out = STRBUF_INIT;
 	struct emitter e;
 
-	emit_init(&e, EMIT_TEXT, &out, false);
+	emit_init(&e, EMIT_TEXT, &out, cmd_use_color_on(STDERR_FILENO));
 	launch_summary_emit(o, res, &e);
 	emit_release(&e);
 	fputs(out.buf, stderr);

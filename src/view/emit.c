@@ -227,8 +227,11 @@ void emit_row_open(struct emitter *e)
 		misuse("a row outside a table");
 }
 
-void emit_cell(struct emitter *e, const char *key, json_t *value, const char *text)
+void emit_cell_color(struct emitter *e, const char *key, json_t *value, const char *color,
+		     const char *text)
 {
+	struct strbuf cell = STRBUF_INIT;
+
 	if (e->mode == EMIT_JSON) {
 		emit_value(e, key, value, NULL);
 		return;
@@ -236,14 +239,15 @@ void emit_cell(struct emitter *e, const char *key, json_t *value, const char *te
 	json_decref(value);
 	if (!e->in_table)
 		misuse("a cell outside a table");
-	if (text) {
-		struct strbuf cell = STRBUF_INIT;
+	if (text)
 		strbuf_addstr_printable(&cell, text);
-		table_cell(&e->table, cell.buf);
-		strbuf_release(&cell);
-	} else {
-		table_cell(&e->table, NULL);
-	}
+	table_cell_color(&e->table, e->color ? color : NULL, text ? cell.buf : NULL);
+	strbuf_release(&cell);
+}
+
+void emit_cell(struct emitter *e, const char *key, json_t *value, const char *text)
+{
+	emit_cell_color(e, key, value, NULL, text);
 }
 
 void emit_cellf(struct emitter *e, const char *key, json_t *value, const char *fmt, ...)

@@ -115,6 +115,9 @@ void emit_row_open(struct emitter *e);
 void emit_cell(struct emitter *e, const char *key, json_t *value, const char *text);
 void emit_cellf(struct emitter *e, const char *key, json_t *value, const char *fmt, ...)
 	ATTR_PRINTF(4, 5);
+/* emit_cell() whose text is wrapped in the ANSI colour color when the emitter has colours. */
+void emit_cell_color(struct emitter *e, const char *key, json_t *value, const char *color,
+		     const char *text);
 void emit_row_close(struct emitter *e);
 void emit_table_close(struct emitter *e);
 

@@ -22,6 +22,13 @@ static void emit_unit(const struct launch_options *o, const struct launch_result
 {
 	struct strbuf status = STRBUF_INIT;
 	bool first = res->end == LAUNCH_END_UNIT_FAILED && u->id == res->failed_unit;
+	/*
+	 * As doctor's PASS, WARN and FAIL: exit 0 green; a rank that sparkctl
+	 * ended, or that never started, yellow; a failed or lost one red.
+	 */
+	bool ok = u->ended && !u->signaled && u->status == 0;
+	bool spared = !u->started || (u->ended_by_launch && !first);
+	const char *color = ok ? "\033[32m" : spared ? "\033[1;33m" : "\033[1;31m";
 
 	if (!u->started)
 		strbuf_addstr(&status, "not started");
@@ -37,7 +44,7 @@ static void emit_unit(const struct launch_options *o, const struct launch_result
 		   NULL);
 	emit_value(e, "signal", u->ended && u->signaled ? jint(u->status - 128) : json_null(),
 		   NULL);
-	emit_cell(e, "status", jstr(status.buf), status.buf);
+	emit_cell_color(e, "status", jstr(status.buf), color, status.buf);
 	if (u->ended)
 		emit_cellf(e, "duration_seconds", jreal_rounded((double)u->ms / 1000.0, 3),
 			   "%.2f s", (double)u->ms / 1000.0);

@@ -52,6 +52,18 @@ static void add_problem(struct strbuf *out, const char *what, const struct link_
 			    j->doctor_check);
 }
 
+/* The verdict's cell, coloured as doctor colours PASS, WARN and FAIL. */
+static void emit_verdict_cell(const struct link_judgement *j, struct emitter *e)
+{
+	static const char *const colors[] = {
+		[LINK_HEALTHY] = "\033[32m",
+		[LINK_DEGRADED] = "\033[1;33m",
+		[LINK_BROKEN] = "\033[1;31m",
+	};
+
+	emit_cell_color(e, NULL, NULL, colors[j->verdict], link_verdict_name(j->verdict));
+}
+
 static void gid_text(int gid, char buf[12])
 {
 	if (gid < 0)
@@ -60,8 +72,9 @@ static void gid_text(int gid, char buf[12])
 		snprintf(buf, 12, "%d", gid);
 }
 
+/* A path's row; j: the port's verdict, shown on this row (NULL: on the twins' sum row). */
 static void emit_rdma_path(const struct link_path *p, const struct link_path_result *r,
-			   const char *label, const char *verdict, struct emitter *e)
+			   const char *label, const struct link_judgement *j, struct emitter *e)
 {
 	char ga[12], gb[12];
 
@@ -83,7 +96,10 @@ static void emit_rdma_path(const struct link_path *p, const struct link_path_res
 	else
 		emit_cell(e, "latency_us", json_null(), NULL);
 	emit_value(e, "error", jstr(r->bw_error ? r->bw_error : r->lat_error), NULL);
-	emit_cell(e, NULL, NULL, verdict);
+	if (j)
+		emit_verdict_cell(j, e);
+	else
+		emit_cell(e, NULL, NULL, "");
 	emit_row_close(e);
 }
 
@@ -112,8 +128,8 @@ static void emit_rdma_port(const struct link_run *b, size_t g, struct emitter *e
 	/* One path: its row carries the port's verdict; twins get a sum row. */
 	for (size_t i = 0; i < b->plan.nr_paths; i++)
 		if (b->plan.paths[i].group == g)
-			emit_rdma_path(&b->plan.paths[i], &b->res[i], label,
-				       twins == 1 ? link_verdict_name(j->verdict) : "", e);
+			emit_rdma_path(&b->plan.paths[i], &b->res[i], label, twins == 1 ? j : NULL,
+				       e);
 	emit_close(e);
 	if (twins > 1 && !emit_is_json(e)) {
 		/* The sum is the port's "gbps" and "line_gbps" above. */
@@ -123,7 +139,7 @@ static void emit_rdma_port(const struct link_run *b, size_t g, struct emitter *e
 		emit_cellf(e, NULL, NULL, "%.2f", sum);
 		emit_cellf(e, NULL, NULL, "%.0f", line);
 		emit_cell(e, NULL, NULL, "");
-		emit_cell(e, NULL, NULL, link_verdict_name(j->verdict));
+		emit_verdict_cell(j, e);
 	}
 	emit_close(e);
 }
@@ -180,7 +196,7 @@ static void emit_tcp_path(const struct link_run *b, size_t i, struct emitter *e)
 	else
 		emit_cell(e, "retransmits", json_null(), NULL);
 	emit_value(e, "error", jstr(r->tcp_error), NULL);
-	emit_cell(e, NULL, NULL, link_verdict_name(j->verdict));
+	emit_verdict_cell(j, e);
 	emit_row_close(e);
 }
 

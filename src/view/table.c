@@ -15,10 +15,25 @@ void table_init(struct table *t, size_t nr, const char *const *headers)
 	}
 }
 
+#define COLOR_RESET "\033[0m"
+
+/* Add a cell that owns text. */
+static void add_cell(struct table *t, char *text, const char *color)
+{
+	size_t nr = t->nr_cells;
+
+	*ARRAY_PUSH(t->colors, nr) = color;
+	*ARRAY_PUSH(t->cells, t->nr_cells) = text;
+}
+
 void table_cell(struct table *t, const char *text)
 {
-	char **c = ARRAY_PUSH(t->cells, t->nr_cells);
-	*c = xstrdup(text ? text : "-");
+	add_cell(t, xstrdup(text ? text : "-"), NULL);
+}
+
+void table_cell_color(struct table *t, const char *color, const char *text)
+{
+	add_cell(t, xstrdup(text ? text : "-"), color);
 }
 
 void table_cellf(struct table *t, const char *fmt, ...)
@@ -29,8 +44,7 @@ void table_cellf(struct table *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	char **c = ARRAY_PUSH(t->cells, t->nr_cells);
-	*c = strbuf_detach(&sb, NULL);
+	add_cell(t, strbuf_detach(&sb, NULL), NULL);
 }
 
 /* Display width: count UTF-8 lead bytes, not continuation bytes. */
@@ -64,7 +78,10 @@ void table_render(const struct table *t, size_t max_width, struct strbuf *out)
 		bool last = c + 1 == t->nr_columns;
 		if (t->right[c])
 			strbuf_addchars(out, ' ', pad);
-		strbuf_addstr(out, t->cells[i]);
+		if (t->colors[i])
+			strbuf_addf(out, "%s%s%s", t->colors[i], t->cells[i], COLOR_RESET);
+		else
+			strbuf_addstr(out, t->cells[i]);
 		if (!last && !t->right[c])
 			strbuf_addchars(out, ' ', pad);
 		if (!last) {
@@ -84,5 +101,6 @@ void table_release(struct table *t)
 	for (size_t i = 0; i < t->nr_cells; i++)
 		free(t->cells[i]);
 	free(t->cells);
+	free(t->colors);
 	memset(t, 0, sizeof(*t));
 }

@@ -17,6 +17,7 @@ struct table {
 	size_t nr_columns;
 	bool right[TABLE_MAX_COLUMNS]; /* right-align column i */
 	char **cells;		       /* row-major, nr_rows * nr_columns */
+	const char **colors;	       /* each cell's ANSI colour, or NULL */
 	size_t nr_cells;
 };
 
@@ -25,6 +26,12 @@ void table_init(struct table *t, size_t nr, const char *const *headers);
 /* Add one cell to the current row (rows fill left to right); NULL shows as "-". */
 void table_cell(struct table *t, const char *text);
 void table_cellf(struct table *t, const char *fmt, ...) ATTR_PRINTF(2, 3);
+/*
+ * A cell whose text is wrapped in the ANSI colour color (a string that
+ * lives as long as the table; NULL: none).  The colour does not count in
+ * the column's width.
+ */
+void table_cell_color(struct table *t, const char *color, const char *text);
 void table_render(const struct table *t, size_t max_width, struct strbuf *out);
 void table_release(struct table *t);
 

@@ -117,6 +117,12 @@ nothing_left "a degraded twin"
 grep -E "^p1 +sum of the twins +105\.93 +200 +degraded" "$TMP/out" > /dev/null || { cat "$TMP/out"; fail "no degraded sum"; }
 contains "$TMP/out" "port p1: degraded: roceP2p1s0f1 -> roceP2p1s0f1: 13.1 Gb/s of the 70.0 expected, as from a NIC whose PCIe link trained down"
 contains "$TMP/out" "check: sparkctl doctor -H $hosts --only pci.link"
+# With --color=always the verdict is yellow, the columns as without colour.
+expect 4 "$SPARKCTL" bench link -H "$hosts" --rdma -t 1 --color=always
+nothing_left "a degraded twin, in colour"
+grep -qF "$(printf '\033[1;33mdegraded\033[0m')" "$TMP/out" || { cat -v "$TMP/out"; fail "the degraded verdict is not yellow"; }
+sed 's/\x1b\[[0-9;]*m//g' "$TMP/out" | grep -E "^p1 +sum of the twins +105\.93 +200 +degraded$" > /dev/null ||
+  { cat -v "$TMP/out"; fail "colour moved the columns"; }
 # The same figure is healthy when the caller expects no more than 10 Gb/s per twin.
 expect 0 "$SPARKCTL" bench link -H "$hosts" --rdma -t 1 --expect-gbps 10 --json
 json_valid bench-link "$TMP/out"

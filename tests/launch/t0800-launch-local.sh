@@ -265,6 +265,19 @@ u = d["units"]
 assert u[1]["exit_status"] == 3 and not u[1]["ended_by_launch"], u[1]
 assert all(u[r]["ended_by_launch"] and u[r]["signal"] == 15 for r in (0, 2)), u
 PY
+# The same with --color=always: the status cells coloured (red: the rank
+# that failed; yellow: those sparkctl ended), the columns as without colour.
+new_mark
+cp "$TMP/err" "$TMP/plain.err"
+run launch --no-env -N 3 --color=always \
+  -- sh -c 'if [ "$RANK" = 1 ]; then exit 3; fi; exec sleep "$0"' "$M"
+want 3
+grep -qF "$(printf '\033[1;31mexit 3\033[0m')" "$TMP/err" || { show; fail "the failed rank's status is not red"; }
+[ "$(grep -cF "$(printf '\033[1;33msignal 15')" "$TMP/err")" = 2 ] || { show; fail "the ended ranks' status is not yellow"; }
+sed 's/\x1b\[[0-9;]*m//g' "$TMP/err" | grep -E '^ +[0-9]+ +localhost ' | sed 's/[0-9.]* s /N s /' > "$TMP/stripped"
+grep -E '^ +[0-9]+ +localhost ' "$TMP/plain.err" | sed 's/[0-9.]* s /N s /' > "$TMP/plain.rows"
+same "$TMP/plain.rows" "$TMP/stripped"
+none_left "$M" "after a failed rank, in colour"
 # Killed by a signal: 128+N.
 run launch --no-env -- sh -c 'kill -9 $$'
 want 137
