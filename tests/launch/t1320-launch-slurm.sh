@@ -83,8 +83,14 @@ sbatch_wait() {
   wait_until 120 "batch job $jobid to end" batch_done "$jobid"
 }
 
-# ---- salloc: the rank variables and each node's environment
-expect 0 job salloc -N 2 "$SPARKCTL" launch -N 2 --log-dir "$TMP/logs" -- sh -c \
+# The cluster authenticates with the test's munged, and has a GPU Gres per node.
+slurm_client scontrol show config > "$TMP/config"
+grep -qE '^AuthType += auth/munge$' "$TMP/config" || fail "the cluster's AuthType is not auth/munge"
+grep -qE '^GresTypes += gpu$' "$TMP/config" || fail "the cluster's GresTypes is not gpu"
+
+# ---- salloc: the rank variables and each node's environment (the job asks
+# for each node's GPU: the step's tasks have it)
+expect 0 job salloc -N 2 --gres=gpu:1 "$SPARKCTL" launch -N 2 --log-dir "$TMP/logs" -- sh -c \
   'env > "$0/env.$RANK"; hostname > "$0/host.$RANK"; pwd > "$0/pwd.$RANK"; echo "hello from $RANK"' \
   "$TMP/r"
 for r in 0 1 2 3; do contains "$TMP/out" "[$r] hello from $r"; done
@@ -108,6 +114,8 @@ for r in range(4):
             "SPARKCTL_ROOT": "%s/nodes/node%d" % (tmp, node),
             "NCCL_SOCKET_IFNAME": "=enp1s0f1np1", "GLOO_SOCKET_IFNAME": "enp1s0f1np1",
             "SPARKCTL_JOB_NODE": str(r),
+            # the node's Gres (File=/dev/null), the job's and so its step's
+            "SLURM_STEP_GPUS": "0",
             # the mark that finds the job's processes (marked())
             "T1320_MARK": "1"}
     for k, v in want.items():
