@@ -21,6 +21,38 @@ PATH=/nonexistent expect 3 "$SPARKCTL" doctor --slurm-health --slurm-node node0 
 contains "$TMP/err" "scontrol: No such file or directory"
 [ "$(wc -l < "$TMP/err")" = 1 ] || fail "more than one line of error"
 
+# A slurmctld that never answers: the run ends within its own deadline (Slurm
+# kills a HealthCheckProgram at 60 s), exit 3, one line.  A stand-in scontrol
+# hangs in 'show' (the node left as it is), or answers 'show' and hangs in
+# the drain of a node whose fabric fails (the drain's outcome unknown).
+mkdir -p "$TMP/hang-show" "$TMP/hang-update"
+printf '#!/bin/sh\nexec sleep 300\n' > "$TMP/hang-show/scontrol"
+cat > "$TMP/hang-update/scontrol" << 'EOF2'
+#!/bin/sh
+[ "$1" = update ] && exec sleep 300
+echo "NodeName=node0 Arch=aarch64 CoresPerSocket=20 State=IDLE ThreadsPerCore=1"
+EOF2
+chmod +x "$TMP/hang-show/scontrol" "$TMP/hang-update/scontrol"
+cp -a "$FIXTURES/spark-2cable" "$TMP/twin-down"
+echo 0 > "$TMP/twin-down/sys/class/net/enP2p1s0f1np1/carrier"
+# Both at once: each waits out the deadline.
+for what in show update; do
+  PATH=$TMP/hang-$what:$PATH "$SPARKCTL" doctor --slurm-health --slurm-node node0 \
+    --root "$TMP/twin-down" > "$TMP/hang-$what.out" 2> "$TMP/hang-$what.err" &
+  eval "hang_$what=\$!"
+done
+status=0
+wait "$hang_show" || status=$?
+[ "$status" = 3 ] || { cat "$TMP/hang-show.err" >&2; fail "a hanging scontrol show: exit $status, not 3"; }
+contains "$TMP/hang-show.err" "sparkctl doctor: scontrol show node gave no answer within the health run's 20 s (Slurm ends a HealthCheckProgram at 60 s): node0 was left as it is"
+[ "$(wc -l < "$TMP/hang-show.err")" = 1 ] || fail "more than one line of error"
+status=0
+wait "$hang_update" || status=$?
+[ "$status" = 3 ] || { cat "$TMP/hang-update.err" >&2; fail "a hanging scontrol update: exit $status, not 3"; }
+contains "$TMP/hang-update.err" "sparkctl doctor: scontrol update state=drain gave no answer within the health run's 20 s (Slurm ends a HealthCheckProgram at 60 s): node0 may or may not have been changed"
+[ "$(wc -l < "$TMP/hang-update.err")" = 1 ] || fail "more than one line of error"
+[ ! -s "$TMP/hang-show.out" ] && [ ! -s "$TMP/hang-update.out" ] || fail "printed a line without scontrol's answer"
+
 require_root
 for tool in slurmctld slurmd scontrol munged mungekey unshare nsenter; do
   command -v $tool > /dev/null || fail "no $tool (scripts/setup installs Slurm)"
