@@ -5,7 +5,8 @@
 # step: the rank variables, each node's own 'sparkctl env', output and
 # summary; DDP with Gloo to completion; a failed rank, scancel, SIGINT and
 # SIGKILL of the launcher leave nothing; --no-slurm uses ssh; an allocation
-# smaller than asked and an unreachable slurmctld are one line each.
+# smaller than asked, an unreachable slurmctld and a SLURM_JOB_NODELIST that
+# is not a hostlist are one line each.
 . "$SRCDIR/tests/lib.sh"
 FAKE_LIBDIR=${1:?usage: t1320 FAKE_LIBDIR BROKEN_LIBDIR (meson test passes them)}
 
@@ -18,6 +19,26 @@ contains "$TMP/err" "not inside a Slurm allocation"
 PATH=/nonexistent SLURM_JOB_ID=7 SLURM_JOB_NODELIST=node0 expect 3 "$SPARKCTL" launch --slurm -- true
 contains "$TMP/err" "no srun in PATH"
 [ "$(wc -l < "$TMP/err")" = 1 ] || fail "more than one line of error without srun"
+# An allocation whose SLURM_JOB_NODELIST is not a hostlist (Slurm never
+# writes one so): exit 2 and one line that names it, with -H too (whose
+# nodes are looked for in it; a stand-in srun, never run).
+mkdir -p "$TMP/srun-stand-in"
+printf '#!/bin/sh\necho "srun ran" >&2\nexit 99\n' > "$TMP/srun-stand-in/srun"
+chmod +x "$TMP/srun-stand-in/srun"
+: > "$TMP/nodelist.err"
+for list in 'node[1-' 'node[2-1]' 'node[]' 'node[a-b]' 'node[1,,2]' 'node[1-2' ',' 'node]' \
+  $'node\e[1' 'node[0-99999999]'; do
+  for hosts in "" node1; do
+    PATH=$TMP/srun-stand-in:$PATH SLURM_JOB_ID=7 SLURM_JOB_NODELIST=$list \
+      expect 2 "$SPARKCTL" launch ${hosts:+-H "$hosts"} -- true
+    contains "$TMP/err" "(in SLURM_JOB_NODELIST)"
+    [ "$(wc -l < "$TMP/err")" = 1 ] || { cat "$TMP/err" >&2; fail "not one line for '$list' -H '$hosts'"; }
+    cat "$TMP/err" >> "$TMP/nodelist.err"
+  done
+done
+contains "$TMP/nodelist.err" "sparkctl launch: invalid host range 'node[1-': no ']' after '[' (in SLURM_JOB_NODELIST)"
+contains "$TMP/nodelist.err" 'invalid host range '\''node\x1b[1'\'''
+no_controls "$TMP/nodelist.err"
 
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
