@@ -258,8 +258,18 @@ contains "$TMP/out" "[0] procid none"
 if /usr/bin/python3 -c 'import torch.distributed' 2> /dev/null; then
   # Then one torchrun per node (--node_rank from Slurm's node), and 'bench
   # ddp', whose runs are 'sparkctl launch -H' on subsets of the allocation.
+  # Its launches are --quiet (no "ran as Slurm step"): an srun first in PATH
+  # writes down each step asked for, then is the real one.
+  mkdir -p "$TMP/srun-noted"
+  cat > "$TMP/srun-noted/srun" << EOF2
+#!/bin/sh
+echo "\$*" >> "$TMP/srun.calls"
+exec $(command -v srun) "\$@"
+EOF2
+  chmod +x "$TMP/srun-noted/srun"
   cat > "$TMP/ddp.sh" << EOF2
 #!/bin/sh
+PATH=$TMP/srun-noted:\$PATH
 "$SPARKCTL" launch -N 2 -- /usr/bin/python3 "$SRCDIR/examples/ddp_train.py" --backend gloo --steps 150 --timeout 60
 echo "launch exited \$?"
 "$SPARKCTL" launch -N 2 --torchrun -- "$SRCDIR/examples/ddp_train.py" --backend gloo --steps 50 --timeout 60
@@ -279,6 +289,20 @@ import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 assert [r["hosts"] for r in runs] == ["node0", "node0,node1"], [r["hosts"] for r in runs]
 PY
+  # The steps of the job: the two launches on both nodes, then bench ddp's
+  # runs, each as a step of its own: on node0, then on node0 and node1.
+  "$PYTHON" - "$TMP/srun.calls" <<'PY' || { cat "$TMP/srun.calls" >&2; fail "bench ddp's runs were not Slurm steps"; }
+import sys
+calls = [l.split() for l in open(sys.argv[1]).read().splitlines()]
+def arg(c, name):
+    return next((a.split("=", 1)[1] for a in c if a.startswith(name + "=")), None)
+got = [(arg(c, "--nodes"), arg(c, "--nodelist")) for c in calls]
+assert got == [("2", None), ("2", None), ("1", "node0"), ("2", "node0,node1")], got
+PY
+  # Slurm's own word: node1's slurmd started step 3 (bench ddp's 2-node run), not 2.
+  grep -qF "launch task StepId=$jobid.3 " "$SLURM_DIR/slurmd.node1.log" \
+    || { cat "$SLURM_DIR/slurmd.node1.log" >&2; fail "node1 ran no step $jobid.3"; }
+  lacks "$SLURM_DIR/slurmd.node1.log" "launch task StepId=$jobid.2 "
   grep -qE '^\[3\] rank 3/4 local_rank 1 backend gloo .* master 198\.19\.177\.11:' "$TMP/ddp.out" \
     || { cat "$TMP/ddp.out" >&2; fail "rank 3 did not start as rank 3 of 4 with master on node0's fabric"; }
 elif [ "${SPARKCTL_REQUIRE_TORCH:-}" = 1 ]; then
