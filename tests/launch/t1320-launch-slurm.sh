@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # 'sparkctl launch' under Slurm: a real slurmctld and one slurmd per
-# namespace node of tests/cluster/cluster.sh; jobs from salloc and sbatch
+# namespace node of tests/cluster/cluster.sh, munge, a GPU Gres per node
+# (File=/dev/null); jobs from salloc and sbatch
 # run 'sparkctl launch', which starts the ranks as the tasks of one srun
 # step: the rank variables, each node's own 'sparkctl env', output and
 # summary; DDP with Gloo to completion; a failed rank, scancel, SIGINT and
