@@ -19,6 +19,7 @@
 #include "cmd/cmd.h"
 #include "remote/session.h"
 #include "inventory/inventory_json.h"
+#include "lib/clock.h"
 #include "lib/json.h"
 #include "lib/xalloc.h"
 #include "proc/run.h"
@@ -79,8 +80,13 @@ static const char doctor_description[] =
 	"as it is, reason and all.  The node is --slurm-node, else $SLURMD_NODENAME,\n"
 	"else the short host name (docs/slurm.md).";
 
-/* Seconds one scontrol may take (slurmctld's MessageTimeout is 10 s). */
-#define SCONTROL_TIMEOUT_MS 20000
+/*
+ * The whole of a --slurm-health run, its scontrol calls included: Slurm
+ * kills a HealthCheckProgram still running at 60 s, and one that is
+ * killed leaves no word of why.  One scontrol answers within slurmctld's
+ * MessageTimeout (10 s by default); the checks take a fraction of a second.
+ */
+#define SLURM_HEALTH_DEADLINE_MS 20000
 
 struct doctor_args {
 	const char *title; /* in messages: "doctor", "storage check" */
@@ -781,9 +787,35 @@ static char *slurm_node_name(const struct doctor_args *a, const struct doctor_no
 	return xstrndup(n->host, strcspn(n->host, "."));
 }
 
-/* --slurm-health: drain, resume or leave the node; one line; the exit status. */
+/* What is left of the health run until deadline (monotonic ms); 0 when it has passed. */
+static unsigned slurm_health_left_ms(uint64_t deadline)
+{
+	uint64_t now = monotonic_ms();
+
+	return now >= deadline ? 0 : (unsigned)(deadline - now);
+}
+
+/*
+ * The health run's deadline passed before scontrol (what) answered for the
+ * node name, or before it could run: what that means for the node, in err.
+ */
+static void slurm_health_out_of_time(const char *name, const char *what, bool updating,
+				     struct strbuf *err)
+{
+	strbuf_reset(err);
+	strbuf_addf(err,
+		    "scontrol %s gave no answer within the health run's %d s (Slurm ends a "
+		    "HealthCheckProgram at 60 s): %s %s",
+		    what, SLURM_HEALTH_DEADLINE_MS / 1000, name,
+		    updating ? "may or may not have been changed" : "was left as it is");
+}
+
+/*
+ * --slurm-health: drain, resume or leave the node; one line; the exit
+ * status.  Every scontrol shares what is left of the run until deadline.
+ */
 static int slurm_health(const struct doctor_args *a, const struct doctor_cluster *c,
-			const struct findings *f)
+			const struct findings *f, uint64_t deadline)
 {
 	struct strbuf reason = STRBUF_INIT, err = STRBUF_INIT, line = STRBUF_INIT;
 	struct slurm_node_show node;
@@ -791,6 +823,7 @@ static int slurm_health(const struct doctor_args *a, const struct doctor_cluster
 	size_t fails = slurm_health_reason(f, &reason);
 	int ret = SPARKCTL_EXIT_UNAVAILABLE, r = -EINVAL;
 	enum slurm_health_action act;
+	unsigned left;
 
 	memset(&node, 0, sizeof(node));
 	if (!slurm_node_name_valid(name)) {
@@ -798,12 +831,24 @@ static int slurm_health(const struct doctor_args *a, const struct doctor_cluster
 		ret = SPARKCTL_EXIT_ERROR;
 		goto out;
 	}
-	if ((r = slurm_node_show(name, SCONTROL_TIMEOUT_MS, &node, &err)) < 0)
+	/* run_jobs() takes 0 ms as no limit: a run out of time asks nothing more. */
+	left = slurm_health_left_ms(deadline);
+	r = left ? slurm_node_show(name, left, &node, &err) : -ETIMEDOUT;
+	if (r == -ETIMEDOUT)
+		slurm_health_out_of_time(name, "show node", false, &err);
+	if (r < 0)
 		goto out;
 	act = slurm_health_decide(reason.buf, &node);
-	if (act == SLURM_HEALTH_DRAIN || act == SLURM_HEALTH_RESUME)
-		r = slurm_node_update(name, act == SLURM_HEALTH_DRAIN ? reason.buf : NULL,
-				      SCONTROL_TIMEOUT_MS, &err);
+	if (act == SLURM_HEALTH_DRAIN || act == SLURM_HEALTH_RESUME) {
+		const char *what =
+			act == SLURM_HEALTH_DRAIN ? "update state=drain" : "update state=resume";
+		left = slurm_health_left_ms(deadline);
+		r = left ? slurm_node_update(name, act == SLURM_HEALTH_DRAIN ? reason.buf : NULL,
+					     left, &err)
+			 : -ETIMEDOUT;
+		if (r == -ETIMEDOUT)
+			slurm_health_out_of_time(name, what, left > 0, &err);
+	}
 	if (r < 0)
 		goto out;
 	strbuf_addf(&line, "%s: ", name);
@@ -851,6 +896,8 @@ int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor
 	struct host_list hosts = { 0 };
 	struct cluster_file cf;
 	unsigned cluster_size;
+	/* --slurm-health's deadline counts from the start: the checks are in it. */
+	uint64_t started = monotonic_ms();
 	int ret;
 
 	cluster_file_init(&cf);
@@ -881,7 +928,7 @@ int doctor_run(const struct cmd *cmd, int argc, char **argv, const struct doctor
 	if (a.engine)
 		run_engine_checks(&a, &sel, &c, &rm, !hosts.nr && !a.from.nr && !a.root, &f);
 	if (a.slurm_health) {
-		ret = slurm_health(&a, &c, &f);
+		ret = slurm_health(&a, &c, &f, started + SLURM_HEALTH_DEADLINE_MS);
 		goto out;
 	}
 	/* A live run of every check is what 'sparkctl status' shows as the last doctor. */
@@ -917,7 +964,8 @@ const struct cmd cmd_doctor = {
 	.flags = CMD_READS_NODE,
 	.exit_status = "0 nothing failed, 1 a --root or --from that cannot be read, 2 usage, 3 a "
 		       "node could not be inspected, 4 a check failed; --slurm-health: 0 healthy "
-		       "(resumed if sparkctl had drained it), 3 no scontrol or slurmctld "
-		       "unreachable, 4 a check failed (the node drained, or left drained)",
+		       "(resumed if sparkctl had drained it), 3 no scontrol, slurmctld "
+		       "unreachable or no answer within the run's 20 s, 4 a check failed (the "
+		       "node drained, or left drained)",
 	.max_operands = 0,
 };

@@ -115,17 +115,32 @@ static int collect_env(const struct launch_args *a, struct strvec *env)
 	return SPARKCTL_EXIT_OK;
 }
 
+/* Whether the nodes are the allocation's: inside one, without -H or --hostfile. */
+static bool hosts_from_allocation(const struct launch_args *a)
+{
+	return !a->hosts && !a->hostfile && getenv("SLURM_JOB_ID") && getenv("SLURM_JOB_NODELIST");
+}
+
 /*
  * A hostfile that cannot be read is a bad argument too, as in doctor and
- * status: exit 1 would read as a rank's exit status.
+ * status: exit 1 would read as a rank's exit status.  So is an allocation's
+ * SLURM_JOB_NODELIST that is not a hostlist, in one line: no option of the
+ * command line is wrong, and --help would not tell how to mend it.
  */
 static int load_hosts(const struct launch_args *a, struct host_list *hosts)
 {
 	struct strbuf err = STRBUF_INIT;
 	int ret = SPARKCTL_EXIT_OK;
 
-	if (host_list_from_options(a->hosts, a->hostfile, a->cluster, "localhost", hosts, &err) < 0)
-		ret = cmd_usage_error("launch", "%s", err.buf);
+	if (host_list_from_options(a->hosts, a->hostfile, a->cluster, "localhost", hosts, &err) <
+	    0) {
+		if (hosts_from_allocation(a)) {
+			cmd_error("launch", "%s", err.buf);
+			ret = SPARKCTL_EXIT_USAGE;
+		} else {
+			ret = cmd_usage_error("launch", "%s", err.buf);
+		}
+	}
 	strbuf_release(&err);
 	return ret;
 }
@@ -513,8 +528,13 @@ static int srun_nodes(const struct launch_args *a, struct host_list *hosts, stru
 	int ret = SPARKCTL_EXIT_OK;
 
 	if (!alloc_spec || host_list_parse(alloc_spec, &alloc, &err) < 0) {
-		ret = cmd_usage_error("launch", "no allocation's nodes to run on (%s)",
-				      alloc_spec ? err.buf : "SLURM_JOB_NODELIST is not set");
+		/* The allocation's fault, not the command line's: one line, no --help. */
+		if (alloc_spec)
+			cmd_error("launch", "%s (in SLURM_JOB_NODELIST)", err.buf);
+		else
+			cmd_error("launch", "no allocation's nodes to run on (SLURM_JOB_NODELIST "
+					    "is not set)");
+		ret = SPARKCTL_EXIT_USAGE;
 		goto out;
 	}
 	if (!a->hosts && !a->hostfile)

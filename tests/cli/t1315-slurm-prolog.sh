@@ -48,20 +48,22 @@ job_has() { slurm_in scontrol show job "$job" -o | grep -qF -- "$1"; }
 until_true "node0 never became IDLE" node_has " State=IDLE "
 
 # ---- a fault: the Prolog drains the node; the job is held, and did not run
-echo "NCCL_IB_HCA=mlx5_0" > "$TMP/node0/etc/nccl.conf"
+# The fabric fault: the twin of the cabled port rocep1s0f1 without carrier.
+twin_carrier() { echo "$1" > "$TMP/node0/sys/class/net/enP2p1s0f1np1/carrier"; }
+twin_carrier 0
 job=$(slurm_in sbatch --parsable -o "$TMP/job.out" --wrap "echo ran on \$SLURMD_NODENAME")
 until_true "the job was not requeued and held" job_has "Reason=launch_failed_requeued_held"
 node_has "+DRAIN" || fail "node0 is not drained"
-node_has "Reason=sparkctl: nccl.ib_hca NCCL_IB_HCA (from /etc/nccl.conf) names mlx5_0" ||
+node_has "Reason=sparkctl: fabric.twins rocep1s0f1 is ACTIVE but its twin roceP2p1s0f1" ||
   fail "node0's reason is not sparkctl's"
-contains "$SLURM_DIR/prolog.out" "node0: drained: sparkctl: nccl.ib_hca"
+contains "$SLURM_DIR/prolog.out" "node0: drained: sparkctl: fabric.twins"
 [ ! -e "$TMP/job.out" ] || fail "the job ran on a failing node: $(cat "$TMP/job.out")"
 
 # ---- the repair: the health program (HealthCheckProgram's run) resumes it
-rm "$TMP/node0/etc/nccl.conf"
+twin_carrier 1
 expect 0 slurm_in env SPARKCTL_ROOT="$TMP/node0" SLURMD_NODENAME=node0 "$SPARKCTL" doctor \
   --slurm-health
-contains "$TMP/out" "node0: resumed: every check passes (drained for: sparkctl: nccl.ib_hca"
+contains "$TMP/out" "node0: resumed: every check passes (drained for: sparkctl: fabric.twins"
 until_true "node0 was not resumed" node_has " State=IDLE "
 
 # ---- released, the job runs there: the Prolog passes and leaves the node alone

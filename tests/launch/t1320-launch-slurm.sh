@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # 'sparkctl launch' under Slurm: a real slurmctld and one slurmd per
-# namespace node of tests/cluster/cluster.sh; jobs from salloc and sbatch
+# namespace node of tests/cluster/cluster.sh, munge, a GPU Gres per node
+# (File=/dev/null); jobs from salloc and sbatch
 # run 'sparkctl launch', which starts the ranks as the tasks of one srun
 # step: the rank variables, each node's own 'sparkctl env', output and
 # summary; DDP with Gloo to completion; a failed rank, scancel, SIGINT and
 # SIGKILL of the launcher leave nothing; --no-slurm uses ssh; an allocation
-# smaller than asked and an unreachable slurmctld are one line each.
+# smaller than asked, an unreachable slurmctld and a SLURM_JOB_NODELIST that
+# is not a hostlist are one line each.
 . "$SRCDIR/tests/lib.sh"
 FAKE_LIBDIR=${1:?usage: t1320 FAKE_LIBDIR BROKEN_LIBDIR (meson test passes them)}
 
@@ -18,6 +20,26 @@ contains "$TMP/err" "not inside a Slurm allocation"
 PATH=/nonexistent SLURM_JOB_ID=7 SLURM_JOB_NODELIST=node0 expect 3 "$SPARKCTL" launch --slurm -- true
 contains "$TMP/err" "no srun in PATH"
 [ "$(wc -l < "$TMP/err")" = 1 ] || fail "more than one line of error without srun"
+# An allocation whose SLURM_JOB_NODELIST is not a hostlist (Slurm never
+# writes one so): exit 2 and one line that names it, with -H too (whose
+# nodes are looked for in it; a stand-in srun, never run).
+mkdir -p "$TMP/srun-stand-in"
+printf '#!/bin/sh\necho "srun ran" >&2\nexit 99\n' > "$TMP/srun-stand-in/srun"
+chmod +x "$TMP/srun-stand-in/srun"
+: > "$TMP/nodelist.err"
+for list in 'node[1-' 'node[2-1]' 'node[]' 'node[a-b]' 'node[1,,2]' 'node[1-2' ',' 'node]' \
+  $'node\e[1' 'node[0-99999999]'; do
+  for hosts in "" node1; do
+    PATH=$TMP/srun-stand-in:$PATH SLURM_JOB_ID=7 SLURM_JOB_NODELIST=$list \
+      expect 2 "$SPARKCTL" launch ${hosts:+-H "$hosts"} -- true
+    contains "$TMP/err" "(in SLURM_JOB_NODELIST)"
+    [ "$(wc -l < "$TMP/err")" = 1 ] || { cat "$TMP/err" >&2; fail "not one line for '$list' -H '$hosts'"; }
+    cat "$TMP/err" >> "$TMP/nodelist.err"
+  done
+done
+contains "$TMP/nodelist.err" "sparkctl launch: invalid host range 'node[1-': no ']' after '[' (in SLURM_JOB_NODELIST)"
+contains "$TMP/nodelist.err" 'invalid host range '\''node\x1b[1'\'''
+no_controls "$TMP/nodelist.err"
 
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
@@ -83,8 +105,14 @@ sbatch_wait() {
   wait_until 120 "batch job $jobid to end" batch_done "$jobid"
 }
 
-# ---- salloc: the rank variables and each node's environment
-expect 0 job salloc -N 2 "$SPARKCTL" launch -N 2 --log-dir "$TMP/logs" -- sh -c \
+# The cluster authenticates with the test's munged, and has a GPU Gres per node.
+slurm_client scontrol show config > "$TMP/config"
+grep -qE '^AuthType += auth/munge$' "$TMP/config" || fail "the cluster's AuthType is not auth/munge"
+grep -qE '^GresTypes += gpu$' "$TMP/config" || fail "the cluster's GresTypes is not gpu"
+
+# ---- salloc: the rank variables and each node's environment (the job asks
+# for each node's GPU: the step's tasks have it)
+expect 0 job salloc -N 2 --gres=gpu:1 "$SPARKCTL" launch -N 2 --log-dir "$TMP/logs" -- sh -c \
   'env > "$0/env.$RANK"; hostname > "$0/host.$RANK"; pwd > "$0/pwd.$RANK"; echo "hello from $RANK"' \
   "$TMP/r"
 for r in 0 1 2 3; do contains "$TMP/out" "[$r] hello from $r"; done
@@ -108,6 +136,8 @@ for r in range(4):
             "SPARKCTL_ROOT": "%s/nodes/node%d" % (tmp, node),
             "NCCL_SOCKET_IFNAME": "=enp1s0f1np1", "GLOO_SOCKET_IFNAME": "enp1s0f1np1",
             "SPARKCTL_JOB_NODE": str(r),
+            # the node's Gres (File=/dev/null), the job's and so its step's
+            "SLURM_STEP_GPUS": "0",
             # the mark that finds the job's processes (marked())
             "T1320_MARK": "1"}
     for k, v in want.items():
@@ -229,8 +259,18 @@ contains "$TMP/out" "[0] procid none"
 if /usr/bin/python3 -c 'import torch.distributed' 2> /dev/null; then
   # Then one torchrun per node (--node_rank from Slurm's node), and 'bench
   # ddp', whose runs are 'sparkctl launch -H' on subsets of the allocation.
+  # Its launches are --quiet (no "ran as Slurm step"): an srun first in PATH
+  # writes down each step asked for, then is the real one.
+  mkdir -p "$TMP/srun-noted"
+  cat > "$TMP/srun-noted/srun" << EOF2
+#!/bin/sh
+echo "\$*" >> "$TMP/srun.calls"
+exec $(command -v srun) "\$@"
+EOF2
+  chmod +x "$TMP/srun-noted/srun"
   cat > "$TMP/ddp.sh" << EOF2
 #!/bin/sh
+PATH=$TMP/srun-noted:\$PATH
 "$SPARKCTL" launch -N 2 -- /usr/bin/python3 "$SRCDIR/examples/ddp_train.py" --backend gloo --steps 150 --timeout 60
 echo "launch exited \$?"
 "$SPARKCTL" launch -N 2 --torchrun -- "$SRCDIR/examples/ddp_train.py" --backend gloo --steps 50 --timeout 60
@@ -250,6 +290,20 @@ import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 assert [r["hosts"] for r in runs] == ["node0", "node0,node1"], [r["hosts"] for r in runs]
 PY
+  # The steps of the job: the two launches on both nodes, then bench ddp's
+  # runs, each as a step of its own: on node0, then on node0 and node1.
+  "$PYTHON" - "$TMP/srun.calls" <<'PY' || { cat "$TMP/srun.calls" >&2; fail "bench ddp's runs were not Slurm steps"; }
+import sys
+calls = [l.split() for l in open(sys.argv[1]).read().splitlines()]
+def arg(c, name):
+    return next((a.split("=", 1)[1] for a in c if a.startswith(name + "=")), None)
+got = [(arg(c, "--nodes"), arg(c, "--nodelist")) for c in calls]
+assert got == [("2", None), ("2", None), ("1", "node0"), ("2", "node0,node1")], got
+PY
+  # Slurm's own word: node1's slurmd started step 3 (bench ddp's 2-node run), not 2.
+  grep -qF "launch task StepId=$jobid.3 " "$SLURM_DIR/slurmd.node1.log" \
+    || { cat "$SLURM_DIR/slurmd.node1.log" >&2; fail "node1 ran no step $jobid.3"; }
+  lacks "$SLURM_DIR/slurmd.node1.log" "launch task StepId=$jobid.2 "
   grep -qE '^\[3\] rank 3/4 local_rank 1 backend gloo .* master 198\.19\.177\.11:' "$TMP/ddp.out" \
     || { cat "$TMP/ddp.out" >&2; fail "rank 3 did not start as rank 3 of 4 with master on node0's fabric"; }
 elif [ "${SPARKCTL_REQUIRE_TORCH:-}" = 1 ]; then

@@ -17,6 +17,9 @@
 #                             node in the node's network namespace and a UTS
 #                             namespace of its own (host name nodeI,
 #                             'slurmd -N nodeI', NodeAddr its LAN address);
+#                             one munged of the test's (auth/munge) for all;
+#                             each node Gres=gpu:1, its File=/dev/null (no
+#                             GPU here), select/cons_tres giving whole nodes;
 #                             a TaskProlog gives each task its node's tree
 #                             (SPARKCTL_ROOT=$TMP/nodes/nodeI); LINES are
 #                             added to slurm.conf.  Waits until every node
@@ -167,6 +170,9 @@ slurm_cluster_up() {
     sleep 0.1
   done
   slurm_in hostname ctl
+  # One munged for the cluster: every node shares this host's filesystem, so
+  # its socket in $SLURM_DIR serves them all (AuthInfo=socket=).
+  slurm_munge_start
   # A task's environment gets what the TaskProlog prints as "export NAME=VALUE".
   cat > "$SLURM_DIR/task_prolog.sh" << EOF2
 #!/bin/sh
@@ -174,14 +180,20 @@ echo "export SPARKCTL_ROOT=$TMP/nodes/\$SLURMD_NODENAME"
 EOF2
   chmod +x "$SLURM_DIR/task_prolog.sh"
   for ((i = 0; i < CLUSTER_N; i++)); do
-    nodes+="NodeName=node$i NodeAddr=$(cluster_lan_ip "node$i") CPUs=4 RealMemory=1 State=UNKNOWN
+    nodes+="NodeName=node$i NodeAddr=$(cluster_lan_ip "node$i") CPUs=4 RealMemory=1 Gres=gpu:1 State=UNKNOWN
 "
+    # No GPU here: the Gres is a device file that every node has.
+    echo "NodeName=node$i Name=gpu File=/dev/null" >> "$SLURM_DIR/gres.conf"
   done
   # config_overrides: the nodes are what slurm.conf says, not this machine's cores.
+  # select/cons_tres: select/linear allocates a job no GPU of the Gres it asks
+  # for, and refuses its steps; OverSubscribe=EXCLUSIVE gives whole nodes, as
+  # linear does.
   slurm_conf "SlurmctldHost=ctl(198.18.0.1)
-${nodes}PartitionName=test Nodes=ALL Default=YES State=UP MaxTime=INFINITE
+${nodes}PartitionName=test Nodes=ALL Default=YES State=UP MaxTime=INFINITE OverSubscribe=EXCLUSIVE
 SlurmdParameters=config_overrides
-SelectType=select/linear
+SelectType=select/cons_tres
+GresTypes=gpu
 TaskProlog=$SLURM_DIR/task_prolog.sh
 KillWait=5
 MessageTimeout=5
