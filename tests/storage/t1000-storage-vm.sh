@@ -20,10 +20,6 @@ NQN_RAW=nqn.2026-11.io.sparkctl:cycle
 vm_build
 vm_add "$SRCDIR/tests/storage/raw.sh" /job/raw.sh
 vm_add "$SRCDIR/tests/storage/cycle.sh" /job/cycle.sh
-# A sanitizer build reports in the VM as it does here.
-for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
-  [ -z "${!v:-}" ] || VM_ENV+=" $v=${!v}"
-done
 
 if "$SPARKCTL" storage plan --help > /dev/null 2>&1; then
   cycle=verbs
@@ -34,13 +30,7 @@ else
 fi
 note "the $cycle cycle"
 vm_run "$job" 280
-if [ "$VM_STATUS" != 0 ]; then
-  echo "--- the job's output:" >&2
-  cat "$VM_OUT/log" >&2
-  echo "--- the VM's console (last 30 lines):" >&2
-  tail -n 30 "$VM_CONSOLE" >&2
-  fail "the $cycle cycle failed in the VM (exit status $VM_STATUS)"
-fi
+[ "$VM_STATUS" = 0 ] || vm_job_failed "the $cycle cycle failed in the VM"
 
 # json_check FILE PYTHON: PYTHON (an expression over d, the document, and
 # the helpers below) must be true.

@@ -59,7 +59,7 @@
 # (user@UID.service) at boot: a node where USER lingers.
 #
 # Functions: vm_require, vm_build, vm_use_systemd, vm_use_systemd_logind
-#   USER UID, vm_add SRC DEST, vm_run SCRIPT [SECONDS].
+#   USER UID, vm_add SRC DEST, vm_run SCRIPT [SECONDS], vm_job_failed WHAT.
 # Variables: VM_KERNEL_CACHE (where scripts/setup puts the kernel),
 #   VM_KVER, VM_KERNEL (after vm_require), VM_ROOT, VM_OUT, VM_STATUS,
 #   VM_CONSOLE (the serial console's log: the kernel's messages),
@@ -382,6 +382,16 @@ vm_use_systemd_logind() {
   printf 'chown %s:%s /home/%s\n' "$uid" "$uid" "$user" >> "$VM_ROOT/lib/vm/setup.sh"
 }
 
+# vm_job_failed WHAT: the job in the VM failed: its output and the end of
+# the VM's console, then the test fails saying WHAT.
+vm_job_failed() {
+  echo "--- the job's output:" >&2
+  cat "$VM_OUT/log" >&2
+  echo "--- the VM's console (last 30 lines):" >&2
+  tail -n 30 "$VM_CONSOLE" >&2
+  fail "$1 (the job in the VM exited $VM_STATUS)"
+}
+
 # vm_add SRC DEST: put the file SRC into the VM at DEST (a path under /).
 vm_add() {
   mkdir -p "$VM_ROOT$(dirname "$2")"
@@ -392,12 +402,16 @@ vm_add() {
 # in /job), wait for it to power off (at most SECONDS, 300 by default).
 # Sets VM_STATUS (the job's exit status), VM_SECONDS; the job's output is
 # in $VM_OUT/log and what it left in /out under $VM_OUT.  Fails the test
-# when the VM ends without a status (it crashed, or ran out of time).
+# when the VM ends without a status (it crashed, or ran out of time).  A
+# sanitizer build's options go along, so it reports in the VM as here.
 vm_run() {
-  local script=$1 limit=${2:-300} start rc=0 e
+  local script=$1 limit=${2:-300} start rc=0 e v
   [ -n "$VM_KVER" ] || fail "vm_run before vm_require"
   cp "$script" "$VM_ROOT/job/job.sh"
   : > "$VM_ROOT/job/env"
+  for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+    [ -z "${!v:-}" ] || printf 'export %q\n' "$v=${!v}" >> "$VM_ROOT/job/env"
+  done
   for e in $VM_ENV; do
     printf 'export %q\n' "$e" >> "$VM_ROOT/job/env"
   done
