@@ -294,7 +294,6 @@ static int unknown_command(const char *name)
 	return SPARKCTL_EXIT_USAGE;
 }
 
-/* Output that did not reach its file (a full disk, a closed pipe) is an error. */
 static bool leave_without_exit_handlers;
 
 void cmd_end_without_exit_handlers(void)
@@ -307,6 +306,7 @@ bool cmd_ends_without_exit_handlers(void)
 	return leave_without_exit_handlers;
 }
 
+/* Output that did not reach its file (a full disk, a closed pipe) is an error. */
 static int check_stdout(int ret)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
