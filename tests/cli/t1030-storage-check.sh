@@ -178,23 +178,46 @@ mount -t overlay overlay -o "lowerdir=/etc,upperdir=$TMP/up,workdir=$TMP/work" /
 cat > /etc/sparkctl/storage.d/mnt-shared.json <<J
 {"schema_version":1,"target":{"address":"127.0.0.1","port":$1},"nqn":"nqn.2026-01.org.example:shared","mount":"/mnt/shared","fs":"ext4","uuid":"0b3c6a52-8c0e-4b8a-9f5e-3d2f1a7c9e11","interface":null,"unit":"sparkctl-nvme-mnt-shared.service","node":"n","nodes":[{"name":"n","access":"rw"}]}
 J
+# counted: how many connections the listener took before this: a connection
+# of our own that says M is counted after every one made before it (the
+# listener takes them in order), so when it is, the count is whole.
+counted() {
+  local want i
+  want=$(($(tr -cd M < "$TMP/accepted" | wc -c) + 1))
+  # No listener (the closed port below): nothing to count.
+  { exec 3<> "/dev/tcp/127.0.0.1/$1"; } 2> /dev/null || { echo "no listener"; return 0; }
+  printf M >&3 && exec 3>&-
+  for i in $(seq 300); do
+    [ "$(tr -cd M < "$TMP/accepted" | wc -c)" -ge "$want" ] && break
+    sleep 0.1
+  done
+  tr -cd c < "$TMP/accepted" | wc -c
+}
 env -u SPARKCTL_ROOT "$SPARKCTL" env > /dev/null 2>&1 || true
-echo "after env: $(cat "$TMP/accepted")"
+echo "after env: $(counted "$1")"
 env -u SPARKCTL_ROOT "$SPARKCTL" topo --json > "$TMP/live.json"
-echo "after topo: $(cat "$TMP/accepted")"
+echo "after topo: $(counted "$1")"
 env -u SPARKCTL_ROOT "$SPARKCTL" storage check --local > "$TMP/live-check" || true
 SH
   python3 - "$TMP" <<'PY' > "$TMP/live.out" || fail "the live run failed"
 import os, socket, subprocess, sys, threading
 tmp = sys.argv[1]
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-count = 0
+log = os.path.join(tmp, "accepted")
+# A letter per connection, in the order taken: M for the script's own
+# marker (it sends M), c for any other.
 def accept():
-    global count
     while True:
-        c, _ = s.accept(); c.close(); count += 1
-        open(os.path.join(tmp, "accepted"), "w").write(str(count))
-open(os.path.join(tmp, "accepted"), "w").write("0")
+        c, _ = s.accept()
+        c.settimeout(5)
+        try:
+            first = c.recv(1)
+        except OSError:
+            first = b""
+        c.close()
+        with open(log, "a") as f:
+            f.write("M" if first == b"M" else "c")
+open(log, "w").close()
 threading.Thread(target=accept, daemon=True).start()
 r = subprocess.run(["unshare", "-m", "bash", os.path.join(tmp, "live.sh"), str(s.getsockname()[1])],
                    env=dict(os.environ, TMP=tmp), capture_output=True, text=True)
