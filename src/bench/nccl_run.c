@@ -582,11 +582,10 @@ static int setup(struct bench *b, const struct nccl_bench_rank *me)
  * reachable, so that a leak check at that end does not count it.
  */
 static struct nccl_gpu left_live;
-static bool gpu_left_live;
 
 bool nccl_bench_left_live(void)
 {
-	return gpu_left_live;
+	return left_live.comm != NULL;
 }
 
 /*
@@ -598,7 +597,6 @@ bool nccl_bench_left_live(void)
 static void leave_gpu_live(struct bench *b)
 {
 	left_live = b->gpu;
-	gpu_left_live = true;
 	b->gpu.comm = NULL;
 	b->gpu.stream = NULL;
 	b->gpu.sendbuf = b->gpu.recvbuf = 0;
@@ -644,7 +642,7 @@ static void teardown(struct bench *b, bool failed, bool destroy)
 	 * NCCL's threads may still run in an aborted communicator, or in the
 	 * one left live: keep its code mapped.
 	 */
-	if (!failed && !gpu_left_live) {
+	if (!failed && !nccl_bench_left_live()) {
 		nccl_close(&b->gpu.nccl);
 		cuda_close(&b->gpu.cuda);
 	}

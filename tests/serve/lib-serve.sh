@@ -14,6 +14,23 @@ json.dump(d, open(path, "w"))
 PY
 }
 
+# squat NODE PORT: a listener of the test's own on the node's PORT (a
+# python3 process, its pid in $squatter), there when this returns;
+# unsquat ends it.
+squat() {
+  ip netns exec "$(cluster_ns "$1")" /usr/bin/python3 -c 'import socket, sys, time
+s = socket.create_server(("0.0.0.0", int(sys.argv[1]))); time.sleep(600)' "$2" &
+  squatter=$!
+  at_exit "kill -KILL $squatter 2> /dev/null"
+  _squat_node=$1 _squat_port=$2
+  wait_until 30 "the squatter on $1:$2" _squat_listens
+}
+_squat_listens() { ip netns exec "$(cluster_ns "$_squat_node")" ss -Hltn | grep -q ":$_squat_port "; }
+unsquat() {
+  kill -KILL "$squatter"
+  wait "$squatter" 2> /dev/null || true
+}
+
 # job_left NODE: what runs in the node's namespace but its sshd.
 job_left() { cluster_procs "$1"; }
 nothing_left() { [ -z "$(job_left node0)$(job_left node1)" ]; }

@@ -209,17 +209,11 @@ nothing_left || fail "something runs after a refused preflight"
 # ---- the preflight on the nodes: a port taken on the head, named with what
 # listens there; nothing started
 rm -f "$TMP/standin"/*
-ip netns exec "$(cluster_ns node0)" /usr/bin/python3 -c 'import socket, time
-s = socket.create_server(("0.0.0.0", 8000)); time.sleep(600)' &
-squatter=$!
-at_exit "kill -KILL $squatter 2> /dev/null"
-squat_listens() { ip netns exec "$(cluster_ns node0)" ss -Hltn | grep -q ':8000 '; }
-wait_until 30 "the squatter on node0:8000" squat_listens
+squat node0 8000
 expect 4 "${client[@]}" timeout -s KILL 120 "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts"
 contains "$TMP/err" "sparkctl serve: preflight: serve.ports_free node0: port 8000 on node0 is taken: python3 (pid $squatter) at 0.0.0.0:8000 (stop what listens there, or choose another port (--port, --master-port))"
 [ ! -e "$TMP/standin/node-0.json" ] || fail "started despite a port taken"
-kill -KILL $squatter
-wait $squatter 2> /dev/null || true
+unsquat
 expect 0 "${client[@]}" "$SPARKCTL" serve vllm Qwen/Qwen3-8B -H "$hosts" --print
 contains "$TMP/out" "# PASS serve.ports_free node0: ports 8000, 29501 free on node0"
 lacks "$TMP/out" "serve.ports_free node1" # a vLLM worker listens on no fixed port

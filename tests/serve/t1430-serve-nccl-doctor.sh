@@ -114,18 +114,12 @@ json_valid doctor "$TMP/out"
   fail "not the serve findings in the JSON"
 
 # A port taken on node0: FAIL naming what listens there, exit 4.
-ip netns exec "$(cluster_ns node0)" /usr/bin/python3 -c 'import socket, time
-s = socket.create_server(("0.0.0.0", 29501)); time.sleep(600)' &
-squatter=$!
-at_exit "kill -KILL $squatter 2> /dev/null"
-squat_listens() { ip netns exec "$(cluster_ns node0)" ss -Hltn | grep -q ':29501 '; }
-wait_until 30 "the squatter on node0:29501" squat_listens
+squat node0 29501
 doctor 4 -H "$hosts" --engine vllm --only serve.ports_free
 contains "$TMP/flat" "FAIL serve.ports_free port 29501 on node0 is taken: python3 (pid $squatter) at 0.0.0.0:29501"
 # llama.cpp's head listens on its API alone: 29501 is not its port.
 doctor 0 -H "$hosts" --engine llamacpp --only serve.ports_free
-kill -KILL $squatter
-wait $squatter 2> /dev/null || true
+unsquat
 
 # With --image: the image and its NCCL, as serve checks them; two builds fail.
 set_nccl node1 2.28.9 4e43434c2d62
