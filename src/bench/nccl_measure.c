@@ -13,22 +13,24 @@
 #include "lib/clock.h"
 
 /*
- * Wait for the stream, watching NCCL's asynchronous errors and the
- * deadline; either ends the communicator (ncclCommAbort), so that a rank
- * never hangs on a peer that is gone.
+ * Wait for the work before event ev on the stream (NULL: all of it),
+ * watching NCCL's asynchronous errors and the deadline; either ends the
+ * communicator (ncclCommAbort), so that a rank never hangs on a peer that
+ * is gone.
  */
-static int wait_stream(struct bench *b, enum perf_coll coll, uint64_t bytes)
+static int wait_for(struct bench *b, cu_event ev, enum perf_coll coll, uint64_t bytes)
 {
 	uint64_t deadline = monotonic_ms() + b->o->timeout_ms;
 
 	for (;;) {
-		cu_result cr = b->gpu.cuda.stream_query(b->gpu.stream);
+		cu_result cr =
+			ev ? b->gpu.cuda.event_query(ev) : b->gpu.cuda.stream_query(b->gpu.stream);
 		nccl_result async = NCCL_SUCCESS;
 
 		if (cr == CUDA_SUCCESS)
 			return 0;
 		if (cr != CUDA_ERROR_NOT_READY)
-			return nccl_cu_fail(b, cr, "cuStreamQuery");
+			return nccl_cu_fail(b, cr, ev ? "cuEventQuery" : "cuStreamQuery");
 		if (b->gpu.nccl.comm_get_async_error(b->gpu.comm, &async) == NCCL_SUCCESS &&
 		    async != NCCL_SUCCESS && async != NCCL_IN_PROGRESS) {
 			strbuf_addf(b->err,
@@ -167,7 +169,7 @@ static int timed_ops(struct bench *b, enum perf_coll coll, const struct perf_lay
 		r = enqueue(b, coll, lay, in_place, rotation(b, lay, first_iter + i));
 	times[1] = elapsed_us(start) / ops;
 	if (r == 0)
-		r = wait_stream(b, coll, lay->size_bytes);
+		r = wait_for(b, NULL, coll, lay->size_bytes);
 	times[0] = elapsed_us(start) / ops;
 	return r;
 }
@@ -197,44 +199,99 @@ static int line_up(struct bench *b, enum perf_coll coll, const struct perf_layou
 	return r < 0 ? r : timed_ops(b, coll, lay, in_place, 0, 1, sync);
 }
 
-/*
- * Adaptive: batches of ops operations (perf_adaptive_batch()), each timed
- * as fixed mode times its loop and lined up first as fixed mode's is,
- * until perf_batches_done().  Every decision uses figures averaged over
- * the ranks, so all decide alike.
- */
-static int time_batches(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
-			bool in_place, unsigned ops, struct perf_result *res)
+/* The adaptive loop's events, made once for the run. */
+static int make_events(struct bench *b)
 {
-	double sync[2], t[2], cpu_sum = 0;
-	struct perf_batches stats = { 0 };
-	int r;
+	struct nccl_gpu *g = &b->gpu;
 
-	for (;;) {
-		r = line_up(b, coll, lay, in_place, sync);
-		if (r == 0)
-			r = timed_ops(b, coll, lay, in_place, (uint64_t)stats.k * ops, ops, t);
-		if (r == 0)
-			r = rank_mean(b, t);
-		if (r < 0)
-			return r;
-		perf_batches_add(&stats, t[0]);
-		cpu_sum += t[1];
-		if (perf_batches_done(&stats, ops, b->o->iters, b->o->precision))
-			break;
+	while (g->nr_events < ARRAY_SIZE(g->events)) {
+		cu_result cr = g->cuda.event_create(&g->events[g->nr_events], 0);
+		if (cr != CUDA_SUCCESS)
+			return nccl_cu_fail(b, cr, "cuEventCreate");
+		g->nr_events++;
 	}
-	res->time_us = stats.sum / stats.k;
-	res->cpu_time_us = cpu_sum / stats.k;
-	res->iters = ops * stats.k;
 	return 0;
+}
+
+/* Issue operation i (from 1) of the loop and record its event, adding the host's time to cpu_us. */
+static int issue_timed(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
+		       bool in_place, unsigned i, double *cpu_us)
+{
+	uint64_t start = monotonic_ns();
+	cu_event ev = b->gpu.events[i % ARRAY_SIZE(b->gpu.events)];
+	int r = enqueue(b, coll, lay, in_place, rotation(b, lay, i - 1));
+	cu_result cr;
+
+	*cpu_us += elapsed_us(start);
+	if (r == 0 && (cr = b->gpu.cuda.event_record(ev, b->gpu.stream)) != CUDA_SUCCESS)
+		r = nccl_cu_fail(b, cr, "cuEventRecord");
+	return r;
+}
+
+/*
+ * Adaptive (nccl_perf.h says how): operation m's time is read from the
+ * events around it while the operations after it run; all ranks decide
+ * together, on the largest shares of any, whether to issue more.  The
+ * operations issued past the stop run out uncounted.
+ */
+static int time_loop(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
+		     bool in_place, struct perf_result *res)
+{
+	const struct nccl_bench_opts *o = b->o;
+	const struct cuda *cuda = &b->gpu.cuda;
+	const unsigned ring = ARRAY_SIZE(b->gpu.events);
+	struct perf_loop loop = { 0 };
+	unsigned issued = 0;
+	double cpu_us = 0, t[2];
+	bool stop = false;
+	cu_result cr;
+	int r = make_events(b);
+
+	if (r == 0 && (cr = cuda->event_record(b->gpu.events[0], b->gpu.stream)) != CUDA_SUCCESS)
+		r = nccl_cu_fail(b, cr, "cuEventRecord");
+	while (r == 0 && issued < o->iters && issued < PERF_ADAPTIVE_AHEAD)
+		r = issue_timed(b, coll, lay, in_place, ++issued, &cpu_us);
+	while (r == 0 && !stop) {
+		unsigned m = loop.m + 1;
+		float ms = 0;
+		r = wait_for(b, b->gpu.events[m % ring], coll, lay->size_bytes);
+		if (r == 0 &&
+		    (cr = cuda->event_elapsed_time(&ms, b->gpu.events[(m - 1) % ring],
+						   b->gpu.events[m % ring])) != CUDA_SUCCESS)
+			r = nccl_cu_fail(b, cr, "cuEventElapsedTime");
+		if (r < 0)
+			break;
+		perf_loop_add(&loop, (double)ms * 1e3);
+		if (m == issued) {
+			stop = true; /* iters issued, and all of them counted */
+		} else if (issued < o->iters) {
+			double shares[2];
+			perf_loop_shares(&loop, shares);
+			r = rdv_allreduce_double(b->team.rdv, shares, 2, RDV_MAX,
+						 (int)o->timeout_ms, b->err);
+			stop = r == 0 && perf_loop_done(shares, o->precision);
+			if (r == 0 && !stop)
+				r = issue_timed(b, coll, lay, in_place, ++issued, &cpu_us);
+		}
+	}
+	if (r == 0)
+		r = wait_for(b, NULL, coll, lay->size_bytes);
+	t[0] = perf_loop_time(&loop);
+	t[1] = issued ? cpu_us / issued : 0;
+	if (r == 0)
+		r = rank_mean(b, t);
+	res->time_us = t[0];
+	res->cpu_time_us = t[1];
+	res->iters = loop.m;
+	return r;
 }
 
 /*
  * Time one half-row.  Fixed: --iters operations issued back to back, one
  * wait, as nccl-tests times them.  Adaptive (--precision): the same for
  * short operations, which costs little and keeps the figures those of
- * fixed mode; longer ones in batches (time_batches), which stop once the
- * time is known.
+ * fixed mode; for longer ones the same loop, read as it runs
+ * (time_loop), stops once the time is known.
  */
 static int time_half(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
 		     bool in_place, struct perf_result *res)
@@ -252,9 +309,8 @@ static int time_half(struct bench *b, enum perf_coll coll, const struct perf_lay
 					 b->err);
 		if (r < 0)
 			return r;
-		unsigned ops = perf_adaptive_batch(sync_us, o->iters);
-		if (ops)
-			return time_batches(b, coll, lay, in_place, ops, res);
+		if (perf_adaptive_loop(sync_us, o->iters))
+			return time_loop(b, coll, lay, in_place, res);
 	}
 	r = timed_ops(b, coll, lay, in_place, 0, o->iters, t);
 	if (r == 0)
@@ -314,7 +370,7 @@ static int check_on_gpu(struct bench *b, enum perf_coll coll, const struct perf_
 			return nccl_cu_fail(b, cr, "cuLaunchKernel (sparkctl_check)");
 	}
 	if (r == 0)
-		r = wait_stream(b, coll, lay->size_bytes);
+		r = wait_for(b, NULL, coll, lay->size_bytes);
 	if (r == 0 && counted &&
 	    (cr = nccl_kernels_wrong(cuda, &b->gpu.kernels, wrong)) != CUDA_SUCCESS)
 		return nccl_cu_fail(b, cr, "cuMemcpyDtoH (the check's counter)");
@@ -342,7 +398,7 @@ static int check_on_host(struct bench *b, enum perf_coll coll, const struct perf
 	if (r == 0)
 		r = enqueue(b, coll, lay, in_place, 0);
 	if (r == 0)
-		r = wait_stream(b, coll, lay->size_bytes);
+		r = wait_for(b, NULL, coll, lay->size_bytes);
 	if (r < 0 || !counted)
 		return r;
 	if (lay->recv_count && (cr = cuda->memcpy_dtoh(b->gpu.host_out, p.recv,
@@ -386,7 +442,7 @@ int nccl_warm_up(struct bench *b, enum perf_coll coll)
 		for (unsigned i = 0; r == 0 && i < b->o->warmup; i++)
 			r = enqueue(b, coll, &lay, false, rotation(b, &lay, i));
 		if (r == 0)
-			r = wait_stream(b, coll, lay.size_bytes);
+			r = wait_for(b, NULL, coll, lay.size_bytes);
 	}
 	return r;
 }

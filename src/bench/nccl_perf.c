@@ -244,18 +244,45 @@ void perf_check_init(struct perf_check *c, enum perf_coll coll, enum perf_dtype 
 	}
 }
 
-unsigned perf_adaptive_batch(double op_us, unsigned iters)
+bool perf_adaptive_loop(double op_us, unsigned iters)
 {
-	if (!(op_us > 0) || op_us * iters < PERF_ADAPTIVE_MIN_FIXED_US)
-		return 0;
-	return (unsigned)ceil(PERF_ADAPTIVE_BATCH_US / op_us);
+	return op_us > 0 && op_us * iters >= PERF_ADAPTIVE_MIN_FIXED_US;
 }
 
-void perf_batches_add(struct perf_batches *b, double op_us)
+void perf_loop_add(struct perf_loop *l, double op_us)
 {
-	b->k++;
-	b->sum += op_us;
-	b->sumsq += op_us * op_us;
+	if (l->m++ == 0) {
+		l->first_us = op_us;
+		return;
+	}
+	l->sum += op_us;
+	l->sumsq += op_us * op_us;
+}
+
+double perf_loop_time(const struct perf_loop *l)
+{
+	return l->m ? (l->first_us + l->sum) / l->m : 0;
+}
+
+void perf_loop_shares(const struct perf_loop *l, double shares[2])
+{
+	unsigned n = l->m ? l->m - 1 : 0;
+	double mean, var;
+
+	shares[0] = shares[1] = INFINITY;
+	if (n < PERF_ADAPTIVE_MIN_OPS)
+		return;
+	mean = l->sum / n;
+	if (!(mean > 0))
+		return;
+	var = fmax(0, (l->sumsq - l->sum * mean) / (n - 1));
+	shares[0] = perf_t95(n - 1) * sqrt(var / n) / mean;
+	shares[1] = fmax(0, l->first_us - mean) / (l->first_us + l->sum);
+}
+
+bool perf_loop_done(const double shares[2], double precision)
+{
+	return shares[0] <= precision && shares[1] <= PERF_ADAPTIVE_START_SHARE;
 }
 
 double perf_t95(unsigned df)
@@ -268,19 +295,6 @@ double perf_t95(unsigned df)
 		return INFINITY;
 	/* Past the table, within 0.002 of the exact value. */
 	return df <= ARRAY_SIZE(table) ? table[df - 1] : 1.96 + 2.5 / df;
-}
-
-bool perf_batches_done(const struct perf_batches *b, unsigned ops, unsigned iters, double precision)
-{
-	double mean, var;
-
-	if ((uint64_t)(b->k + 1) * (ops + 1) > iters)
-		return true;
-	if (b->k < PERF_ADAPTIVE_MIN_BATCHES)
-		return false;
-	mean = b->sum / b->k;
-	var = fmax(0, (b->sumsq - b->sum * b->sum / b->k) / (b->k - 1));
-	return perf_t95(b->k - 1) * sqrt(var / b->k) <= precision * mean;
 }
 
 int perf_parse_cpulist(const char *s, cpu_set_t *set)

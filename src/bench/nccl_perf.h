@@ -102,35 +102,49 @@ uint64_t perf_sweep_next(uint64_t cur, uint64_t factor, uint64_t step);
 void perf_format_number(char *buf, size_t size, double value, int width);
 
 /*
- * Adaptive iterations (--precision).  A batch lasts at least
- * PERF_ADAPTIVE_BATCH_US, so that the start and end of its loop (the first
- * launch, the last wait: some 10-20 us) weigh under 0.5% on its time, as
- * they do on fixed mode's loop.  Batches only where fixed mode's loop of
- * iters operations lasts PERF_ADAPTIVE_MIN_FIXED_US, where
- * PERF_ADAPTIVE_MIN_BATCHES of them, each with its line-up operation, take
- * fewer operations than fixed mode.
+ * Adaptive iterations (--precision): fixed mode's loop, only as long as it
+ * needs to be.  Where fixed mode's loop of iters operations would last
+ * PERF_ADAPTIVE_MIN_FIXED_US or more (shorter ones run it as it is), the
+ * operations go back to back, PERF_ADAPTIVE_AHEAD of them issued ahead,
+ * with an event after each, so the loop never drains until it stops.  Its
+ * figure after m operations is fixed mode's for m: the time from the
+ * loop's start to the end of the mth, over m.  It stops when, on every
+ * rank:
+ *  - the 95% confidence half-width (Student's t) of the mean time of the
+ *    operations after the first, PERF_ADAPTIVE_MIN_OPS of them or more, is
+ *    within the precision of that mean; and
+ *  - the first operation's excess over that mean (the loop's start: the
+ *    first launch, NCCL's threads waking, a network's pipeline filling)
+ *    weighs at most PERF_ADAPTIVE_START_SHARE of the loop's time, so that
+ *    the figure is within that of fixed mode's, whose loop carries the
+ *    same start over iters operations;
+ * or when it has issued iters operations, which then all count.
  */
-#define PERF_ADAPTIVE_BATCH_US	   5000.0
 #define PERF_ADAPTIVE_MIN_FIXED_US 20000.0
-#define PERF_ADAPTIVE_MIN_BATCHES  3
+#define PERF_ADAPTIVE_MIN_OPS	   3
+#define PERF_ADAPTIVE_START_SHARE  0.005
+#define PERF_ADAPTIVE_AHEAD	   3
 
-/* Operations per batch for an operation of op_us; 0: fixed mode's loop instead. */
-unsigned perf_adaptive_batch(double op_us, unsigned iters);
+/* Whether a loop of iters operations of op_us each is long enough to adapt. */
+bool perf_adaptive_loop(double op_us, unsigned iters);
 
-/* The per-operation times of the batches so far. */
-struct perf_batches {
-	unsigned k;
-	double sum, sumsq;
+/* The times of an adaptive loop's operations so far. */
+struct perf_loop {
+	unsigned m;	   /* operations ended */
+	double first_us;   /* the first's, from the loop's start */
+	double sum, sumsq; /* the others' */
 };
-void perf_batches_add(struct perf_batches *b, double op_us);
+void perf_loop_add(struct perf_loop *l, double op_us);
+/* The figure so far: per operation, from the loop's start (0 before any). */
+double perf_loop_time(const struct perf_loop *l);
 /*
- * Whether to stop after the batches so far, of ops operations each: the
- * 95% confidence half-width of the mean (Student's t) is within precision
- * of it after at least PERF_ADAPTIVE_MIN_BATCHES; or another batch and its
- * line-up operation would take more operations than fixed mode's iters.
+ * How far the loop is from its end, as shares of its figures: [0] the
+ * half-width over the mean (INFINITY with fewer than PERF_ADAPTIVE_MIN_OPS
+ * after the first), [1] the first operation's excess over the loop's time.
+ * The ranks take the largest of each before perf_loop_done() decides.
  */
-bool perf_batches_done(const struct perf_batches *b, unsigned ops, unsigned iters,
-		       double precision);
+void perf_loop_shares(const struct perf_loop *l, double shares[2]);
+bool perf_loop_done(const double shares[2], double precision);
 /* Student's t for a two-sided 95% interval with df degrees of freedom (df 0: infinity). */
 double perf_t95(unsigned df);
 

@@ -598,6 +598,7 @@ static void leave_gpu_live(struct bench *b)
 {
 	left_live = b->gpu;
 	b->gpu.comm = NULL;
+	b->gpu.nr_events = 0;
 	b->gpu.stream = NULL;
 	b->gpu.sendbuf = b->gpu.recvbuf = 0;
 	b->gpu.check_on_gpu = false;
@@ -617,6 +618,8 @@ static void teardown(struct bench *b, bool failed, bool destroy)
 			b->gpu.nccl.comm_destroy(b->gpu.comm);
 	}
 	nccl_step_done(b, NCCL_STEP_DESTROYED);
+	for (unsigned i = 0; i < b->gpu.nr_events; i++)
+		b->gpu.cuda.event_destroy(b->gpu.events[i]);
 	if (b->gpu.stream)
 		b->gpu.cuda.stream_destroy(b->gpu.stream);
 	free_device(b, b->gpu.sendbuf);

@@ -21,6 +21,7 @@ typedef struct CUctx_st *cu_context;
 typedef struct CUstream_st *cu_stream;
 typedef struct CUmod_st *cu_module;
 typedef struct CUfunc_st *cu_function;
+typedef struct CUevent_st *cu_event;
 
 enum {
 	CUDA_SUCCESS = 0,
@@ -76,6 +77,12 @@ struct cuda {
 	cu_result (*stream_destroy)(cu_stream stream);
 	cu_result (*stream_query)(cu_stream stream);
 	cu_result (*stream_synchronize)(cu_stream stream);
+	/* Events: when each operation of bench nccl's adaptive loop ended, on the GPU's clock. */
+	cu_result (*event_create)(cu_event *event, unsigned flags);
+	cu_result (*event_record)(cu_event event, cu_stream stream);
+	cu_result (*event_query)(cu_event event);
+	cu_result (*event_elapsed_time)(float *ms, cu_event start, cu_event end);
+	cu_result (*event_destroy)(cu_event event);
 
 	/*
 	 * Kernels from PTX, for bench nccl's check; optional: without them

@@ -222,9 +222,9 @@ static void table_preamble(const struct nccl_report_run *run, enum perf_coll col
 			  run->check_note ? run->check_note : "", run->check_note ? ")" : "");
 	if (o->precision > 0)
 		emit_text(e,
-			  "# Adaptive iterations: where %u operations take 20 ms or more, timed "
-			  "batches until the 95%% confidence half-width of the time is within "
-			  "%g%%\n",
+			  "# Adaptive iterations: where %u operations take 20 ms or more, the loop "
+			  "stops once the 95%% confidence half-width of the time is within %g%% "
+			  "and its start weighs under 0.5%%\n",
 			  o->iters, o->precision * 100);
 	emit_text(e, "#\n");
 	emit_devices(run, e);

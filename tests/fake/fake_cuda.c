@@ -34,6 +34,11 @@
  *     cuDevicePrimaryCtxRelease_v2 (which synchronize in the real library).
  *     NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the current
  *     context's default stream.
+ *   - events: cuEventRecord takes the time the stream's work ends (now if
+ *     it is idle); cuEventQuery is ready from then on, and never while the
+ *     stream it was recorded on hangs; cuEventElapsedTime of two ready
+ *     events is the difference in milliseconds, else CUDA_ERROR_NOT_READY
+ *     (CUDA_ERROR_INVALID_HANDLE for one never recorded).
  *
  * Allocations, streams and primary context references still held when the
  * library is unloaded (at the latest, at exit) are reported on stderr,
@@ -129,6 +134,13 @@ CUresult cuStreamDestroy_v2(CUstream hStream);
 CUresult cuStreamQuery(CUstream hStream);
 CUresult cuStreamSynchronize(CUstream hStream);
 
+typedef struct CUevent_st *CUevent;
+CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags);
+CUresult cuEventRecord(CUevent hEvent, CUstream hStream);
+CUresult cuEventQuery(CUevent hEvent);
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+CUresult cuEventDestroy_v2(CUevent hEvent);
+
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef enum CUjit_option_enum {
@@ -177,6 +189,14 @@ struct CUstream_st {
 	struct CUstream_st *next;   /* in streams, for those of cuStreamCreate */
 };
 
+/* An event: when the work before it on its stream ends. */
+struct CUevent_st {
+	struct CUctx_st *ctx;
+	struct CUstream_st *stream; /* where it was last recorded; NULL: never */
+	struct timespec at;	    /* the end of the work before it, CLOCK_MONOTONIC */
+	struct CUevent_st *next;    /* in events */
+};
+
 /* The primary context of a device. */
 struct CUctx_st {
 	CUdevice dev;
@@ -195,6 +215,7 @@ struct allocation {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct CUctx_st primary[MAX_GPUS];
 static struct CUstream_st *streams;
+static struct CUevent_st *events;
 static struct allocation *allocations;
 static size_t nr_allocations, allocations_cap;
 
@@ -730,6 +751,122 @@ FAKE_EXPORT CUresult cuStreamSynchronize(CUstream hStream)
 	return r;
 }
 
+/* ---- Events ---- */
+
+FAKE_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+	struct CUctx_st *ctx;
+	struct CUevent_st *e;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	ctx = current_ctx(&r);
+	if (ctx && (!phEvent || Flags))
+		r = CUDA_ERROR_INVALID_VALUE;
+	else if (ctx && !(e = calloc(1, sizeof(*e))))
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	else if (ctx) {
+		e->ctx = ctx;
+		e->next = events;
+		events = e;
+		*phEvent = e;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* Under lock: the event hEvent stands for, of the current context, or NULL with the error in *r. */
+static struct CUevent_st *event_of(CUevent hEvent, CUresult *r)
+{
+	struct CUctx_st *ctx = current_ctx(r);
+
+	if (!ctx)
+		return NULL;
+	for (struct CUevent_st *e = events; e; e = e->next)
+		if (e == hEvent && e->ctx == ctx)
+			return e;
+	*r = CUDA_ERROR_INVALID_HANDLE;
+	return NULL;
+}
+
+FAKE_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+	struct CUevent_st *e;
+	struct CUstream_st *s = NULL;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	e = event_of(hEvent, &r);
+	if (e)
+		s = stream_of(hStream, &r);
+	if (s) {
+		struct timespec t = now();
+
+		e->stream = s;
+		e->at = before(t, s->busy_until) ? s->busy_until : t;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* Under lock: whether the work before e has ended. */
+static bool event_ready(const struct CUevent_st *e)
+{
+	return !e->stream->hung && !before(now(), e->at);
+}
+
+FAKE_EXPORT CUresult cuEventQuery(CUevent hEvent)
+{
+	struct CUevent_st *e;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	e = event_of(hEvent, &r);
+	if (e && e->stream && !event_ready(e))
+		r = CUDA_ERROR_NOT_READY;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+FAKE_EXPORT CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+	struct CUevent_st *start, *end = NULL;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	start = event_of(hStart, &r);
+	if (start)
+		end = event_of(hEnd, &r);
+	if (end && (!start->stream || !end->stream))
+		r = CUDA_ERROR_INVALID_HANDLE;
+	else if (end && !pMilliseconds)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else if (end && (!event_ready(start) || !event_ready(end)))
+		r = CUDA_ERROR_NOT_READY;
+	else if (end)
+		*pMilliseconds = (float)((double)(end->at.tv_sec - start->at.tv_sec) * 1e3 +
+					 (double)(end->at.tv_nsec - start->at.tv_nsec) / 1e6);
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+FAKE_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
+{
+	struct CUevent_st *e, **pp;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	e = event_of(hEvent, &r);
+	if (e) {
+		for (pp = &events; *pp != e; pp = &(*pp)->next)
+			;
+		*pp = e->next;
+		free(e);
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
 /* ---- Modules and kernels: bench nccl's check ---- */
 
 #define MAX_FUNCS  4
@@ -1134,10 +1271,12 @@ FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
 
 __attribute__((destructor)) static void check_leaks(void)
 {
-	size_t nr_streams = 0, bytes = 0;
+	size_t nr_streams = 0, nr_events = 0, bytes = 0;
 
 	for (const struct CUstream_st *s = streams; s; s = s->next)
 		nr_streams++;
+	for (const struct CUevent_st *e = events; e; e = e->next)
+		nr_events++;
 	for (size_t i = 0; i < nr_allocations; i++)
 		bytes += allocations[i].size;
 	if (nr_allocations)
@@ -1153,6 +1292,11 @@ __attribute__((destructor)) static void check_leaks(void)
 			"libcuda.so.1 (sparkctl test stand-in): unloaded with %zu stream(s) not "
 			"destroyed by cuStreamDestroy_v2\n",
 			nr_streams);
+	if (nr_events)
+		fprintf(stderr,
+			"libcuda.so.1 (sparkctl test stand-in): unloaded with %zu event(s) not "
+			"destroyed by cuEventDestroy_v2\n",
+			nr_events);
 	for (size_t i = 0; i < MAX_GPUS; i++)
 		if (primary[i].refs)
 			fprintf(stderr,

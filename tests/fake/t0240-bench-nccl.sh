@@ -378,19 +378,28 @@ rm -f "$TMP/trace"
 
 # --- Adaptive iterations.  Short operations: fixed mode's loop, as it is.
 expect 0 fake gb10 "$SPARKCTL" bench nccl -e 64K --precision 5% -o "$TMP/adaptive.json"
-contains "$TMP/out" "# Adaptive iterations: where 20 operations take 20 ms or more, timed batches until the 95% confidence half-width of the time is within 5%"
+contains "$TMP/out" "# Adaptive iterations: where 20 operations take 20 ms or more, the loop stops once the 95% confidence half-width of the time is within 5% and its start weighs under 0.5%"
 table_ok "$TMP/out" 14
 json_get "$TMP/adaptive.json" 'all(r[h]["iterations"] == 20 for r in d["tests"][0]["results"] for h in ("out_of_place", "in_place"))' |
   grep -qx True || fail "short operations should run fixed mode's 20"
-# Operations of 2 ms or more (more on a busy machine): batches of at least
-# 5 ms, at least 3 of them, each with its line-up operation, and never as many
-# operations as fixed mode's 20 (9 when the time is steady: 3 batches of 3).
-expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=2000 "$SPARKCTL" bench nccl -b 4K -e 4K -w 0 --precision 2% -o "$TMP/adaptive.json"
-json_get "$TMP/adaptive.json" 'all(3 <= d["tests"][0]["results"][0][h]["iterations"] < 20 for h in ("out_of_place", "in_place"))' |
-  grep -qx True || fail "2 ms operations should take 3 batches or more, and fewer operations than fixed mode"
-expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=2000 "$SPARKCTL" bench nccl -b 4K -e 4K -w 0 -o "$TMP/fixed.json"
-json_get "$TMP/fixed.json" 'd["tests"][0]["results"][0]["out_of_place"]["iterations"]' | grep -qx 20 ||
-  fail "fixed mode should time 20"
+# Long operations (100 ms each here, -n 10): one loop read as it runs,
+# three issued ahead; steady, it stops after 3 operations past the first
+# (the first's start, a few microseconds, is far under 0.5% of 400 ms), and
+# its figure is fixed mode's for those 4.  The events are left live with
+# the rest; destroyed with SPARKCTL_BENCH_DESTROY=1 (the stand-in reports
+# any that are not).
+for destroy in 0 1; do
+  expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=100000 SPARKCTL_BENCH_DESTROY=$destroy "$SPARKCTL" bench nccl -b 4K -e 4K -w 0 -n 10 --precision 2% -o "$TMP/adaptive.json"
+  [ ! -s "$TMP/err" ] || fail "stderr: $(cat "$TMP/err")"
+  json_get "$TMP/adaptive.json" 'all(d["tests"][0]["results"][0][h]["iterations"] == 4 for h in ("out_of_place", "in_place"))' |
+    grep -qx True || fail "100 ms operations should stop after 4: $(cat "$TMP/adaptive.json")"
+  json_get "$TMP/adaptive.json" 'all(99900 <= d["tests"][0]["results"][0][h]["time_us"] < 110000 for h in ("out_of_place", "in_place"))' |
+    grep -qx True || fail "the figure should be the operations' 100 ms: $(cat "$TMP/adaptive.json")"
+done
+# Fixed mode counts all 10.
+expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=100000 "$SPARKCTL" bench nccl -b 4K -e 4K -w 0 -n 10 -o "$TMP/fixed.json"
+json_get "$TMP/fixed.json" 'd["tests"][0]["results"][0]["out_of_place"]["iterations"]' | grep -qx 10 ||
+  fail "fixed mode should time 10"
 
 # --- The ways a rank is started: by hand, and under sparkctl launch.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

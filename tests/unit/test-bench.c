@@ -511,32 +511,60 @@ static void test_cpulist(void **state)
 
 static void test_adaptive(void **state)
 {
-	struct perf_batches b = { 0 };
+	struct perf_loop l = { 0 };
+	double shares[2];
 
 	(void)state;
 	/* Fixed mode's loop where 20 operations take less than 20 ms. */
-	assert_int_equal(perf_adaptive_batch(10, 20), 0);
-	assert_int_equal(perf_adaptive_batch(999, 20), 0);
-	assert_int_equal(perf_adaptive_batch(0, 20), 0);
-	/* Else batches of at least 5 ms. */
-	assert_int_equal(perf_adaptive_batch(1000, 20), 5);
-	assert_int_equal(perf_adaptive_batch(2000, 20), 3);
-	assert_int_equal(perf_adaptive_batch(3300, 20), 2);
-	assert_int_equal(perf_adaptive_batch(8000, 20), 1);
-	assert_int_equal(perf_adaptive_batch(4000, 5), 2);
-	/* Steady times: 3 batches, no more. */
-	perf_batches_add(&b, 100);
-	perf_batches_add(&b, 100.1);
-	assert_false(perf_batches_done(&b, 3, 20, 0.02));
-	perf_batches_add(&b, 99.9);
-	assert_true(perf_batches_done(&b, 3, 20, 0.02));
-	/* Noisy ones go on, until another batch would pass fixed mode's 20. */
-	b = (struct perf_batches){ 0 };
-	for (unsigned k = 0; k < 4; k++)
-		perf_batches_add(&b, k % 2 ? 50 : 150);
-	assert_false(perf_batches_done(&b, 3, 20, 0.02)); /* 5 x 4 = 20: one more */
-	perf_batches_add(&b, 150);
-	assert_true(perf_batches_done(&b, 3, 20, 0.02)); /* 6 x 4 > 20 */
+	assert_false(perf_adaptive_loop(10, 20));
+	assert_false(perf_adaptive_loop(999, 20));
+	assert_false(perf_adaptive_loop(0, 20));
+	assert_true(perf_adaptive_loop(1000, 20));
+	assert_false(perf_adaptive_loop(3000, 5));
+	assert_true(perf_adaptive_loop(4000, 5));
+	/* The figure is fixed mode's for the operations so far: the first's start counts. */
+	assert_true(perf_loop_time(&l) == 0);
+	perf_loop_add(&l, 1010);
+	perf_loop_add(&l, 1000);
+	assert_true(fabs(perf_loop_time(&l) - 1005) < 1e-9);
+	/* No end before 3 operations after the first. */
+	perf_loop_add(&l, 1001);
+	perf_loop_shares(&l, shares);
+	assert_true(isinf(shares[0]) && isinf(shares[1]));
+	assert_false(perf_loop_done(shares, 0.02));
+	perf_loop_add(&l, 999);
+	perf_loop_shares(&l, shares);
+	/* Steady: t(2) 4.30 x sd 1 / sqrt(3) over 1000; the start's 10 us over 4010 us. */
+	assert_true(fabs(shares[0] - 4.30 / sqrt(3) / 1000) < 1e-6);
+	assert_true(fabs(shares[1] - 10.0 / 4010) < 1e-9);
+	assert_true(perf_loop_done(shares, 0.02));
+	assert_false(perf_loop_done(shares, 0.002));
+	/*
+	 * A start that weighs: a network's first operation 400 us longer, on
+	 * operations of 1.4 ms.  Steady, yet it goes on until the start is
+	 * under 0.5% of the loop (the 57th operation), which fixed mode's 20
+	 * stop first.
+	 */
+	l = (struct perf_loop){ 0 };
+	perf_loop_add(&l, 1800);
+	for (unsigned k = 0; k < 10; k++)
+		perf_loop_add(&l, 1400);
+	perf_loop_shares(&l, shares);
+	assert_true(shares[0] == 0);
+	assert_false(perf_loop_done(shares, 0.02));
+	for (unsigned k = 0; k < 45; k++)
+		perf_loop_add(&l, 1400);
+	perf_loop_shares(&l, shares);
+	assert_false(perf_loop_done(shares, 0.02));
+	perf_loop_add(&l, 1400);
+	perf_loop_shares(&l, shares);
+	assert_true(perf_loop_done(shares, 0.02));
+	/* Noisy operations go on. */
+	l = (struct perf_loop){ 0 };
+	for (unsigned k = 0; k < 6; k++)
+		perf_loop_add(&l, k % 2 ? 50 : 150);
+	perf_loop_shares(&l, shares);
+	assert_false(perf_loop_done(shares, 0.02));
 	/* Student's t, not the normal 1.96, for few batches. */
 	assert_true(perf_t95(2) > 4.2 && perf_t95(2) < 4.4);
 	assert_true(fabs(perf_t95(30) - 2.042) < 0.002);
