@@ -184,26 +184,6 @@ static int rank_mean(struct bench *b, double times[2])
 	return r;
 }
 
-/*
- * How long one operation takes, for adaptive mode to choose its loop: a
- * barrier, then one operation timed on every rank; the slowest rank's
- * figure, so that all choose alike.
- */
-static int time_one(struct bench *b, enum perf_coll coll, const struct perf_layout *lay,
-		    bool in_place, double *op_us)
-{
-	double sync[2] = { 0, 0 };
-	int r = rdv_barrier(b->team.rdv, (int)b->o->timeout_ms, b->err);
-
-	if (r == 0)
-		r = timed_ops(b, coll, lay, in_place, 0, 1, sync);
-	*op_us = sync[0];
-	if (r == 0)
-		r = rdv_allreduce_double(b->team.rdv, op_us, 1, RDV_MAX, (int)b->o->timeout_ms,
-					 b->err);
-	return r;
-}
-
 /* The adaptive loop's events, made once for the run. */
 static int make_events(struct bench *b)
 {
@@ -302,24 +282,27 @@ static int time_half(struct bench *b, enum perf_coll coll, const struct perf_lay
 		     bool in_place, struct perf_result *res)
 {
 	const struct nccl_bench_opts *o = b->o;
-	double op_us = 0, t[2];
-	int r = 0;
+	double sync[2], t[2] = { 0, 0 };
+	/*
+	 * nccl-tests' start: one operation, waited for, then a barrier, then
+	 * the loop.  Each rank's clock starts as it leaves the barrier, so
+	 * its figure carries the barrier's skew over the loop, as nccl-tests'
+	 * does after its MPI barrier (starting when all ranks had finished
+	 * an operation together read up to 1.5 us faster below 1 MiB,
+	 * docs/benchmarks.md).
+	 */
+	int r = timed_ops(b, coll, lay, in_place, 0, 1, sync);
 
-	if (o->precision > 0) {
-		r = time_one(b, coll, lay, in_place, &op_us);
-		if (r < 0)
-			return r;
-		if (perf_adaptive_loop(op_us, o->iters))
+	if (r == 0 && o->precision > 0) {
+		/* The slowest rank's operation: every rank chooses alike. */
+		double op_us = sync[0];
+		r = rdv_allreduce_double(b->team.rdv, &op_us, 1, RDV_MAX, (int)o->timeout_ms,
+					 b->err);
+		if (r == 0 && perf_adaptive_loop(op_us, o->iters))
 			return time_loop(b, coll, lay, in_place, res);
 	}
-	/*
-	 * nccl-tests' start: a barrier, then the loop.  Each rank's clock
-	 * starts as it leaves the barrier, so its figure carries the
-	 * barrier's skew over the loop, as nccl-tests' does after its MPI
-	 * barrier (lining the ranks up with an operation first read up to
-	 * 1.5 us faster below 1 MiB, docs/benchmarks.md).
-	 */
-	r = rdv_barrier(b->team.rdv, (int)o->timeout_ms, b->err);
+	if (r == 0)
+		r = rdv_barrier(b->team.rdv, (int)o->timeout_ms, b->err);
 	if (r == 0)
 		r = timed_ops(b, coll, lay, in_place, 0, o->iters, t);
 	if (r == 0)

@@ -4,8 +4,8 @@
 # between two sizes once the run is over 2 s old, erased before each piece
 # of the table, so that the table on the same terminal is intact.  Never
 # with --json, never when stderr is not a terminal.  The stand-in NCCL keeps
-# each collective's stream busy for 100 ms, so that a sweep of 18 sizes
-# (2 waits a size with -n 1 -w 0 -c 0) lasts 3.6 s at the least: the line
+# each collective's stream busy for 50 ms, so that a sweep of 18 sizes
+# (4 waits a size with -n 1 -w 0 -c 0) lasts 3.6 s at the least: the line
 # is due from the 11th size on, however fast or slow this machine is.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/fake/lib-fake.sh"
@@ -13,7 +13,7 @@ unset SPARKCTL_FAKE_NCCL_HANG_BYTES SPARKCTL_FAKE_NCCL_CORRUPT SPARKCTL_FAKE_NCC
   SPARKCTL_FAKE_NCCL_NET SPARKCTL_FAKE_CUDA_FREE_MIB NCCL_DEBUG NCCL_DEBUG_FILE NCCL_DEBUG_SUBSYS \
   RANK WORLD_SIZE MASTER_ADDR MASTER_PORT LOCAL_RANK SPARKCTL_ROOT
 export TMPDIR=$TMP
-export SPARKCTL_FAKE_NCCL_BUSY_US=100000
+export SPARKCTL_FAKE_NCCL_BUSY_US=50000
 sweep=(bench nccl -b 8 -e 1M -n 1 -w 0 -c 0)
 
 # on_tty WHERE CMD...: run CMD with stderr on a pty, and stdout too when
