@@ -122,6 +122,45 @@ def sparkctl_rows(path):
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
+def span(pairs):
+    """'lo (size) - hi (size)' of (ratio, size) pairs."""
+    if not pairs:
+        return "none"
+    (lo, s_lo), (hi, s_hi) = min(pairs), max(pairs)
+    return f"{lo:.3f} ({s_lo} B) - {hi:.3f} ({s_hi} B)"
+
+def verdicts(nt, sp):
+    """The issue's measures, both placements: busbw from 1 MiB against
+    nccl-tests' median and adaptive against fixed; below 1 MiB, the rows
+    whose median lies within nccl-tests' spread (no further from its median
+    than its farthest round) and within the range of its rounds."""
+    print("\nBoth placements: busbw from 1 MiB over nccl-tests' median; below 1 MiB, "
+          "rows within nccl-tests' spread about its median / within the range of its rounds.\n")
+    for who, rows in sp.items():
+        big, vs_fixed, spread, inside, small = [], [], 0, 0, 0
+        for size in sorted(nt[0]):
+            for ti, bi in ((0, 1), (2, 3)):
+                ts = [r[size][ti] for r in nt if size in r]
+                t0 = med(ts)
+                t = med([r[size][ti] for r in rows if size in r])
+                b0 = med([r[size][bi] for r in nt if size in r])
+                b = med([r[size][bi] for r in rows if size in r])
+                if size >= 1 << 20:
+                    big.append((b / b0, size))
+                    if who != "fixed" and "fixed" in sp:
+                        bf = med([r[size][bi] for r in sp["fixed"] if size in r])
+                        vs_fixed.append((b / bf, size))
+                else:
+                    small += 1
+                    spread += abs(t - t0) <= max(abs(x - t0) for x in ts)
+                    inside += min(ts) <= t <= max(ts)
+        line = f"- {who}: busbw {span(big)}"
+        if vs_fixed:
+            line += f"; against fixed {span(vs_fixed)}"
+        if small:
+            line += f"; below 1 MiB {spread}/{small} within the spread, {inside}/{small} within the range"
+        print(line)
+
 for transport in transports:
     for op in ops:
         print(f"\n### {op}, {transport}, {rounds} rounds\n")
@@ -162,5 +201,6 @@ for transport in transports:
                 shown = f"{t:.1f}" if min(ts) <= t <= max(ts) else f"[{t:.1f}]"
                 line += f" {shown} | {b:.2f} | {ratio:.3f} | {wrong} |"
             print(line)
+        verdicts(nt, sp)
 EOF
 echo "bench-nccl: outputs in $out" >&2
