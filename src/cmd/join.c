@@ -427,45 +427,48 @@ static size_t print_changes(const struct join *j, bool dry_run)
 	return changes;
 }
 
-/* Make the missing keys (and ~/.ssh); each side's public key into its state. */
+/*
+ * Make the missing keys (and ~/.ssh), on every side at once (the logins
+ * that needed a password are behind us: each side has its master
+ * connection); each side's public key into its state.
+ */
 static int make_keys(struct join *j)
 {
-	size_t n = j->nr_nodes + 1;
+	size_t n = j->nr_nodes + 1, nr_jobs = 0;
 	struct run_job *jobs = xcalloc(n, sizeof(*jobs));
+	struct side **of = xcalloc(n, sizeof(*of)); /* the side of each job */
 	struct strvec args = STRVEC_INIT;
 	int ret = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		struct side *s = &j->sides[i];
-		run_job_init(&jobs[i]);
 		if ((s->st.has_key && s->st.pubkey) || (i == j->nr_nodes && j->local_is_node))
 			continue;
 		strvec_clear(&args);
 		strvec_pushf(&args, "sparkctl-join@%s", s->name);
-		side_argv(j, s, join_keygen_script, &args, &jobs[i].argv);
+		run_job_init(&jobs[nr_jobs]);
+		side_argv(j, s, join_keygen_script, &args, &jobs[nr_jobs].argv);
+		of[nr_jobs++] = s;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (jobs[i].argv.nr)
-			run_jobs(&jobs[i], 1, 1, JOIN_TIMEOUT_MS, JOIN_OUTPUT_MAX);
-	for (size_t i = 0; i < n; i++) {
-		struct side *s = &j->sides[i];
-		if (!jobs[i].argv.nr)
-			continue;
-		char *fail = remote_failure(&jobs[i], s->label, JOIN_TIMEOUT_MS);
-		size_t len = strcspn(jobs[i].out.buf, "\n");
+	if (nr_jobs)
+		run_jobs(jobs, nr_jobs, 0, JOIN_TIMEOUT_MS, JOIN_OUTPUT_MAX);
+	for (size_t k = 0; k < nr_jobs; k++) {
+		struct side *s = of[k];
+		char *fail = remote_failure(&jobs[k], s->label, JOIN_TIMEOUT_MS);
+		size_t len = strcspn(jobs[k].out.buf, "\n");
 		if (fail || !len) {
 			cmd_error("join", "%s: cannot make an ssh key: %s", s->label,
 				  fail ? fail : "ssh-keygen printed no key");
 			ret = -1;
 		} else {
 			free(s->st.pubkey);
-			s->st.pubkey = xstrndup(jobs[i].out.buf, len);
+			s->st.pubkey = xstrndup(jobs[k].out.buf, len);
 		}
 		free(fail);
+		run_job_release(&jobs[k]);
 	}
-	for (size_t i = 0; i < n; i++)
-		run_job_release(&jobs[i]);
 	free(jobs);
+	free(of);
 	strvec_clear(&args);
 	return ret;
 }
