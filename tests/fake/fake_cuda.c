@@ -35,8 +35,8 @@
  *     NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the current
  *     context's default stream.
  *   - events: cuEventRecord takes the time the stream's work ends (now if
- *     it is idle); cuEventQuery is ready from then on, and never while the
- *     stream it was recorded on hangs; cuEventElapsedTime of two ready
+ *     it is idle); cuEventQuery is ready from then on, and one recorded
+ *     behind a hung collective never while its stream hangs; cuEventElapsedTime of two ready
  *     events is the difference in milliseconds, else CUDA_ERROR_NOT_READY
  *     (CUDA_ERROR_INVALID_HANDLE for one never recorded).
  *
@@ -194,6 +194,7 @@ struct CUevent_st {
 	struct CUctx_st *ctx;
 	struct CUstream_st *stream; /* where it was last recorded; NULL: never */
 	struct timespec at;	    /* the end of the work before it, CLOCK_MONOTONIC */
+	bool behind_hang;	    /* recorded while its stream hung: not before the release */
 	struct CUevent_st *next;    /* in events */
 };
 
@@ -804,6 +805,7 @@ FAKE_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 
 		e->stream = s;
 		e->at = before(t, s->busy_until) ? s->busy_until : t;
+		e->behind_hang = s->hung;
 	}
 	pthread_mutex_unlock(&lock);
 	return r;
@@ -812,7 +814,7 @@ FAKE_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 /* Under lock: whether the work before e has ended. */
 static bool event_ready(const struct CUevent_st *e)
 {
-	return !e->stream->hung && !before(now(), e->at);
+	return !(e->behind_hang && e->stream->hung) && !before(now(), e->at);
 }
 
 FAKE_EXPORT CUresult cuEventQuery(CUevent hEvent)

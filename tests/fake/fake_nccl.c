@@ -52,6 +52,8 @@
  *                      CUDA_ERROR_NOT_READY until ncclCommAbort of its
  *                      communicator, which releases it.
  *                      ncclCommGetAsyncError reports ncclSuccess meanwhile.
+ *   SPARKCTL_FAKE_NCCL_HANG_AFTER=N  every collective of a communicator
+ *                      after its Nth hangs likewise, whatever its size.
  *   SPARKCTL_FAKE_NCCL_CORRUPT=N     a collective of N bytes or more adds 1
  *                      to the first byte of its output, so that a check of
  *                      the result finds it wrong.
@@ -385,6 +387,7 @@ static int env_number(const char *name, unsigned long long *value)
 struct hooks {
 	bool hang, corrupt, async_error;
 	unsigned long long busy_us;
+	unsigned long long hang_after; /* 0: none */
 };
 
 /* The hooks that apply to a collective of size bytes; false if one is malformed. */
@@ -398,6 +401,10 @@ static bool read_hooks(size_t bytes, struct hooks *h)
 	if (r < 0)
 		return false;
 	h->hang = r > 0 && bytes >= v;
+	r = env_number("SPARKCTL_FAKE_NCCL_HANG_AFTER", &v);
+	if (r < 0)
+		return false;
+	h->hang_after = r > 0 ? v : 0;
 	r = env_number("SPARKCTL_FAKE_NCCL_CORRUPT", &v);
 	if (r < 0)
 		return false;
@@ -963,7 +970,8 @@ static ncclResult_t finish(const struct coll *op, void *stream2, unsigned char *
 	if (h.corrupt && out_bytes)
 		out[0] = (unsigned char)(out[0] + 1);
 	c->collectives++;
-	hang = h.hang || (h.async_error && c->collectives == 1);
+	hang = h.hang || (h.hang_after && c->collectives > h.hang_after) ||
+	       (h.async_error && c->collectives == 1);
 	if (hang || h.busy_us) {
 		if (!have_cuda_hooks()) {
 			set_error("fake: the test hooks need the stand-in libcuda.so.1");

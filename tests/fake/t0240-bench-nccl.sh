@@ -6,7 +6,7 @@
 # and every bad command line.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/fake/lib-fake.sh"
-unset SPARKCTL_FAKE_NCCL_HANG_BYTES SPARKCTL_FAKE_NCCL_CORRUPT SPARKCTL_FAKE_NCCL_ASYNC_ERROR \
+unset SPARKCTL_FAKE_NCCL_HANG_BYTES SPARKCTL_FAKE_NCCL_HANG_AFTER SPARKCTL_FAKE_NCCL_CORRUPT SPARKCTL_FAKE_NCCL_ASYNC_ERROR \
   SPARKCTL_FAKE_NCCL_NET SPARKCTL_FAKE_CUDA_FREE_MIB SPARKCTL_FAKE_CUDA_NO_PTX NCCL_DEBUG NCCL_DEBUG_FILE NCCL_DEBUG_SUBSYS \
   RANK WORLD_SIZE MASTER_ADDR MASTER_PORT LOCAL_RANK SPARKCTL_ROOT
 export TMPDIR=$TMP
@@ -396,6 +396,16 @@ for destroy in 0 1; do
   json_get "$TMP/adaptive.json" 'all(99900 <= d["tests"][0]["results"][0][h]["time_us"] < 110000 for h in ("out_of_place", "in_place"))' |
     grep -qx True || fail "the figure should be the operations' 100 ms: $(cat "$TMP/adaptive.json")"
 done
+# A collective that never ends inside the loop (the communicator's 4th: the
+# loop's third, issued with the first two, which end): the rank waits on that
+# operation's event, gives up at --op-timeout, aborts the communicator and
+# exits 5, as a hang outside the loop does.
+expect 5 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=100000 SPARKCTL_FAKE_NCCL_HANG_AFTER=3 SPARKCTL_FAKE_NCCL_TRACE="$TMP/trace" \
+  "$SPARKCTL" bench nccl -b 4K -e 4K -w 0 -n 10 --precision 2% --op-timeout 1
+contains "$TMP/err" "all_reduce of 4096 bytes did not finish within 1 s on rank 0"
+[ "$(cat "$TMP/trace")" = "ncclCommAbort
+exit handler: 0 live" ] || fail "a hang in the adaptive loop: $(cat "$TMP/trace")"
+rm -f "$TMP/trace"
 # Fixed mode counts all 10.
 expect 0 fake gb10 env SPARKCTL_FAKE_NCCL_BUSY_US=100000 "$SPARKCTL" bench nccl -b 4K -e 4K -w 0 -n 10 -o "$TMP/fixed.json"
 json_get "$TMP/fixed.json" 'd["tests"][0]["results"][0]["out_of_place"]["iterations"]' | grep -qx 10 ||
