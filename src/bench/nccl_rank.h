@@ -28,8 +28,10 @@ struct nccl_gpu {
 	cu_context ctx;
 	bool ctx_retained;
 	cu_stream stream;
-	/* The adaptive loop's, made at its first use: a ring, one per operation in flight and one
-	 * more. */
+	/*
+	 * The adaptive loop's, made at its first use: a ring of one per
+	 * operation in flight and one more.
+	 */
 	cu_event events[PERF_ADAPTIVE_AHEAD + 1];
 	unsigned nr_events;
 	nccl_comm comm;
