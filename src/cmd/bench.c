@@ -58,10 +58,10 @@ static const char nccl_description[] =
 	"and a larger -e is refused without --force.  Iterations are fixed by default\n"
 	"(-n 20, -w 1, as nccl-tests), so figures compare with nccl-tests' directly;\n"
 	"--precision P stops a size's loop once its mean is known within P percent,\n"
-	"which takes fewer operations at large sizes.  Results are checked after the timed\n"
-	"loop (-c 0 to skip), on the GPU by kernels the driver compiles at run time\n"
-	"(on the host where it cannot: --check-on).  -C 1 shows the host's time to issue an\n"
-	"operation instead of the time to complete it (both are in the JSON).  A\n"
+	"which takes fewer operations at large sizes.  Results are checked after the\n"
+	"timed loop (-c 0 to skip), on the GPU by kernels the driver compiles at run\n"
+	"time (on the host where it cannot: --check-on).  -C 1 shows the host's time to\n"
+	"issue an operation instead of the time to complete it (both are in the JSON).  A\n"
 	"collective that does not finish within --op-timeout is aborted.";
 
 struct nccl_args {

@@ -6,6 +6,7 @@
 #include "sparkctl.h"
 
 #include "lib/xalloc.h"
+#include "view/color.h"
 #include "view/doctor_view.h"
 
 void doctor_summarize(const struct doctor_cluster *c, const struct findings *f,
@@ -23,13 +24,13 @@ static const char *color_of(enum check_status st)
 {
 	switch (st) {
 	case CHECK_FAIL:
-		return "\033[1;31m";
+		return COLOR_FAIL;
 	case CHECK_WARN:
-		return "\033[1;33m";
+		return COLOR_WARN;
 	case CHECK_PASS:
-		return "\033[32m";
+		return COLOR_PASS;
 	case CHECK_SKIP:
-		return "\033[2m";
+		return COLOR_SKIP;
 	}
 	return "";
 }

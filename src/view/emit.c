@@ -3,9 +3,8 @@
  */
 #include "sparkctl.h"
 
+#include "view/color.h"
 #include "view/emit.h"
-
-#define COLOR_RESET "\033[0m"
 
 /* A report's call sequence is wrong: fail loudly, in tests first. */
 ATTR_NORETURN static void misuse(const char *what)

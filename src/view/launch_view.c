@@ -3,6 +3,7 @@
  */
 #include "sparkctl.h"
 
+#include "view/color.h"
 #include "view/launch_view.h"
 
 const char *launch_end_name(enum launch_end end)
@@ -28,7 +29,7 @@ static void emit_unit(const struct launch_options *o, const struct launch_result
 	 */
 	bool ok = u->ended && !u->signaled && u->status == 0;
 	bool spared = !u->started || (u->ended_by_launch && !first);
-	const char *color = ok ? "\033[32m" : spared ? "\033[1;33m" : "\033[1;31m";
+	const char *color = ok ? COLOR_PASS : spared ? COLOR_WARN : COLOR_FAIL;
 
 	if (!u->started)
 		strbuf_addstr(&status, "not started");

@@ -7,6 +7,7 @@
  */
 #include "sparkctl.h"
 
+#include "view/color.h"
 #include "view/link_view.h"
 
 /* A rate, or null when there is none (0: unknown). */
@@ -56,9 +57,9 @@ static void add_problem(struct strbuf *out, const char *what, const struct link_
 static void emit_verdict_cell(const struct link_judgement *j, struct emitter *e)
 {
 	static const char *const colors[] = {
-		[LINK_HEALTHY] = "\033[32m",
-		[LINK_DEGRADED] = "\033[1;33m",
-		[LINK_BROKEN] = "\033[1;31m",
+		[LINK_HEALTHY] = COLOR_PASS,
+		[LINK_DEGRADED] = COLOR_WARN,
+		[LINK_BROKEN] = COLOR_FAIL,
 	};
 
 	emit_cell_color(e, NULL, NULL, colors[j->verdict], link_verdict_name(j->verdict));

@@ -1,6 +1,7 @@
 #include "sparkctl.h"
 
 #include "lib/xalloc.h"
+#include "view/color.h"
 #include "view/table.h"
 
 void table_init(struct table *t, size_t nr, const char *const *headers)
@@ -15,8 +16,6 @@ void table_init(struct table *t, size_t nr, const char *const *headers)
 	}
 }
 
-#define COLOR_RESET "\033[0m"
-
 /* Add a cell that owns text. */
 static void add_cell(struct table *t, char *text, const char *color)
 {
@@ -28,7 +27,7 @@ static void add_cell(struct table *t, char *text, const char *color)
 
 void table_cell(struct table *t, const char *text)
 {
-	add_cell(t, xstrdup(text ? text : "-"), NULL);
+	table_cell_color(t, NULL, text);
 }
 
 void table_cell_color(struct table *t, const char *color, const char *text)
