@@ -7,9 +7,8 @@
 
 #include <math.h>
 
+#include "view/color.h"
 #include "view/status_view.h"
-
-#define RED "\033[31m"
 
 void status_age(int64_t s, char buf[24])
 {
@@ -203,11 +202,11 @@ void status_emit(const struct status_node *nodes, size_t n, int64_t now, struct 
 		const char *gpu_error = nodes[i].doc ? str(nodes[i].doc, "gpu_error") : NULL;
 		struct strbuf line = STRBUF_INIT;
 		if (nodes[i].sparkctl_missing) {
-			emit_str_color(e, NULL, RED, "%s", nodes[i].error);
+			emit_str_color(e, NULL, COLOR_FAIL, "%s", nodes[i].error);
 			emit_text(e, "\n");
 		} else if (nodes[i].error) {
 			strbuf_addf(&line, "%s: unreachable: %s", nodes[i].host, nodes[i].error);
-			emit_str_color(e, NULL, RED, "%s", line.buf);
+			emit_str_color(e, NULL, COLOR_FAIL, "%s", line.buf);
 			emit_text(e, "\n");
 		} else if (gpu_error) {
 			strbuf_addf(&line, "%s: no GPU figures: %s", nodes[i].host, gpu_error);

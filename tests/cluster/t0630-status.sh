@@ -60,6 +60,10 @@ want(s["doctor"], None, "node0 doctor")
 expect 3 "$SPARKCTL" status -H node0,nosuchnode --remote-sparkctl sparkctl
 grep -E "^nosuchnode +down" "$TMP/out" > /dev/null || { cat "$TMP/out"; fail "no down row"; }
 contains "$TMP/out" "nosuchnode: unreachable: ssh: Could not resolve hostname nosuchnode"
+# In colour, that line is red as doctor's FAIL is (view/color.h).
+expect 3 "$SPARKCTL" status --color always -H node0,nosuchnode --remote-sparkctl sparkctl
+grep -qF "$(printf '\033[1;31mnosuchnode: unreachable: ')" "$TMP/out" ||
+  { cat -v "$TMP/out"; fail "the unreachable node's line is not red"; }
 
 # A node that names its GPU with terminal controls, and one whose sparkctl
 # fails with them (and ssh's CR LF) on stderr: the rows and the lines under
