@@ -22,12 +22,18 @@
 #               "adaptive" (--precision 2%)
 #   OUT         where the outputs and the summary go (a new temporary folder)
 #   MPIRUN      mpirun (Open MPI) and its options
+#   CONTROL     1 (default): run nccl-tests a second time in each round, as
+#               "control", so that each table shows how far nccl-tests'
+#               own median moves from one set of rounds to another; 0: not
 #
 # Each run's wall time is from its start to its exit, as a user waits for
 # it: nccl-tests under mpirun (-np GPUS -g 1, bound to cores), sparkctl
 # bench nccl --gpus GPUS (its defaults: the check on).  Prints, per
 # transport and collective, the wall times (median, min-max) and, per
 # size, the median busbw of each and the ratio to nccl-tests' median.
+# A row agrees where sparkctl's busbw is within 2% of nccl-tests' median,
+# or no further from it than the control's (nccl-tests against itself:
+# below 1 MiB, and on the socket transport, its rounds spread by more).
 set -eu
 
 nt=${1:-${NCCL_TESTS:?usage: bench/bench-nccl.sh NCCL_TESTS_BUILD [ROUNDS] (or NCCL_TESTS=DIR)}}
@@ -39,6 +45,8 @@ transports=${TRANSPORTS:-nvlink socket}
 modes=${MODES:-fixed adaptive}
 out=${OUT:-$(mktemp -d /tmp/bench-nccl.XXXXXX)}
 mpirun=${MPIRUN:-mpirun --allow-run-as-root --bind-to core --map-by core}
+control=${CONTROL:-1}
+case $control in 0 | 1) ;; *) echo "bench-nccl: CONTROL is 0 or 1" >&2; exit 2 ;; esac
 mkdir -p "$out"
 
 for tool in "$sparkctl" "$nt/all_reduce_perf"; do
@@ -70,12 +78,14 @@ for transport in $transports; do
   for op in $ops; do
     for round in $(seq 1 "$rounds"); do
       # Alternate which tool goes first, so neither always runs on a warm machine.
-      order="nccl-tests $modes"
-      [ $((round % 2)) = 0 ] && order="$modes nccl-tests"
+      tests="nccl-tests"
+      [ "$control" = 1 ] && tests="nccl-tests control"
+      order="$tests $modes"
+      [ $((round % 2)) = 0 ] && order="$modes $tests"
       for who in $order; do
         name=$transport.$op.$who.$round
         case $who in
-        nccl-tests)
+        nccl-tests | control)
           run "$name" env "${env[@]}" $mpirun -np "$gpus" \
             "$nt/${op}_perf" -g 1 "${range[@]}" -f 2 -c 1 ;;
         fixed)
@@ -94,9 +104,13 @@ for transport in $transports; do
   done
 done
 
-python3 - "$out" "$rounds" "$transports" "$ops" "$modes" <<'EOF' | tee "$out/summary.md"
+python3 - "$out" "$rounds" "$transports" "$ops" "$modes" "$control" <<'EOF' | tee "$out/summary.md"
 import json, statistics, sys
-out, rounds, transports, ops, modes = sys.argv[1], int(sys.argv[2]), *[a.split() for a in sys.argv[3:]]
+out, rounds, transports, ops, modes = sys.argv[1], int(sys.argv[2]), *[a.split() for a in sys.argv[3:6]]
+control = sys.argv[6] == "1"
+
+def count(field):
+    return int(field) if field.isdigit() else 0
 
 def nccl_tests_rows(path):
     rows = {}
@@ -106,7 +120,7 @@ def nccl_tests_rows(path):
             continue
         # size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong
         rows[int(f[0])] = (float(f[5]), float(f[7]), float(f[9]), float(f[11]),
-                           f[8], f[12])
+                           count(f[8]), count(f[12]))
     return rows
 
 def sparkctl_rows(path):
@@ -116,11 +130,21 @@ def sparkctl_rows(path):
             o, i = r["out_of_place"], r["in_place"]
             rows[r["size_bytes"]] = (o["time_us"], o["busbw_gbytes_per_second"],
                                      i["time_us"], i["busbw_gbytes_per_second"],
-                                     o["wrong"], i["wrong"])
+                                     o["wrong"] or 0, i["wrong"] or 0)
     return rows
 
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
+
+def times(runs, size, ti):
+    return [r[size][ti] for r in runs if size in r]
+
+def busbw_ratio(runs, base, size, ti):
+    """busbw over base's, as the medians of the time (busbw is size over
+    time times a constant, and the time is not rounded as nccl-tests'
+    busbw is)."""
+    t = med(times(runs, size, ti))
+    return med(times(base, size, ti)) / t if t > 0 else float("nan")
 
 def span(pairs):
     """'lo (size) - hi (size)' of (ratio, size) pairs."""
@@ -129,34 +153,43 @@ def span(pairs):
     (lo, s_lo), (hi, s_hi) = min(pairs), max(pairs)
     return f"{lo:.3f} ({s_lo} B) - {hi:.3f} ({s_hi} B)"
 
-def verdicts(nt, sp):
-    """The issue's measures, both placements: busbw from 1 MiB against
-    nccl-tests' median and adaptive against fixed; below 1 MiB, the rows
-    whose median lies within nccl-tests' spread (no further from its median
-    than its farthest round) and within the range of its rounds."""
-    print("\nBoth placements: busbw from 1 MiB over nccl-tests' median; below 1 MiB, "
-          "rows within nccl-tests' spread about its median / within the range of its rounds.\n")
-    for who, rows in sp.items():
-        big, vs_fixed, spread, inside, small = [], [], 0, 0, 0
+def verdicts(nt, runs):
+    """The issue's measures, both placements.  From 1 MiB: busbw over
+    nccl-tests' median; adaptive over fixed; the rows that agree (within
+    2%, or no further than the control, nccl-tests against itself).  Below
+    1 MiB: the rows whose median lies within nccl-tests' spread (no
+    further from its median than its farthest round) and within the range
+    of its rounds."""
+    print("\nBoth placements: busbw from 1 MiB over nccl-tests' median; a row agrees "
+          "within 2% or within the control's distance; below 1 MiB, rows within "
+          "nccl-tests' spread about its median / within the range of its rounds.\n")
+    for who, rows in runs.items():
+        big, vs_fixed, small, spread, inside, rows_big, agree, off = [], [], 0, 0, 0, 0, 0, []
         for size in sorted(nt[0]):
-            for ti, bi in ((0, 1), (2, 3)):
-                ts = [r[size][ti] for r in nt if size in r]
-                t0 = med(ts)
-                t = med([r[size][ti] for r in rows if size in r])
-                b0 = med([r[size][bi] for r in nt if size in r])
-                b = med([r[size][bi] for r in rows if size in r])
-                if size >= 1 << 20:
-                    big.append((b / b0, size))
-                    if who != "fixed" and "fixed" in sp:
-                        bf = med([r[size][bi] for r in sp["fixed"] if size in r])
-                        vs_fixed.append((b / bf, size))
-                else:
+            for ti in (0, 2):
+                ts = times(nt, size, ti)
+                t0, t = med(ts), med(times(rows, size, ti))
+                if size < 1 << 20:
                     small += 1
                     spread += abs(t - t0) <= max(abs(x - t0) for x in ts)
                     inside += min(ts) <= t <= max(ts)
+                    continue
+                ratio = busbw_ratio(rows, nt, size, ti)
+                big.append((ratio, size))
+                if who not in ("fixed", "control") and "fixed" in runs:
+                    vs_fixed.append((busbw_ratio(rows, runs["fixed"], size, ti), size))
+                if who != "control" and "control" in runs:
+                    rows_big += 1
+                    limit = max(0.02, abs(busbw_ratio(runs["control"], nt, size, ti) - 1))
+                    if abs(ratio - 1) <= limit:
+                        agree += 1
+                    else:
+                        off.append(f"{size} B {'in' if ti else 'out-of'}-place {ratio:.3f}")
         line = f"- {who}: busbw {span(big)}"
         if vs_fixed:
             line += f"; against fixed {span(vs_fixed)}"
+        if rows_big:
+            line += f"; {agree}/{rows_big} agree" + (f" (not: {', '.join(off)})" if off else "")
         if small:
             line += f"; below 1 MiB {spread}/{small} within the spread, {inside}/{small} within the range"
         print(line)
@@ -166,41 +199,45 @@ for transport in transports:
         print(f"\n### {op}, {transport}, {rounds} rounds\n")
         print("| run | wall time median (s) | min-max (s) | vs nccl-tests |")
         print("|---|---|---|---|")
+        # The control is nccl-tests run again: its rows read as nccl-tests'.
+        who_all = ["nccl-tests"] + (["control"] if control else []) + modes
         walls = {}
-        for who in ["nccl-tests"] + modes:
+        for who in who_all:
             walls[who] = [float(open(f"{out}/{transport}.{op}.{who}.{r}.wall").read())
                           for r in range(1, rounds + 1)]
         base = med(walls["nccl-tests"])
         for who, w in walls.items():
-            label = "nccl-tests" if who == "nccl-tests" else f"sparkctl {who}"
+            label = who if who in ("nccl-tests", "control") else f"sparkctl {who}"
             print(f"| {label} | {med(w):.2f} | {min(w):.2f}-{max(w):.2f} | {med(w) / base:.2f} |")
+        def rows_of(who, r):
+            path = f"{out}/{transport}.{op}.{who}.{r}"
+            if who == "control":
+                return nccl_tests_rows(path + ".out")
+            return sparkctl_rows(path + ".json")
         nt = [nccl_tests_rows(f"{out}/{transport}.{op}.nccl-tests.{r}.out")
               for r in range(1, rounds + 1)]
-        sp = {who: [sparkctl_rows(f"{out}/{transport}.{op}.{who}.{r}.json")
-                    for r in range(1, rounds + 1)] for who in modes}
+        runs = {who: [rows_of(who, r) for r in range(1, rounds + 1)] for who in who_all[1:]}
         head = "| size (B) | nccl-tests time (us), median (min-max) | nccl-tests busbw (GB/s) |"
         rule = "|---|---|---|"
-        for who in modes:
+        for who in runs:
             head += f" {who} time (us) | {who} busbw (GB/s) | {who} busbw ratio | {who} #wrong |"
             rule += "---|---|---|---|"
-        print("\nOut-of-place; ratios are sparkctl's median over nccl-tests' median; "
-              "a time in brackets is outside the range of nccl-tests' own rounds.\n")
+        print("\nOut-of-place; ratios are the median's over nccl-tests' median (from the "
+              "times); a time in brackets is outside the range of nccl-tests' own rounds.\n")
         print(head)
         print(rule)
         for size in sorted(nt[0]):
-            ts = [r[size][0] for r in nt if size in r]
-            t0 = med(ts)
+            ts = times(nt, size, 0)
             b0 = med([r[size][1] for r in nt if size in r])
-            line = f"| {size} | {t0:.1f} ({min(ts):.1f}-{max(ts):.1f}) | {b0:.2f} |"
-            for who in modes:
-                rs = [r[size] for r in sp[who] if size in r]
+            line = f"| {size} | {med(ts):.1f} ({min(ts):.1f}-{max(ts):.1f}) | {b0:.2f} |"
+            for who, rows in runs.items():
+                rs = [r[size] for r in rows if size in r]
                 t = med([r[0] for r in rs])
                 b = med([r[1] for r in rs])
-                wrong = sum((r[4] or 0) + (r[5] or 0) for r in rs)
-                ratio = b / b0 if b0 > 0 else float("nan")
+                wrong = sum(r[4] + r[5] for r in rs)
                 shown = f"{t:.1f}" if min(ts) <= t <= max(ts) else f"[{t:.1f}]"
-                line += f" {shown} | {b:.2f} | {ratio:.3f} | {wrong} |"
+                line += f" {shown} | {b:.2f} | {busbw_ratio(rows, nt, size, 0):.3f} | {wrong} |"
             print(line)
-        verdicts(nt, sp)
+        verdicts(nt, runs)
 EOF
 echo "bench-nccl: outputs in $out" >&2
