@@ -25,6 +25,8 @@
 #   CONTROL     1 (default): run nccl-tests a second time in each round, as
 #               "control", so that each table shows how far nccl-tests'
 #               own median moves from one set of rounds to another; 0: not
+#   SIZES       the sizes of every transport's sweep instead of its own,
+#               as -b and -e ("-b 1M -e 64M")
 #
 # Each run's wall time is from its start to its exit, as a user waits for
 # it: nccl-tests under mpirun (-np GPUS -g 1, bound to cores), sparkctl
@@ -46,6 +48,7 @@ modes=${MODES:-fixed adaptive}
 out=${OUT:-$(mktemp -d /tmp/bench-nccl.XXXXXX)}
 mpirun=${MPIRUN:-mpirun --allow-run-as-root --bind-to core --map-by core}
 control=${CONTROL:-1}
+sizes=${SIZES:-}
 case $control in 0 | 1) ;; *) echo "bench-nccl: CONTROL is 0 or 1" >&2; exit 2 ;; esac
 mkdir -p "$out"
 
@@ -75,6 +78,8 @@ for transport in $transports; do
   socket) env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1); range=(-b 1M -e 256M) ;;
   *) echo "bench-nccl: unknown transport $transport" >&2; exit 2 ;;
   esac
+  # shellcheck disable=SC2206 # SIZES is words: -b MIN -e MAX
+  [ -n "$sizes" ] && range=($sizes)
   for op in $ops; do
     for round in $(seq 1 "$rounds"); do
       # Alternate which tool goes first, so neither always runs on a warm machine.
@@ -160,9 +165,10 @@ def verdicts(nt, runs):
     1 MiB: the rows whose median lies within nccl-tests' spread (no
     further from its median than its farthest round) and within the range
     of its rounds."""
-    print("\nBoth placements: busbw from 1 MiB over nccl-tests' median; a row agrees "
-          "within 2% or within the control's distance; below 1 MiB, rows within "
-          "nccl-tests' spread about its median / within the range of its rounds.\n")
+    agree = "; a row agrees within 2% or within the control's distance" if control else ""
+    print(f"\nBoth placements: busbw from 1 MiB over nccl-tests' median{agree}; below "
+          "1 MiB, rows within nccl-tests' spread about its median / within the range of "
+          "its rounds.\n")
     for who, rows in runs.items():
         big, vs_fixed, small, spread, inside, rows_big, agree, off = [], [], 0, 0, 0, 0, 0, []
         for size in sorted(nt[0]):
