@@ -19,7 +19,9 @@
 #               network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1,
 #               which stands in for two Sparks); socket sweeps 1M-256M
 #   MODES       sparkctl's modes: "fixed" (nccl-tests' 20 iterations) and
-#               "adaptive" (--precision 2%)
+#               "adaptive" (--precision 2%); a word VAR=VALUE is fixed mode
+#               with VAR set ("fixed NCCL_DEBUG=WARN" sets one against the
+#               other); any other word, sparkctl's options ("--bind=none")
 #   OUT         where the outputs and the summary go (a new temporary folder)
 #   MPIRUN      mpirun (Open MPI) and its options
 #   CONTROL     1 (default): run nccl-tests a second time in each round, as
@@ -99,6 +101,9 @@ for transport in $transports; do
         adaptive)
           run "$name" env "${env[@]}" "$sparkctl" bench nccl --gpus "$gpus" --op "$op" \
             "${range[@]}" -f 2 --precision 2% -o "$out/$name.json" ;;
+        *=*)
+          run "$name" env "${env[@]}" "$who" "$sparkctl" bench nccl --gpus "$gpus" --op "$op" \
+            "${range[@]}" -f 2 -o "$out/$name.json" ;;
         *)
           run "$name" env "${env[@]}" "$sparkctl" bench nccl --gpus "$gpus" --op "$op" \
             "${range[@]}" -f 2 $who -o "$out/$name.json" ;;

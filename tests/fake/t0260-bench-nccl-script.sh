@@ -15,9 +15,12 @@ unset SPARKCTL_FAKE_NCCL_HANG_BYTES SPARKCTL_FAKE_NCCL_HANG_AFTER SPARKCTL_FAKE_
 export TMPDIR=$TMP
 
 # The stand-in nccl-tests: -b, -e and -f as nccl-tests reads them, its
-# header and rows, every operation NT_US times 0.95, 0.95, 1, 1, 1.05,
-# 1.05 in turn (the count in NT_COUNT): the rounds of nccl-tests, and those
-# of the control that runs after it in each, spread 5% about NT_US.
+# header and rows.  nccl-tests runs first in each round, the control
+# second (the count in NT_COUNT tells them apart): nccl-tests' operations
+# take NT_US times 0.95, 1 and 1.05 in turn, so that its rounds spread 5%
+# about NT_US; the control's are 10% longer, so that it reads 0.909 of
+# nccl-tests, and a row agrees within 9.1%: a wide margin for a loaded
+# machine that delays sparkctl's issue of the operations.
 nt=$TMP/nccl-tests
 mkdir "$nt"
 cat > "$nt/all_reduce_perf" << 'PY'
@@ -32,7 +35,7 @@ with open(os.environ["NT_COUNT"], "a+") as c:
     c.seek(0)
     n = len(c.read())
     c.write(".")
-t = float(os.environ["NT_US"]) * (0.95, 0.95, 1, 1, 1.05, 1.05)[n % 6]
+t = float(os.environ["NT_US"]) * (0.95, 1, 1.05)[n // 2 % 3] * (1.1 if n % 2 else 1)
 name = os.path.basename(sys.argv[0])
 redop = "none" if name.startswith("all_gather") else "sum"
 print("# nccl-tests stand-in: %s" % name)
@@ -65,9 +68,7 @@ bench_script() {
 }
 
 # Both tools at 5 ms an operation: every row agrees, in both modes, both
-# transports, both collectives; each run's output is kept.  (An operation
-# that long keeps the stand-in's stream busy while this process waits for a
-# loaded CPU, and the median of three rounds outlasts one that did not.)
+# transports, both collectives; each run's output is kept.
 NT_US=5000 BUSY_US=5000 bench_script same 3
 for t in nvlink socket; do
   for op in all_reduce all_gather; do
@@ -87,7 +88,7 @@ done
   { cat "$TMP/same.md"; fail "fixed mode does not agree"; }
 [ "$(grep -c "^- adaptive: .*against fixed .*; 2/2 agree" "$TMP/same.md")" = 4 ] ||
   { cat "$TMP/same.md"; fail "adaptive mode does not agree"; }
-[ "$(grep -c "^- control: busbw 1.000 (" "$TMP/same.md")" = 4 ] || fail "the control is not nccl-tests"
+[ "$(grep -c "^- control: busbw 0.909 (" "$TMP/same.md")" = 4 ] || fail "the control is not nccl-tests"
 # Every data row: sparkctl's ratios near 1, #wrong 0.
 python3 - "$TMP/same.md" << 'PY' || fail "the tables are not those expected"
 import sys
@@ -97,15 +98,21 @@ for l in rows:
     c = [x.strip() for x in l.split("|")[1:-1]]
     # size | nccl-tests time | busbw | then per column: time, busbw, ratio, #wrong
     for k in range(3, len(c), 4):
-        assert 0.95 <= float(c[k + 2]) <= 1.0001, l
+        assert 0.9 <= float(c[k + 2]) <= 1.0001, l
         assert c[k + 3] == "0", l
 PY
 
-# sparkctl a fifth slower: no row agrees, and the summary names them.
-NT_US=5000 BUSY_US=6250 TRANSPORTS=nvlink OPS=all_reduce MODES=fixed bench_script slow 1
+# sparkctl a fifth slower: no row agrees, and the summary names them.  A
+# mode VAR=VALUE is fixed mode with VAR set: here, as fast as nccl-tests'
+# one round (0.95 of NT_US).
+NT_US=5000 BUSY_US=6250 TRANSPORTS=nvlink OPS=all_reduce MODES="fixed SPARKCTL_FAKE_NCCL_BUSY_US=4750" \
+  bench_script slow 1
 contains "$TMP/slow.md" "- fixed: busbw "
 contains "$TMP/slow.md" "; 0/2 agree (not: 1048576 B out-of-place 0."
 contains "$TMP/slow.md" ", 1048576 B in-place 0."
+grep -q "^- SPARKCTL_FAKE_NCCL_BUSY_US=4750: busbw .*against fixed 1\.[1-9].*; 2/2 agree" "$TMP/slow.md" ||
+  { cat "$TMP/slow.md"; fail "the mode with a variable set is not fixed mode with it"; }
+contains "$TMP/slow.md" "| sparkctl SPARKCTL_FAKE_NCCL_BUSY_US=4750 | "
 lacks "$TMP/slow.md" "adaptive"
 
 # Without the control, no row is judged against it; bad settings are one line.
