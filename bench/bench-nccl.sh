@@ -170,8 +170,8 @@ def verdicts(nt, runs):
     1 MiB: the rows whose median lies within nccl-tests' spread (no
     further from its median than its farthest round) and within the range
     of its rounds."""
-    agree = "; a row agrees within 2% or within the control's distance" if control else ""
-    print(f"\nBoth placements: busbw from 1 MiB over nccl-tests' median{agree}; below "
+    rule = "; a row agrees within 2% or within the control's distance" if control else ""
+    print(f"\nBoth placements: busbw from 1 MiB over nccl-tests' median{rule}; below "
           "1 MiB, rows within nccl-tests' spread about its median / within the range of "
           "its rounds.\n")
     for who, rows in runs.items():
