@@ -30,6 +30,8 @@
 #   SIZES       the sizes of every transport's sweep instead of its own,
 #               as -b and -e ("-b 1M -e 64M")
 #
+# Each run sees its name (TRANSPORT.OP.WHO.ROUND) in BENCH_NCCL_RUN, for
+# a wrapper in MPIRUN that records or profiles it.
 # Each run's wall time is from its start to its exit, as a user waits for
 # it: nccl-tests under mpirun (-np GPUS -g 1, bound to cores), sparkctl
 # bench nccl --gpus GPUS (its defaults: the check on).  Prints, per
@@ -47,16 +49,22 @@ gpus=${GPUS:-2}
 ops=${OPS:-all_reduce all_gather}
 transports=${TRANSPORTS:-nvlink socket}
 modes=${MODES:-fixed adaptive}
-out=${OUT:-$(mktemp -d /tmp/bench-nccl.XXXXXX)}
 mpirun=${MPIRUN:-mpirun --allow-run-as-root --bind-to core --map-by core}
 control=${CONTROL:-1}
 sizes=${SIZES:-}
 case $control in 0 | 1) ;; *) echo "bench-nccl: CONTROL is 0 or 1" >&2; exit 2 ;; esac
-mkdir -p "$out"
-
+for transport in $transports; do
+  case $transport in
+  nvlink | socket) ;;
+  *) echo "bench-nccl: unknown transport $transport" >&2; exit 2 ;;
+  esac
+done
 for tool in "$sparkctl" "$nt/all_reduce_perf"; do
   [ -x "$tool" ] || { echo "bench-nccl: $tool is not an executable" >&2; exit 2; }
 done
+# Only once the settings are good: a bad one leaves nothing behind.
+out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/bench-nccl.XXXXXX")}
+mkdir -p "$out"
 
 now() { date +%s.%N; }
 
@@ -78,19 +86,26 @@ for transport in $transports; do
   case $transport in
   nvlink) env=(); range=(-b 8 -e 1G) ;;
   socket) env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1); range=(-b 1M -e 256M) ;;
-  *) echo "bench-nccl: unknown transport $transport" >&2; exit 2 ;;
   esac
   # shellcheck disable=SC2206 # SIZES is words: -b MIN -e MAX
   [ -n "$sizes" ] && range=($sizes)
   for op in $ops; do
     for round in $(seq 1 "$rounds"); do
-      # Alternate which tool goes first, so neither always runs on a warm machine.
+      # Each round runs its own order, shuffled with the round as seed, so
+      # that no run always comes first, or always after the same other run
+      # (a run that always followed nccl-tests read several percent apart
+      # from one that always followed sparkctl).  $out/order keeps them.
       tests="nccl-tests"
       [ "$control" = 1 ] && tests="nccl-tests control"
-      order="$tests $modes"
-      [ $((round % 2)) = 0 ] && order="$modes $tests"
+      # shellcheck disable=SC2086 # the words are the runs
+      order=$(python3 -c 'import random, sys
+runs = sys.argv[2:]
+random.Random(int(sys.argv[1])).shuffle(runs)
+print(" ".join(runs))' "$round" $tests $modes)
+      echo "$transport $op $round: $order" >>"$out/order"
       for who in $order; do
         name=$transport.$op.$who.$round
+        export BENCH_NCCL_RUN=$name
         case $who in
         nccl-tests | control)
           run "$name" env "${env[@]}" $mpirun -np "$gpus" \

@@ -15,9 +15,9 @@ unset SPARKCTL_FAKE_NCCL_HANG_BYTES SPARKCTL_FAKE_NCCL_HANG_AFTER SPARKCTL_FAKE_
 export TMPDIR=$TMP
 
 # The stand-in nccl-tests: -b, -e and -f as nccl-tests reads them, its
-# header and rows.  nccl-tests runs first in each round, the control
-# second (the count in NT_COUNT tells them apart): nccl-tests' operations
-# take NT_US times 0.95, 1 and 1.05 in turn, so that its rounds spread 5%
+# header and rows.  The run's name (BENCH_NCCL_RUN) tells nccl-tests
+# from the control and gives the round: nccl-tests' operations take NT_US
+# times 0.95, 1 and 1.05 in rounds 1, 2, 3, so that its rounds spread 5%
 # about NT_US; the control's are 10% longer, so that it reads 0.909 of
 # nccl-tests, and a row agrees within 9.1%: a wide margin for a loaded
 # machine that delays sparkctl's issue of the operations.
@@ -31,11 +31,9 @@ unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 def size(s):
     return int(s[:-1]) * unit[s[-1]] if s[-1] in unit else int(s)
 lo, hi, f = size(args["-b"]), size(args["-e"]), int(args["-f"])
-with open(os.environ["NT_COUNT"], "a+") as c:
-    c.seek(0)
-    n = len(c.read())
-    c.write(".")
-t = float(os.environ["NT_US"]) * (0.95, 1, 1.05)[n // 2 % 3] * (1.1 if n % 2 else 1)
+transport, op, who, rnd = os.environ["BENCH_NCCL_RUN"].split(".")
+t = float(os.environ["NT_US"]) * (0.95, 1, 1.05)[(int(rnd) - 1) % 3]
+t *= 1.1 if who == "control" else 1
 name = os.path.basename(sys.argv[0])
 redop = "none" if name.startswith("all_gather") else "sum"
 print("# nccl-tests stand-in: %s" % name)
@@ -61,7 +59,7 @@ chmod +x "$TMP/mpirun"
 # bench_script CASE ROUNDS: the script on the stand-ins, its summary in
 # $TMP/CASE.md, its outputs in $TMP/CASE.
 bench_script() {
-  fake gb10 env NT_US="$NT_US" NT_COUNT="$TMP/$1.count" SPARKCTL_FAKE_NCCL_BUSY_US="$BUSY_US" SPARKCTL="$SPARKCTL" \
+  fake gb10 env NT_US="$NT_US" SPARKCTL_FAKE_NCCL_BUSY_US="$BUSY_US" SPARKCTL="$SPARKCTL" \
     GPUS=1 MPIRUN="$TMP/mpirun" SIZES="-b 512K -e 1M" OUT="$TMP/$1" \
     bash "$SRCDIR/bench/bench-nccl.sh" "$nt" "$2" > "$TMP/$1.md" 2> "$TMP/$1.err" ||
     { cat "$TMP/$1.err" >&2; fail "bench-nccl.sh ($1) failed"; }
@@ -80,6 +78,15 @@ for t in nvlink socket; do
     done
   done
 done
+# Every round runs each of the four once, in an order of its own.
+python3 - "$TMP/same/order" << 'PY' || { cat "$TMP/same/order"; fail "the rounds' orders are not shuffled"; }
+import sys
+lines = [l.split(": ") for l in open(sys.argv[1]).read().splitlines()]
+assert len(lines) == 4 * 3, lines
+for _, order in lines:
+    assert sorted(order.split()) == ["adaptive", "control", "fixed", "nccl-tests"], order
+assert len({order for _, order in lines[:3]}) > 1, lines[:3]
+PY
 for who in "nccl-tests" "control" "sparkctl fixed" "sparkctl adaptive"; do
   [ "$(grep -c "^| $who | " "$TMP/same.md")" = 4 ] || fail "$who: not a wall time per table"
 done
@@ -126,3 +133,6 @@ expect 2 env SPARKCTL="$SPARKCTL" bash "$SRCDIR/bench/bench-nccl.sh" "$TMP/nowhe
 contains "$TMP/err" "bench-nccl: $TMP/nowhere/all_reduce_perf is not an executable"
 expect 2 env SPARKCTL="$SPARKCTL" TRANSPORTS=ib bash "$SRCDIR/bench/bench-nccl.sh" "$nt" 1
 contains "$TMP/err" "bench-nccl: unknown transport ib"
+for left in "$TMP"/bench-nccl.*; do
+  [ ! -e "$left" ] || fail "a bad setting left $left behind"
+done
