@@ -53,6 +53,11 @@ mpirun=${MPIRUN:-mpirun --allow-run-as-root --bind-to core --map-by core}
 control=${CONTROL:-1}
 sizes=${SIZES:-}
 case $control in 0 | 1) ;; *) echo "bench-nccl: CONTROL is 0 or 1" >&2; exit 2 ;; esac
+case $rounds in
+'' | *[!0-9]*) rounds_ok=0 ;;
+*) rounds_ok=$((10#$rounds >= 1)) ;;
+esac
+[ "$rounds_ok" = 1 ] || { echo "bench-nccl: ROUNDS is a whole number from 1, not '$rounds'" >&2; exit 2; }
 for transport in $transports; do
   case $transport in
   nvlink | socket) ;;

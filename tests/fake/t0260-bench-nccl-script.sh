@@ -133,6 +133,10 @@ expect 2 env SPARKCTL="$SPARKCTL" bash "$SRCDIR/bench/bench-nccl.sh" "$TMP/nowhe
 contains "$TMP/err" "bench-nccl: $TMP/nowhere/all_reduce_perf is not an executable"
 expect 2 env SPARKCTL="$SPARKCTL" TRANSPORTS=ib bash "$SRCDIR/bench/bench-nccl.sh" "$nt" 1
 contains "$TMP/err" "bench-nccl: unknown transport ib"
+for rounds in 0 00 x -1; do
+  expect 2 env SPARKCTL="$SPARKCTL" bash "$SRCDIR/bench/bench-nccl.sh" "$nt" "$rounds"
+  contains "$TMP/err" "bench-nccl: ROUNDS is a whole number from 1, not '$rounds'"
+done
 for left in "$TMP"/bench-nccl.*; do
   [ ! -e "$left" ] || fail "a bad setting left $left behind"
 done
