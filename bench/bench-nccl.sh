@@ -22,7 +22,8 @@
 #               "adaptive" (--precision 2%); a word VAR=VALUE is fixed mode
 #               with VAR set ("fixed NCCL_DEBUG=WARN" sets one against the
 #               other); any other word, sparkctl's options ("--bind=none")
-#   OUT         where the outputs and the summary go (a new temporary folder)
+#   OUT         where each run's output, the rounds' orders (order) and the
+#               summary go (a new folder under TMPDIR)
 #   MPIRUN      mpirun (Open MPI) and its options
 #   CONTROL     1 (default): run nccl-tests a second time in each round, as
 #               "control", so that each table shows how far nccl-tests'
