@@ -54,16 +54,21 @@ mpirun=${MPIRUN:-mpirun --allow-run-as-root --bind-to core --map-by core}
 control=${CONTROL:-1}
 sizes=${SIZES:-}
 case $control in 0 | 1) ;; *) echo "bench-nccl: CONTROL is 0 or 1" >&2; exit 2 ;; esac
-case $rounds in
-'' | *[!0-9]*) rounds_ok=0 ;;
-*) rounds_ok=$((10#$rounds >= 1)) ;;
-esac
-[ "$rounds_ok" = 1 ] || { echo "bench-nccl: ROUNDS is a whole number from 1, not '$rounds'" >&2; exit 2; }
-for transport in $transports; do
-  case $transport in
-  nvlink | socket) ;;
-  *) echo "bench-nccl: unknown transport $transport" >&2; exit 2 ;;
+[[ $rounds =~ ^[0-9]+$ ]] && ((10#$rounds >= 1)) ||
+  { echo "bench-nccl: ROUNDS is a whole number from 1, not '$rounds'" >&2; exit 2; }
+
+# sweep_of TRANSPORT: its environment (env) and sizes (range); 1 if unknown.
+sweep_of() {
+  case $1 in
+  nvlink) env=(); range=(-b 8 -e 1G) ;;
+  socket) env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1); range=(-b 1M -e 256M) ;;
+  *) return 1 ;;
   esac
+  # shellcheck disable=SC2206 # SIZES is words: -b MIN -e MAX
+  [ -z "$sizes" ] || range=($sizes)
+}
+for transport in $transports; do
+  sweep_of "$transport" || { echo "bench-nccl: unknown transport $transport" >&2; exit 2; }
 done
 for tool in "$sparkctl" "$nt/all_reduce_perf"; do
   [ -x "$tool" ] || { echo "bench-nccl: $tool is not an executable" >&2; exit 2; }
@@ -89,12 +94,7 @@ run() {
 }
 
 for transport in $transports; do
-  case $transport in
-  nvlink) env=(); range=(-b 8 -e 1G) ;;
-  socket) env=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1); range=(-b 1M -e 256M) ;;
-  esac
-  # shellcheck disable=SC2206 # SIZES is words: -b MIN -e MAX
-  [ -n "$sizes" ] && range=($sizes)
+  sweep_of "$transport"
   for op in $ops; do
     for round in $(seq 1 "$rounds"); do
       # Each round runs its own order, shuffled with the round as seed, so

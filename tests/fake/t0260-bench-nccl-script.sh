@@ -31,7 +31,9 @@ unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 def size(s):
     return int(s[:-1]) * unit[s[-1]] if s[-1] in unit else int(s)
 lo, hi, f = size(args["-b"]), size(args["-e"]), int(args["-f"])
-transport, op, who, rnd = os.environ["BENCH_NCCL_RUN"].split(".")
+# TRANSPORT.OP.WHO.ROUND, where WHO may hold a dot (a mode "--precision=1.5%").
+transport, op, rest = os.environ["BENCH_NCCL_RUN"].split(".", 2)
+who, rnd = rest.rsplit(".", 1)
 t = float(os.environ["NT_US"]) * (0.95, 1, 1.05)[(int(rnd) - 1) % 3]
 t *= 1.1 if who == "control" else 1
 name = os.path.basename(sys.argv[0])
