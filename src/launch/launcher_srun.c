@@ -136,6 +136,22 @@ static void srun_writable(struct loop *loop, int fd, short revents, void *data)
 }
 
 /*
+ * The line in which slurmstepd said it could not run the agent on a node
+ * still starting, or NULL.  It need not be the node's last: a task that
+ * failed elsewhere first has the step cancelled, and slurmstepd says so
+ * after it.
+ */
+static const char *exec_failure(const struct node *nd)
+{
+	if (nd->state != NODE_STARTING)
+		return NULL;
+	for (size_t i = 0; i < nd->held_err.nr; i++)
+		if (strstr(nd->held_err.v[i], "execve()"))
+			return nd->held_err.v[i];
+	return nd->last_err && strstr(nd->last_err, "execve()") ? nd->last_err : NULL;
+}
+
+/*
  * srun ended.  Before any task said a word it ran none: the step was
  * refused (allocation too small, no controller), which launch_run()
  * reports as one line.  Otherwise every task that did not finish was
@@ -146,7 +162,7 @@ static void srun_exited(struct launcher *l)
 	struct srun_state *s = l->srun;
 	bool signaled;
 	int status = child_status(&s->child, &signaled);
-	bool reported = false;
+	struct node *says_why = NULL;
 
 	read_srun(l, false);
 	read_srun(l, true);
@@ -165,8 +181,21 @@ static void srun_exited(struct launcher *l)
 		}
 	}
 	srun_say_held(l);
+	/*
+	 * One task's loss ends the job: one node says why, the others follow.
+	 * The first that could not run the agent, for the usual cause has a
+	 * remedy; else the first.
+	 */
 	for (size_t i = 0; i < l->nr; i++) {
 		struct node *nd = &l->nodes[i];
+		if (nd->state == NODE_DONE || nd->failed)
+			continue;
+		if (!says_why || (!exec_failure(says_why) && exec_failure(nd)))
+			says_why = nd;
+	}
+	for (size_t i = 0; i < l->nr; i++) {
+		struct node *nd = &l->nodes[i];
+		const char *exec_line = exec_failure(nd);
 		if (nd->state == NODE_DONE || nd->failed)
 			continue;
 		for (size_t k = 0; k < l->res->nr_units; k++) {
@@ -174,17 +203,14 @@ static void srun_exited(struct launcher *l)
 			if (u->node == nd->index && u->started && !u->ended)
 				u->ended_by_launch = l->ending;
 		}
-		if (l->ending || reported)
+		if (l->ending || nd != says_why)
 			continue;
-		/* One task's loss ends the job: the first says why, the others follow. */
-		reported = true;
-		if (nd->state == NODE_STARTING && nd->last_err && strstr(nd->last_err, "execve()"))
-			/* slurmstepd could not run the agent: the usual cause has a remedy. */
+		if (exec_line)
 			launcher_notice(
 				l,
 				"cannot start on %s: no sparkctl at %s there (sparkctl deploy "
 				"-H %s, or --remote-sparkctl PATH): %s",
-				nd->n->host, l->o->srun->sparkctl, nd->n->host, nd->last_err);
+				nd->n->host, l->o->srun->sparkctl, nd->n->host, exec_line);
 		else if (nd->state == NODE_STARTING)
 			launcher_notice(l, "cannot start on %s: %s", nd->n->host,
 					nd->last_err  ? nd->last_err

@@ -40,6 +40,22 @@ done
 contains "$TMP/nodelist.err" "sparkctl launch: invalid host range 'node[1-': no ']' after '[' (in SLURM_JOB_NODELIST)"
 contains "$TMP/nodelist.err" 'invalid host range '\''node\x1b[1'\'''
 no_controls "$TMP/nodelist.err"
+# A step whose task 1 could not run the agent, and whose node0 says only
+# that the step was cancelled (as once seen under load): node1 is named,
+# with its remedy and slurmstepd's line.
+cat > "$TMP/srun-stand-in/srun" << 'EOF2'
+#!/bin/sh
+echo "1: slurmstepd-node1: error: execve(): /nonexistent/sparkctl: No such file or directory" >&2
+echo "srun: error: node1: task 1: Exited with exit code 2" >&2
+echo "0: slurmstepd-node0: error: *** STEP 7.0 ON node0 CANCELLED AT 2026-11-29T00:03:51 ***" >&2
+echo "srun: error: node0: task 0: Exited with exit code 2" >&2
+exit 2
+EOF2
+PATH=$TMP/srun-stand-in:$PATH SLURM_JOB_ID=7 SLURM_JOB_NODELIST='node[0-1]' \
+  expect 3 "$SPARKCTL" launch --remote-sparkctl /nonexistent/sparkctl -- true
+contains "$TMP/err" "sparkctl launch: cannot start on node1: no sparkctl at /nonexistent/sparkctl there (sparkctl deploy -H node1, or --remote-sparkctl PATH): slurmstepd-node1: error: execve(): /nonexistent/sparkctl: No such file or directory"
+contains "$TMP/err" "the job failed on node1"
+lacks "$TMP/err" "cannot start on node0"
 
 . "$SRCDIR/tests/cluster/cluster.sh"
 cluster_require
@@ -317,9 +333,12 @@ expect 0 job salloc -N 1 -w node1 env LD_LIBRARY_PATH="$FAKE_LIBDIR" SPARKCTL_FA
 contains "$TMP/out" "[0] # Out of bounds values : 0 OK"
 contains "$TMP/out" "[0] #  Rank  0 Group  0 Pid"
 
-# ---- no sparkctl where the tasks look for it: exit 3, the node named
+# ---- no sparkctl where the tasks look for it: exit 3, a node named.  Both
+# lack it; the first task to fail has the step cancelled, and the other's
+# slurmstepd may say so after its own execve() error, or instead of it.
 expect 3 job salloc -N 2 "$SPARKCTL" launch --remote-sparkctl /nonexistent/sparkctl -- true
-contains "$TMP/err" "cannot start on node0: no sparkctl at /nonexistent/sparkctl there"
+grep -qE "^sparkctl launch: cannot start on node[01]: no sparkctl at /nonexistent/sparkctl there \(.*\): .*execve\(\)" "$TMP/err" ||
+  { cat "$TMP/err" >&2; fail "no node said that it has no sparkctl"; }
 no_survivors "tasks that could not start"
 
 # ---- an allocation smaller than asked: one line, exit 2
