@@ -146,29 +146,51 @@ static void unit_output(struct launcher *l, struct node *nd, bool is_err, const 
 		loop_timer_arm_in(&l->loop, &l->stall, (uint64_t)l->o->stall_s * 1000);
 }
 
+/* Both ends were timed by their nodes, and a's came first. */
+static bool ended_before(const struct launch_unit_result *a, const struct launch_unit_result *b)
+{
+	return a->ended_at_us && b->ended_at_us && a->ended_at_us < b->ended_at_us;
+}
+
 static void unit_exit(struct launcher *l, struct node *nd, const char *text)
 {
 	struct launch_unit_result *u;
 	const char *rest;
 	int status, signaled, ending;
-	uint64_t ms;
+	uint64_t ms, at = 0;
 
 	if (!(u = unit_of(l, text, &rest)) || u->node != nd->index || u->ended ||
-	    sscanf(rest, "%d %d %" SCNu64 " %d", &status, &signaled, &ms, &ending) != 4)
+	    sscanf(rest, "%d %d %" SCNu64 " %d %" SCNu64, &status, &signaled, &ms, &ending, &at) <
+		    4)
 		return;
 	u->ended = true;
 	u->status = status;
 	u->signaled = signaled != 0;
 	u->ms = ms;
+	u->ended_at_us = at;
 	/* Its own failure, unless its agent was ending the job when it ended. */
 	u->ended_by_launch = ending != 0;
 	if (status == 0 || ending)
 		return;
-	if (l->ending)
+	if (!l->ending) {
+		l->res->failed_unit = u->id;
+		launcher_set_end(l, LAUNCH_END_UNIT_FAILED, status);
+		launcher_end_job(l, 'T');
 		return;
-	l->res->failed_unit = u->id;
-	launcher_set_end(l, LAUNCH_END_UNIT_FAILED, status);
-	launcher_end_job(l, 'T');
+	}
+	/*
+	 * Another unit's failure was heard first, but this one failed on its
+	 * own as well, and ended earlier by the nodes' clocks: it is the cause
+	 * (a worker killed, and the head that lost it exits 1 a moment later,
+	 * its news first over a quicker connection).  Nodes whose clocks NTP
+	 * keeps agree to a few milliseconds; where they do not, this order can
+	 * be as wrong as the order of arrival.
+	 */
+	if (l->res->end == LAUNCH_END_UNIT_FAILED &&
+	    ended_before(u, &l->res->units[l->res->failed_unit])) {
+		l->res->failed_unit = u->id;
+		l->res->exit_status = status;
+	}
 }
 
 static void all_ready_go(struct launcher *l)

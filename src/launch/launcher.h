@@ -58,6 +58,7 @@ struct launch_unit_result {
 	bool signaled;	      /* status is 128+signal */
 	bool ended_by_launch; /* it was ended by the teardown of the job */
 	uint64_t ms;	      /* how long it ran */
+	uint64_t ended_at_us; /* its node's wall clock when it ended; 0: not said */
 };
 
 /* How a node contained its part of the job, as its agent said ('C'). */
@@ -69,7 +70,7 @@ struct launch_node_result {
 struct launch_result {
 	enum launch_end end;
 	int exit_status;      /* what 'sparkctl launch' exits with */
-	unsigned failed_unit; /* LAUNCH_END_UNIT_FAILED: the first unit that failed */
+	unsigned failed_unit; /* LAUNCH_END_UNIT_FAILED: the first unit that failed (unit_exit) */
 	size_t failed_node;   /* LAUNCH_END_NODE_FAILED: the node */
 	int signal;	      /* LAUNCH_END_INTERRUPTED: the signal */
 	char master_addr[256];

@@ -499,8 +499,9 @@ static void start_units(struct agent *a)
 		if (r < 0) {
 			/* It never started: reported as the shell would (126: cannot run it). */
 			warn(a, "%s %u: %s", a->spec.torchrun ? "node" : "rank", u->id, err.buf);
-			send_line(a, "X %u %d 0 0 0", u->id,
-				  r == -EACCES || r == -ENOEXEC || r == -EISDIR ? 126 : 127);
+			send_line(a, "X %u %d 0 0 0 %" PRIu64, u->id,
+				  r == -EACCES || r == -ENOEXEC || r == -EISDIR ? 126 : 127,
+				  wall_clock_us());
 		}
 		strbuf_release(&err);
 	}
@@ -589,6 +590,8 @@ static void reap_children(struct agent *a)
 	for (;;) {
 		int wstatus;
 		pid_t pid = waitpid(-1, &wstatus, WNOHANG);
+		/* When it ended, as near as the agent knows: before its output is read. */
+		uint64_t ended_at_us = wall_clock_us();
 		if (pid <= 0)
 			return;
 		for (size_t i = 0; i < a->nr_units; i++) {
@@ -605,8 +608,9 @@ static void reap_children(struct agent *a)
 			u->running = false;
 			if (!--a->nr_running)
 				sweep_soon(a);
-			send_line(a, "X %u %d %d %" PRIu64 " %d", u->id, status, signaled ? 1 : 0,
-				  monotonic_ms() - u->started_ms, a->ending ? 1 : 0);
+			send_line(a, "X %u %d %d %" PRIu64 " %d %" PRIu64, u->id, status,
+				  signaled ? 1 : 0, monotonic_ms() - u->started_ms,
+				  a->ending ? 1 : 0, ended_at_us);
 		}
 	}
 }

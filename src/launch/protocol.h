@@ -26,11 +26,13 @@
  *     R ADDR PORT       ready; node 0 names the master address and port
  *     O UNIT BYTES      a line the unit wrote to stdout (no newline)
  *     E UNIT BYTES      the same for stderr
- *     X UNIT STATUS SIG MS ENDING
+ *     X UNIT STATUS SIG MS ENDING AT
  *                       the unit ended after MS milliseconds with exit
  *                       status STATUS (128+N for signal N; SIG is 1 when
  *                       it was a signal, 0 for an exit); ENDING is 1 when
- *                       the agent had begun to end the job by then
+ *                       the agent had begun to end the job by then; AT is
+ *                       the node's wall clock then, in microseconds since
+ *                       the epoch (an agent before AT left it out)
  *     D                 every unit ended and no process of the job is left
  *     S JOB.STEP        under srun, task 0: the Slurm job and step it runs in
  *

@@ -543,6 +543,46 @@ run launch --no-env -H localhost,127.0.0.1 -- sh -c '
 want 0
 contains "$TMP/out" "[0] rank 0 done"
 
+# Two failures, the second heard of first: node 1's rank exits 7, and node
+# 0's sees it go and exits 3.  Node 1 is reached through a stand-in ssh that
+# runs its agent here but holds the agent's lines for 2 s from its 'X' (a
+# unit's end), so node 0's exit 3 arrives first.  The first to fail is what
+# the nodes' clocks say, as its agent timed it: rank 1, whose status the
+# launch exits with; rank 0 failed on its own too, not ended by sparkctl.
+cat > "$TMP/ssh-late" << 'EOF2'
+#!/bin/sh
+case "$1" in -G | -O*) exit 1 ;; esac
+while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
+shift 2
+sh -c "$*" | "$PYTHON" -c '
+import sys, time
+held = False
+while line := sys.stdin.buffer.readline():
+    if line.startswith(b"X ") and not held:
+        held = True
+        time.sleep(2)
+    sys.stdout.buffer.write(line)
+    sys.stdout.buffer.flush()
+'
+EOF2
+chmod +x "$TMP/ssh-late"
+reset_r
+PYTHON=$PYTHON SPARKCTL_SSH=$TMP/ssh-late run launch --no-env -H localhost,late.invalid \
+  --log-dir "$TMP/logs-late" -- sh -c '
+  if [ "$NODE_RANK" = 1 ]; then touch "$0/node1.gone"; exit 7; fi
+  while [ ! -e "$0/node1.gone" ]; do sleep 0.01; done; exit 3' "$TMP/r"
+want 7
+contains "$TMP/err" "rank 1 on late.invalid ended with exit 7; the job was ended"
+grep -qE '^ +1 +late\.invalid +exit 7 .*first to fail *$' "$TMP/err" || { show; fail "rank 1 is not 'first to fail'"; }
+"$PYTHON" - "$TMP/logs-late/summary.json" << 'PY' || fail "summary.json of two failures"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["outcome"] == "failed" and d["exit_status"] == 7, d
+u0, u1 = d["units"]
+assert u1["first_to_fail"] and u1["exit_status"] == 7, u1
+assert not u0["first_to_fail"] and not u0["ended_by_launch"] and u0["exit_status"] == 3, u0
+PY
+
 # ---- hostfiles: slots are the ranks of each node ---------------------------
 
 # Open MPI's form for one node, MPICH's for the other: slots=2 and :1 make 3 ranks.
