@@ -544,7 +544,8 @@ want 0
 contains "$TMP/out" "[0] rank 0 done"
 
 # Two failures, the second heard of first: node 1's rank exits 7, and node
-# 0's sees it go and exits 3.  Node 1 is reached through a stand-in ssh that
+# 0's exits 3 half a second after it is gone (reaped by its agent, which
+# times the end as it reaps).  Node 1 is reached through a stand-in ssh that
 # runs its agent here but holds the agent's lines for 2 s from its 'X' (a
 # unit's end), so node 0's exit 3 arrives first.  The first to fail is what
 # the nodes' clocks say, as its agent timed it: rank 1, whose status the
@@ -569,8 +570,10 @@ chmod +x "$TMP/ssh-late"
 reset_r
 PYTHON=$PYTHON SPARKCTL_SSH=$TMP/ssh-late run launch --no-env -H localhost,late.invalid \
   --log-dir "$TMP/logs-late" -- sh -c '
-  if [ "$NODE_RANK" = 1 ]; then touch "$0/node1.gone"; exit 7; fi
-  while [ ! -e "$0/node1.gone" ]; do sleep 0.01; done; exit 3' "$TMP/r"
+  if [ "$NODE_RANK" = 1 ]; then echo $$ > "$0/node1.pid.new"; mv "$0/node1.pid.new" "$0/node1.pid"; exit 7; fi
+  while [ ! -s "$0/node1.pid" ]; do sleep 0.01; done
+  while [ -e "/proc/$(cat "$0/node1.pid")" ]; do sleep 0.01; done
+  sleep 0.5; exit 3' "$TMP/r"
 want 7
 contains "$TMP/err" "rank 1 on late.invalid ended with exit 7; the job was ended"
 grep -qE '^ +1 +late\.invalid +exit 7 .*first to fail *$' "$TMP/err" || { show; fail "rank 1 is not 'first to fail'"; }
