@@ -13,7 +13,7 @@ nodes do: the head (--node-rank 0) listens on --master-addr:--master-port
 for the --nnodes - 1 headless workers, which connect (retrying while the
 head is not up) and say their rank.  Once all are there the head serves
 /health and /v1/models on --port (/health 503 while "loading": health-503
-below).  A lost peer ends it with status 1.
+below).  A lost peer ends it with status 1, half a second later.
 """
 import argparse
 import http.server
@@ -157,6 +157,10 @@ def serve_api(a, peers):
     sys.stdout.write("standin %s: serving on port %d\n" % (name, a.port))
     sys.stdout.flush()
     select.select(peers, [], [])
+    # An engine ends a moment after the peer it lost (a failed collective, a
+    # health check), not in the same millisecond: by more than a busy host's
+    # agent may take to reap the peer, so that the clocks put the peer first.
+    time.sleep(0.5)
 
 
 def worker(a):
