@@ -70,7 +70,7 @@ struct launch_node_result {
 struct launch_result {
 	enum launch_end end;
 	int exit_status;      /* what 'sparkctl launch' exits with */
-	unsigned failed_unit; /* LAUNCH_END_UNIT_FAILED: the first unit that failed (unit_exit) */
+	unsigned failed_unit; /* LAUNCH_END_UNIT_FAILED: the first to fail, by its node's clock */
 	size_t failed_node;   /* LAUNCH_END_NODE_FAILED: the node */
 	int signal;	      /* LAUNCH_END_INTERRUPTED: the signal */
 	char master_addr[256];

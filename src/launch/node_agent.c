@@ -590,10 +590,10 @@ static void reap_children(struct agent *a)
 	for (;;) {
 		int wstatus;
 		pid_t pid = waitpid(-1, &wstatus, WNOHANG);
-		/* When it ended, as near as the agent knows: before its output is read. */
-		uint64_t ended_at_us = wall_clock_us();
 		if (pid <= 0)
 			return;
+		/* When it ended, as near as the agent knows: before its output is read. */
+		uint64_t ended_at_us = wall_clock_us();
 		for (size_t i = 0; i < a->nr_units; i++) {
 			struct unit *u = &a->units[i];
 			bool signaled;

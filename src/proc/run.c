@@ -13,7 +13,6 @@
 #include "sparkctl.h"
 
 #include <signal.h>
-#include <time.h>
 
 #include "lib/clock.h"
 #include "lib/xalloc.h"
@@ -85,14 +84,6 @@ void run_job_release(struct run_job *job)
 	strvec_clear(&job->argv);
 	strbuf_release(&job->out);
 	strbuf_release(&job->err);
-}
-
-static double realtime_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void close_stream(struct slot *s, int *fd)
@@ -299,7 +290,7 @@ static int start_job(struct slot *s)
 	s->running = true;
 	s->in_len = !job->input ? 0 : job->input_len ? job->input_len : strlen(job->input);
 	s->start_ns = monotonic_ns();
-	job->started_at = realtime_seconds();
+	job->started_at = (double)wall_clock_us() / 1e6;
 	job->pid = c->pid;
 	rn->nr_running++;
 	loop_watch_fd(&rn->loop, c->out_fd, POLLIN, on_output, s);
